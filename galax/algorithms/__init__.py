@@ -1,0 +1,17 @@
+"""The algorithms: each builds an `Algorithm` (init + jitted step) from a config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from galax.algorithms.common import Algorithm
+
+
+def make_algorithm(config: Any) -> Algorithm:
+  """Builds the algorithm named by `config.algorithm`."""
+  name = config.algorithm
+  if name == "a2c":
+    from galax.algorithms.a2c import make_a2c  # pylint: disable=g-import-not-at-top
+
+    return make_a2c(config)
+  raise ValueError(f"Unknown algorithm {name!r}.")

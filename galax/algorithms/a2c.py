@@ -1,0 +1,122 @@
+"""A2C / PAAC: synchronous batched actor-critic with n-step returns (Clemente et al. 2017).
+
+One update of one learner:
+  1. act t_max steps in its b envs with the current parameters (`rollout`),
+  2. n-step returns (or GAE) bootstrapped from V(o_T), masking auto-reset steps,
+  3. the A2C loss and its gradient,
+  4. combine (`galax.parallel.combine`): all-reduce averages gradients here,
+  5. the optimizer step,
+  6. combine again: GALA's gossip mixes parameters here.
+
+The same learner serves a single PAAC learner (n = 1), all-reduce A2C and GALA-A2C; they
+differ only in the combiner. All n learners run as one `shard_map` program.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from galax import losses, returns as returns_lib
+from galax.algorithms import common
+from galax.parallel import combine as combine_lib
+from galax.parallel import learners as lx
+from galax.rollout import Trajectory, episode_log, rollout
+
+
+def compute_targets(traj: Trajectory, gamma: float, kind: str, gae_lambda: float) -> jax.Array:
+  """Return targets G_t [T, b] from a learner's trajectory (behaviour values bootstrap)."""
+  discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
+  if kind == "nstep":
+    return returns_lib.nstep_returns(traj.rewards, discounts, traj.values, traj.truncated)
+  if kind == "gae":
+    return returns_lib.lambda_returns(traj.rewards, discounts, traj.values, traj.truncated,
+                                      gae_lambda)
+  raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")
+
+
+def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory
+              ) -> tuple[Any, losses.LossTerms]:
+  """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`."""
+  targets = compute_targets(traj, config.gamma, config.returns, config.gae_lambda)
+  mask = traj.valid.astype(jnp.float32)
+
+  def loss_fn(p):
+    logits, values = apply_fn(p, traj.obs)
+    terms = losses.a2c_loss(logits, values, traj.actions, targets, mask,
+                            config.loss.entropy_coef, config.loss.value_coef,
+                            config.loss.sum_over_time)
+    return terms.total, terms
+
+  grads, terms = jax.grad(loss_fn, has_aux=True)(params)
+  return grads, terms
+
+
+def split_learners(traj: Trajectory, learners: int) -> Trajectory:
+  """A block's trajectory [T, L * b, ...] -> [L, T, b, ...] (values: [L, T + 1, b])."""
+  return jax.tree.map(
+      lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), traj)
+
+
+def make_a2c_update(setup: common.Setup, optimizer: optax.GradientTransformation,
+                    combiner: Any) -> Callable:
+  """The block update (see module docstring) for `compile_step`."""
+  config = setup.config
+  learners = setup.layout.learners_per_device
+  apply_fn = setup.network.apply
+  policy = common.block_policy(apply_fn, learners)
+
+  def update(state: common.LearnerState):
+    env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
+                                    state.action_keys, config.t_max, lx.env_shard_index())
+    per_learner = split_learners(traj, learners)
+    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t))(
+        state.params, per_learner)
+    grads = combiner.grads(grads)
+    updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, state.params)
+    params = optax.apply_updates(state.params, updates)
+    params, extra = combiner.params(params, state.extra)
+    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
+                              action_keys=keys, update_count=state.update_count + 1,
+                              extra=extra)
+    metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.global_norm)(grads),
+                   episodes=episode_log(traj)._asdict())
+    return new_state, metrics
+
+  return update
+
+
+def make_combiner(config: Any, layout: lx.Layout) -> Any:
+  if config.combine == "independent":
+    return combine_lib.Independent()
+  if config.combine == "allreduce":
+    return combine_lib.AllReduce()
+  raise ValueError(f"Unknown combine {config.combine!r}; "
+                   "choose 'independent' or 'allreduce'.")
+
+
+def make_a2c(config: Any) -> common.Algorithm:
+  """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
+  from galax.optimizers import make_optimizer  # pylint: disable=g-import-not-at-top
+
+  setup = common.make_setup(config, config.t_max)
+  layout = setup.layout
+  optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner,
+                                       layout.num_learners, setup.total_updates)
+  combiner = make_combiner(config, layout)
+  update = make_a2c_update(setup, optimizer, combiner)
+  return common.Algorithm(
+      config=config,
+      layout=layout,
+      mesh=setup.mesh,
+      env=setup.env,
+      network=setup.network,
+      init=lambda: common.initial_state(setup, optimizer, combiner.init),
+      step=common.compile_step(setup, update),
+      env_steps_per_update=setup.envs_per_update * config.t_max,
+      learning_rate=schedule,
+      total_updates=setup.total_updates,
+  )

@@ -1,0 +1,320 @@
+"""Batched environments from envpool, stepped inside jitted code through `env.xla()`.
+
+envpool runs its environments in C++ threads. Its XLA interface exposes `send` and
+`recv` as custom calls that take a small uint8 *handle* array (a token that orders the
+side effects), so a whole rollout can be a `lax.scan` inside one `jax.jit`.
+
+Two envpool behaviours that a learner must get right are handled here, once:
+
+* **NEXT_STEP auto-reset.** When a step ends an episode (terminated or truncated), the
+  step returns the episode's real final observation. The *next* step ignores the action
+  and returns the first observation of the new episode (or, with episodic life, the next
+  life). That step is not experience: `Timestep.valid` is False for it and every learner
+  masks it out of its loss.
+* **Termination vs truncation.** `terminated` (the MDP ended, or a life was lost with
+  episodic life) zeroes the discount. `truncated` (the time limit) does not: the return
+  bootstraps from the value of the final observation, which NEXT_STEP mode hands us.
+
+Episode statistics (`episode_return`, `episode_length`) are the full game's raw reward
+and length, independent of episodic life and reward clipping, kept as fixed-shape state.
+
+A `BatchedEnv` may own several envpool instances ("shards"), one per device of a mesh.
+Inside `shard_map`, each device steps only its own pool: the custom calls of all pools
+are branches of a `lax.switch` on the shard index.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Any, NamedTuple
+
+import chex
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+# Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
+# max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
+ATARI_DEFAULTS = dict(
+    img_height=84,
+    img_width=84,
+    gray_scale=True,
+    frame_skip=4,
+    stack_num=4,
+    noop_max=30,
+    repeat_action_probability=0.0,
+)
+
+
+class EnvSpec(NamedTuple):
+  """What a network and a learner need to know about an environment."""
+
+  env_id: str
+  family: str  # "atari" | "classic_control" | "gfootball" | other envpool family
+  obs_shape: tuple[int, ...]
+  obs_dtype: Any
+  num_actions: int
+  obs_layout: str  # "CHW" (Atari), "HWC" (GFootball), "flat" (vector observations)
+  max_episode_steps: int
+
+
+class Timestep(NamedTuple):
+  """One batched env step, as seen by a learner. All fields have leading dim [B].
+
+  `obs` is the observation *after* the step. The transition (o_t, a_t, r_t, o_{t+1}) is
+  experience only where `valid` is True.
+  """
+
+  obs: jax.Array
+  reward: jax.Array  # training reward (clipped for Atari when configured), float32
+  terminated: jax.Array  # bool: discount goes to zero (includes life loss with episodic life)
+  truncated: jax.Array  # bool: time limit; bootstraps from the value of `obs`
+  valid: jax.Array  # bool: False for envpool's auto-reset step
+  episode_over: jax.Array  # bool: the full game ended at this step (for statistics)
+  episode_return: jax.Array  # float32: raw full-game return, meaningful where episode_over
+  episode_length: jax.Array  # int32: env steps of that game, meaningful where episode_over
+
+
+@flax.struct.dataclass
+class EnvState:
+  """Explicit state of one envpool shard. The C++ pool itself lives on the host.
+
+  handle: envpool's XLA token, uint8 [H]. Threading it through orders the custom calls.
+  obs: the current observation of each env, [B, ...].
+  reset_next: [B] bool; the last step ended an episode, so the next step is envpool's
+    auto-reset and carries no experience.
+  episode_return / episode_length: running full-game raw return and length, [B].
+  """
+
+  handle: jax.Array
+  obs: jax.Array
+  reset_next: jax.Array
+  episode_return: jax.Array
+  episode_length: jax.Array
+
+
+def _family(env_id: str) -> str:
+  """envpool's package for the id: "atari", "classic_control", "gfootball", ..."""
+  from envpool.registration import registry  # pylint: disable=g-import-not-at-top
+
+  import_path = registry.specs[env_id][0]  # e.g. "envpool.atari"
+  return import_path.split(".")[1]
+
+
+def known_env_ids() -> list[str]:
+  import envpool  # pylint: disable=g-import-not-at-top
+
+  return list(envpool.list_all_envs())
+
+
+def check_env_id(env_id: str) -> None:
+  """Raises ValueError naming close matches if envpool does not know `env_id`."""
+  ids = known_env_ids()
+  if env_id not in ids:
+    close = difflib.get_close_matches(env_id, ids, n=5)
+    hint = f" Did you mean one of {close}?" if close else ""
+    raise ValueError(
+        f"Unknown env id {env_id!r}: envpool has no such environment.{hint} "
+        "(envpool.list_all_envs() lists all of them.)"
+    )
+
+
+def _make_pool(env_id: str, num_envs: int, seed: int, options: dict[str, Any]):
+  import envpool  # pylint: disable=g-import-not-at-top
+
+  return envpool.make(env_id, env_type="gymnasium", num_envs=num_envs, seed=seed, **options)
+
+
+def env_options(env_id: str, family: str, episodic_life: bool, reward_clip: bool,
+                max_episode_steps: int | None, num_threads: int,
+                extra: dict[str, Any] | None) -> dict[str, Any]:
+  """The envpool.make keyword arguments for an env, validated against its config keys."""
+  import envpool  # pylint: disable=g-import-not-at-top
+
+  options: dict[str, Any] = {}
+  if family == "atari":
+    options.update(ATARI_DEFAULTS)
+    options.update(episodic_life=episodic_life, reward_clip=reward_clip)
+  if max_episode_steps:
+    options["max_episode_steps"] = int(max_episode_steps)
+  options["num_threads"] = int(num_threads)
+  options.update(extra or {})
+  allowed = set(envpool.make_spec(env_id).config._fields)  # type: ignore[attr-defined]
+  unknown = sorted(set(options) - allowed)
+  if unknown:
+    raise ValueError(
+        f"Unknown envpool option(s) {unknown} for {env_id!r}; "
+        f"valid options are {sorted(allowed - {'num_envs', 'seed', 'batch_size'})}."
+    )
+  return options
+
+
+class BatchedEnv:
+  """`num_envs * num_shards` environments of one id, stepped in jitted code.
+
+  Env `j` of shard `s` is seeded with `seed + s * num_envs + j`, so the same set of
+  global envs is produced whatever the number of shards (1 pool of n*b envs == n pools
+  of b envs).
+
+  Args:
+    env_id: an envpool id, e.g. "CartPole-v1", "Pong-v5", "gfootball/academy_3_vs_1_with_keeper-v1".
+    num_envs: environments per shard.
+    seed: base seed.
+    num_shards: number of independent pools (one per device of a mesh axis).
+    episodic_life: Atari only; a lost life terminates the *training* episode.
+    reward_clip: Atari only; training rewards clipped to [-1, 1] (statistics stay raw).
+    max_episode_steps: time limit in agent steps (None: envpool's default).
+    num_threads: envpool worker threads per pool (0: envpool's choice).
+    extra_options: further envpool.make keyword arguments (validated).
+  """
+
+  def __init__(
+      self,
+      env_id: str,
+      num_envs: int,
+      seed: int = 0,
+      num_shards: int = 1,
+      episodic_life: bool = False,
+      reward_clip: bool = False,
+      max_episode_steps: int | None = None,
+      num_threads: int = 0,
+      extra_options: dict[str, Any] | None = None,
+  ):
+    check_env_id(env_id)
+    if num_envs < 1 or num_shards < 1:
+      raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
+    family = _family(env_id)
+    self.options = env_options(env_id, family, episodic_life, reward_clip,
+                               max_episode_steps, num_threads, extra_options)
+    self.num_envs = num_envs
+    self.num_shards = num_shards
+    self.seed = seed
+    self._pools = [
+        _make_pool(env_id, num_envs, seed + s * num_envs, self.options) for s in range(num_shards)
+    ]
+    self._xla = [pool.xla() for pool in self._pools]
+    pool = self._pools[0]
+    obs_space, act_space = pool.observation_space, pool.action_space
+    if not hasattr(act_space, "n"):
+      raise ValueError(f"{env_id!r} has a non-discrete action space {act_space}; "
+                       "galax's actor-critic heads are categorical.")
+    shape = tuple(obs_space.shape)
+    layout = "flat" if len(shape) == 1 else ("HWC" if family == "gfootball" else "CHW")
+    self.spec = EnvSpec(
+        env_id=env_id,
+        family=family,
+        obs_shape=shape,
+        obs_dtype=np.dtype(obs_space.dtype),
+        num_actions=int(act_space.n),
+        obs_layout=layout,
+        max_episode_steps=int(pool.config["max_episode_steps"]),
+    )
+
+  @property
+  def total_envs(self) -> int:
+    return self.num_envs * self.num_shards
+
+  # --- host side -------------------------------------------------------------------
+
+  def reset(self) -> EnvState:
+    """Resets all pools on the host. Returns the state with shards concatenated on axis 0.
+
+    `handle` is [num_shards * H]; every other field is [num_shards * num_envs, ...], so
+    sharding axis 0 over `num_shards` devices gives each device its own pool's state.
+    """
+    handles, observations = [], []
+    for pool, xla in zip(self._pools, self._xla):
+      obs, _ = pool.reset()
+      handles.append(np.asarray(xla[0]))
+      observations.append(np.asarray(obs))
+    obs = np.concatenate(observations).astype(self.spec.obs_dtype)
+    n = obs.shape[0]
+    return EnvState(
+        handle=jnp.asarray(np.concatenate(handles)),
+        obs=jnp.asarray(obs),
+        reset_next=jnp.zeros((n,), bool),
+        episode_return=jnp.zeros((n,), jnp.float32),
+        episode_length=jnp.zeros((n,), jnp.int32),
+    )
+
+  def close(self) -> None:
+    for pool in self._pools:
+      close = getattr(pool, "close", None)
+      if close is not None:
+        close()
+
+  # --- jittable side ---------------------------------------------------------------
+
+  def _dispatch(self, fn_index: int, shard_index, *operands):
+    """Calls recv (1) or send (2) of the pool `shard_index` (xla() = handle, recv, send, step)."""
+    branches = [functools.partial(_call, xla[fn_index]) for xla in self._xla]
+    if len(branches) == 1:
+      return branches[0](*operands)
+    return jax.lax.switch(shard_index, branches, *operands)
+
+  def step(self, state: EnvState, action: jax.Array, shard_index: Any = 0
+           ) -> tuple[EnvState, Timestep]:
+    """Steps the pool `shard_index` (traced allowed, e.g. a device index) with `action` [B]."""
+    handle = self.send(state, action, shard_index)
+    return self.recv(state.replace(handle=handle), shard_index)
+
+  def send(self, state: EnvState, action: jax.Array, shard_index: Any = 0) -> jax.Array:
+    """Hands actions to the C++ envs and returns at once (they step in their threads).
+
+    Returns the new handle; `recv` with it waits for the results. Work placed between the
+    two overlaps with env stepping.
+    """
+    chex.assert_shape(action, (self.num_envs,))
+    return self._dispatch(2, shard_index, state.handle, action.astype(jnp.int32))
+
+  def recv(self, state: EnvState, shard_index: Any = 0) -> tuple[EnvState, Timestep]:
+    """Waits for the step started by `send` and turns envpool's output into a Timestep."""
+    handle, (obs, reward, terminated, truncated, info) = self._dispatch(
+        1, shard_index, state.handle)
+    return _to_timestep(state, handle, obs, reward, terminated, truncated, info)
+
+
+def _call(fn, *operands):
+  """Wraps an envpool xla function so that switch branches return the same structure."""
+  out = fn(*operands)
+  if isinstance(out, tuple) and len(out) == 2:  # recv / step: (handle, timestep-tuple)
+    handle, (obs, reward, terminated, truncated, info) = out
+    info = {k: v for k, v in info.items() if k in ("reward", "terminated")}
+    return handle, (obs, reward, terminated, truncated, info)
+  return out  # send: handle
+
+
+def _to_timestep(state: EnvState, handle, obs, reward, terminated, truncated, info
+                 ) -> tuple[EnvState, Timestep]:
+  reward = reward.astype(jnp.float32)
+  terminated = terminated.astype(bool)
+  truncated = truncated.astype(bool) & ~terminated  # both set: the MDP ended, no bootstrap
+  valid = ~state.reset_next
+  done = terminated | truncated
+  # Atari reports the raw reward and the true game end in `info`; episodic life and
+  # reward clipping change only `reward` and `terminated`.
+  raw_reward = info["reward"].astype(jnp.float32) if "reward" in info else reward
+  game_over = (info["terminated"].astype(bool) if "terminated" in info else terminated) | truncated
+  episode_over = valid & game_over
+  episode_return = state.episode_return + jnp.where(valid, raw_reward, 0.0)
+  episode_length = state.episode_length + valid.astype(jnp.int32)
+  new_state = EnvState(
+      handle=handle,
+      obs=obs.astype(state.obs.dtype),
+      reset_next=valid & done,
+      episode_return=jnp.where(episode_over, 0.0, episode_return),
+      episode_length=jnp.where(episode_over, 0, episode_length),
+  )
+  timestep = Timestep(
+      obs=new_state.obs,
+      reward=jnp.where(valid, reward, 0.0),
+      terminated=valid & terminated,
+      truncated=valid & truncated,
+      valid=valid,
+      episode_over=episode_over,
+      episode_return=episode_return,
+      episode_length=episode_length,
+  )
+  return new_state, timestep

@@ -1,0 +1,1 @@
+"""The parallel topology: the learner axis (mesh, sharding) and how learners combine."""

@@ -1,0 +1,113 @@
+"""The learner axis: n learners, each with its own parameters, optimizer state, envs and keys.
+
+Learners are laid out along one mesh axis, `AXIS`, with `learners_per_device` learners
+per device (GALA's "several learners on one GPU" and one learner per device are the same
+program). Every per-learner leaf of the training state has a leading axis: [n, ...] for
+learner quantities and [n * b, ...] for env quantities (b envs per learner), sharded over
+the devices along axis 0. Inside `shard_map` a device sees its block of L = n / D learners.
+
+Each device steps its own envpool pool (see `galax.envs.pool`): `env_shard_index()` tells
+which. Under multi-host JAX (`jax.distributed.initialize`) each process owns the pools of
+its local devices, and the mesh orders devices process by process.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+AXIS = "learners"
+
+
+class Layout(NamedTuple):
+  num_learners: int
+  num_devices: int  # devices along the learner axis (all processes)
+  learners_per_device: int
+  envs_per_learner: int
+
+  @property
+  def local_devices(self) -> int:
+    return self.num_devices // jax.process_count()
+
+  @property
+  def local_learners(self) -> int:
+    return self.local_devices * self.learners_per_device
+
+
+def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0) -> Layout:
+  """Chooses how many devices carry the learners.
+
+  num_devices = 0: the most devices (up to all) that divide num_learners evenly.
+  """
+  if num_learners < 1 or envs_per_learner < 1:
+    raise ValueError(f"num_learners ({num_learners}) and envs_per_learner "
+                     f"({envs_per_learner}) must be >= 1.")
+  available = jax.device_count()
+  if num_devices <= 0:
+    num_devices = max(d for d in range(1, min(available, num_learners) + 1)
+                      if num_learners % d == 0 and d % jax.process_count() == 0)
+  if num_devices > available:
+    raise ValueError(f"num_devices={num_devices} but only {available} devices are visible.")
+  if num_learners % num_devices:
+    raise ValueError(f"num_learners={num_learners} must be a multiple of num_devices="
+                     f"{num_devices} (learners are split evenly over devices).")
+  if num_devices % jax.process_count():
+    raise ValueError(f"num_devices={num_devices} must be a multiple of the number of "
+                     f"processes ({jax.process_count()}).")
+  return Layout(num_learners, num_devices, num_learners // num_devices, envs_per_learner)
+
+
+def make_mesh(layout: Layout) -> Mesh:
+  """A 1-d mesh over `layout.num_devices` devices, ordered process by process."""
+  per_process = layout.num_devices // jax.process_count()
+  devices = []
+  for p in range(jax.process_count()):
+    mine = sorted((d for d in jax.devices() if d.process_index == p), key=lambda d: d.id)
+    devices.extend(mine[:per_process])
+  return Mesh(np.array(devices), (AXIS,))
+
+
+def env_shard_index() -> jax.Array:
+  """Inside shard_map: which of this process's env pools belongs to the current device."""
+  per_process = jax.lax.axis_size(AXIS) // jax.process_count()
+  return jax.lax.axis_index(AXIS) % per_process
+
+
+def learner_sharding(mesh: Mesh) -> NamedSharding:
+  return NamedSharding(mesh, P(AXIS))
+
+
+def global_from_local(mesh: Mesh, tree: Any) -> Any:
+  """Builds global arrays sharded on axis 0 from this process's slice of each leaf."""
+  sharding = learner_sharding(mesh)
+  return jax.tree.map(
+      lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree)
+
+
+def to_host(tree: Any) -> Any:
+  """Fetches (possibly multi-host) global arrays as numpy arrays on every process."""
+  if jax.process_count() == 1:
+    return jax.tree.map(np.asarray, tree)
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+  return multihost_utils.process_allgather(tree, tiled=True)
+
+
+def replicate_for_learners(tree: Any, count: int) -> Any:
+  """Stacks `count` copies of every leaf on a new leading axis (identical learners)."""
+  return jax.tree.map(lambda x: np.broadcast_to(np.asarray(x), (count, *np.shape(x))).copy(),
+                      tree)
+
+
+def learner_block(tree: Any, learners: int) -> Any:
+  """[L * b, ...] env-major leaves -> [L, b, ...]."""
+  return jax.tree.map(lambda x: x.reshape(learners, x.shape[0] // learners, *x.shape[1:]), tree)
+
+
+def flatten_block(tree: Any) -> Any:
+  """[L, b, ...] -> [L * b, ...]."""
+  return jax.tree.map(lambda x: x.reshape(math.prod(x.shape[:2]), *x.shape[2:]), tree)

@@ -1,0 +1,90 @@
+"""Acting: a `lax.scan` of policy steps over a batch of envpool environments.
+
+Action sampling uses one PRNG key per environment, split at every step. An env's actions
+thus depend only on its own key stream and observations, never on how envs are grouped
+into learners, devices or env worker threads (the HTS-RL determinism rule: randomness
+lives with the executor).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from galax.envs import BatchedEnv, EnvState
+
+# policy(params, obs [B, ...]) -> (logits [B, A], value [B])
+PolicyFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
+
+
+class Trajectory(NamedTuple):
+  """t_max steps of B envs, time-major [T, B, ...].
+
+  obs[t] is the observation at which actions[t] was taken; `values` has one more entry,
+  V(o_T), to bootstrap the last step. `valid` is False for envpool's auto-reset steps.
+  Values and logits are the behaviour policy's (the parameters that acted).
+  """
+
+  obs: jax.Array
+  actions: jax.Array
+  rewards: jax.Array
+  terminated: jax.Array
+  truncated: jax.Array
+  valid: jax.Array
+  behaviour_logits: jax.Array
+  values: jax.Array  # [T + 1, B]
+  episode_over: jax.Array
+  episode_return: jax.Array
+  episode_length: jax.Array
+
+
+class EpisodeLog(NamedTuple):
+  """Completed full-game episodes of one rollout, env-major [B, T] (for host-side logging)."""
+
+  over: jax.Array
+  returns: jax.Array
+  lengths: jax.Array
+
+
+def init_action_keys(seed: int, first_env: int, num_envs: int) -> jax.Array:
+  """Per-env sampling keys for global env ids first_env .. first_env + num_envs - 1."""
+  base = jax.random.PRNGKey(seed)
+  ids = jnp.arange(first_env, first_env + num_envs)
+  return jax.vmap(lambda i: jax.random.fold_in(base, i))(ids)
+
+
+def sample_actions(keys: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """Splits each env's key and samples a categorical action from its logits."""
+  pairs = jax.vmap(jax.random.split)(keys)  # [B, 2, 2]
+  actions = jax.vmap(jax.random.categorical)(pairs[:, 1], logits)
+  return pairs[:, 0], actions
+
+
+def rollout(policy: PolicyFn, params: Any, env: BatchedEnv, env_state: EnvState,
+            action_keys: jax.Array, num_steps: int, shard_index: Any = 0
+            ) -> tuple[EnvState, jax.Array, Trajectory]:
+  """Acts for `num_steps` steps in every env with `params`; returns the new state and data."""
+
+  def step(carry, _):
+    env_state, keys = carry
+    logits, value = policy(params, env_state.obs)
+    keys, actions = sample_actions(keys, logits)
+    next_env_state, ts = env.step(env_state, actions, shard_index)
+    out = (env_state.obs, actions, ts.reward, ts.terminated, ts.truncated, ts.valid, logits,
+           value, ts.episode_over, ts.episode_return, ts.episode_length)
+    return (next_env_state, keys), out
+
+  (env_state, action_keys), out = jax.lax.scan(step, (env_state, action_keys), None,
+                                               length=num_steps)
+  (obs, actions, rewards, terminated, truncated, valid, logits, values, over, ep_ret,
+   ep_len) = out
+  _, last_value = policy(params, env_state.obs)
+  values = jnp.concatenate([values, last_value[None]], axis=0)
+  return env_state, action_keys, Trajectory(obs, actions, rewards, terminated, truncated, valid,
+                                            logits, values, over, ep_ret, ep_len)
+
+
+def episode_log(traj: Trajectory) -> EpisodeLog:
+  return EpisodeLog(traj.episode_over.T, traj.episode_return.T, traj.episode_length.T)
