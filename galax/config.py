@@ -7,9 +7,13 @@ error, and ml_collections keeps each field's type. `validate` checks values.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from typing import Any
 
 import ml_collections
+
+CONFIGS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 
 ALGORITHMS = ("a2c",)
 COMBINES = ("independent", "allreduce")
@@ -110,4 +114,29 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)
+  return config
+
+
+def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
+  """Loads an experiment config: a name in configs/ ("pong_paac") or a file path.
+
+  Keyword overrides use '__' for nesting: load("pong_paac", optimizer__eps=0.01).
+  """
+  path = name_or_path
+  if not os.path.exists(path):
+    path = os.path.join(CONFIGS_DIR, f"{name_or_path.removesuffix('.py')}.py")
+  if not os.path.exists(path):
+    names = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR) if f.endswith(".py"))
+    raise FileNotFoundError(f"No config {name_or_path!r}: not a file, and not one of {names}.")
+  spec = importlib.util.spec_from_file_location(f"galax_config_{os.path.basename(path)[:-3]}",
+                                                path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  config = module.get_config()
+  for key, value in overrides.items():
+    node = config
+    *parents, leaf = key.split("__")
+    for parent in parents:
+      node = node[parent]
+    node[leaf] = value
   return config

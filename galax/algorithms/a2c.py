@@ -82,7 +82,7 @@ def make_a2c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
                               action_keys=keys, update_count=state.update_count + 1,
                               extra=extra)
-    metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.global_norm)(grads),
+    metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
                    episodes=episode_log(traj)._asdict())
     return new_state, metrics
 

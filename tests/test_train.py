@@ -1,0 +1,84 @@
+"""End to end: the default job solves CartPole; checkpoints resume; bad input errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+from galax import checkpoint as ckpt_lib
+from galax.algorithms import make_algorithm
+from galax.config import load as load_config
+from galax.parallel.learners import to_host
+from galax.train import train
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def test_default_job_solves_cartpole(tmp_path):
+  config = load_config("cartpole_a2c")
+  result = train(config, workdir=str(tmp_path), log=lambda _: None)
+  assert result.mean_return >= 475.0, result.summary()
+  assert result.episodes >= 100
+  with open(tmp_path / "metrics.csv") as f:
+    rows = f.read().splitlines()
+  assert rows[0].startswith("env_steps,mean_return") and len(rows) >= 3
+  assert json.load(open(tmp_path / "result.json"))["mean_return"] >= 475.0
+
+
+def test_resume_continues_from_the_checkpoint(tmp_path):
+  config = load_config("cartpole_a2c")
+  config.updates_per_call = 10
+  config.total_env_steps = 1600  # 2 calls of 10 updates x 80 steps
+  config.target_return = 0.0
+  config.tensorboard = False
+  first = train(config, workdir=str(tmp_path), log=lambda _: None)
+  assert first.env_steps == 1600 and first.updates == 20
+
+  # The checkpoint holds exactly the final learner state.
+  algorithm = make_algorithm(config)
+  restored, meta = ckpt_lib.Checkpointer(str(tmp_path / "checkpoints")).restore(
+      algorithm.init())
+  algorithm.env.close()
+  assert meta["env_steps"] == 1600
+  for a, b in zip(jax.tree.leaves(to_host(first.state.params)),
+                  jax.tree.leaves(to_host(restored.params))):
+    np.testing.assert_array_equal(a, b)
+  np.testing.assert_array_equal(to_host(restored.update_count), [20])
+
+  config.total_env_steps = 3200
+  lines = []
+  second = train(config, workdir=str(tmp_path), resume=True, log=lines.append)
+  assert "resumed" in lines[0] and "1600" in lines[0]
+  assert second.env_steps == 3200 and second.updates == 40
+  np.testing.assert_array_equal(to_host(second.state.update_count), [40])
+  with open(tmp_path / "metrics.csv") as f:
+    steps = [int(r.split(",")[0]) for r in f.read().splitlines()[1:]]
+  assert steps == sorted(steps) and steps[-1] == 3200
+
+
+def _run_cli(*args):
+  return subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args],
+                        capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--config.envs_per_lerner=4"], "Unknown config key 'config.envs_per_lerner'"),
+    (["--config.optimizer.learning_rat=1"], "Did you mean 'config.optimizer.learning_rate'"),
+    (["--config.envs_per_learner=abc"], "--config.envs_per_learner=abc"),
+    (["--config.env.id=Pongg-v5"], "Unknown env id 'Pongg-v5'"),
+    (["--config.optimizer.name=adagrad"], "config.optimizer.name='adagrad' is not one of"),
+])
+def test_cli_rejects_bad_config(args, message):
+  proc = _run_cli(*args)
+  assert proc.returncode != 0
+  assert message in proc.stderr + proc.stdout
+
+
+def test_cli_resume_without_checkpoints(tmp_path):
+  proc = _run_cli("--resume", f"--workdir={tmp_path / 'nowhere'}")
+  assert proc.returncode == 2
+  assert "does not exist" in proc.stderr
