@@ -1,0 +1,114 @@
+"""Shared measuring code for the benchmark scripts: steady-state steps/s with compile time
+reported apart, raw envpool stepping, acting alone, and any galax algorithm.
+
+Every figure is env (agent) steps per second of all envs together; for Atari one step is
+4 frames.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import time
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from galax.algorithms import make_algorithm
+from galax.algorithms.common import block_policy, initial_params, make_setup
+from galax.envs import make_env
+from galax.rollout import init_action_keys, rollout
+
+
+def steps_per_second(fn: Callable[[Any], Any], state: Any, steps_per_call: int,
+                     seconds: float) -> tuple[float, float, Any]:
+  """Calls `state = fn(state)` repeatedly; returns (steps/s, first-call seconds, state).
+
+  The first call (compilation and warm-up) is timed apart and excluded.
+  """
+  t0 = time.perf_counter()
+  state = jax.block_until_ready(fn(state))
+  first = time.perf_counter() - t0
+  calls, t0 = 0, time.perf_counter()
+  while True:
+    state = fn(state)
+    calls += 1
+    if calls % 2 == 0:
+      jax.block_until_ready(state)
+      if time.perf_counter() - t0 >= seconds:
+        break
+  jax.block_until_ready(state)
+  return calls * steps_per_call / (time.perf_counter() - t0), first, state
+
+
+def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[str, float]:
+  """envpool stepping with uniform random actions in a jitted scan (the env's own limit)."""
+  env = make_env(config, config.envs_per_learner * config.num_learners)
+  n, num_actions = env.num_envs, env.spec.num_actions
+
+  @jax.jit
+  def run(carry):
+    def body(c, _):
+      state, key = c
+      key, sub = jax.random.split(key)
+      state, _ = env.step(state, jax.random.randint(sub, (n,), 0, num_actions))
+      return (state, key), None
+
+    return jax.lax.scan(body, carry, None, length=steps_per_call)[0]
+
+  sps, first, _ = steps_per_second(run, (env.reset(), jax.random.PRNGKey(0)),
+                                   steps_per_call * n, seconds)
+  env.close()
+  return dict(steps_per_second=sps, compile_s=first)
+
+
+def acting_only(config: Any, seconds: float, rollouts_per_call: int = 20) -> dict[str, float]:
+  """The learner's rollout (policy forward, sampling, env steps) without learning."""
+  setup = make_setup(config, config.t_max)
+  params = jax.tree.map(jnp.asarray, initial_params(setup))
+  policy = block_policy(setup.network.apply, setup.layout.local_learners)
+  n = setup.env.num_envs
+
+  @jax.jit
+  def run(carry):
+    def body(c, _):
+      env_state, keys, _ = rollout(policy, params, setup.env, c[0], c[1], config.t_max)
+      return (env_state, keys), None
+
+    return jax.lax.scan(body, carry, None, length=rollouts_per_call)[0]
+
+  sps, first, _ = steps_per_second(run, (setup.env.reset(), init_action_keys(0, 0, n)),
+                                   rollouts_per_call * config.t_max * n, seconds)
+  setup.env.close()
+  return dict(steps_per_second=sps, compile_s=first)
+
+
+def algorithm(config: Any, seconds: float) -> dict[str, float]:
+  """A galax algorithm's jitted step (updates_per_call updates per call)."""
+  algo = make_algorithm(config)
+  steps_per_call = algo.updates_per_call * algo.env_steps_per_update
+  sps, first, _ = steps_per_second(lambda s: algo.step(s)[0], algo.init(), steps_per_call,
+                                   seconds)
+  algo.env.close()
+  return dict(steps_per_second=sps, compile_s=first)
+
+
+def machine() -> dict[str, str]:
+  """What the figures were measured on."""
+  device = jax.devices()[0]
+  cpu = platform.processor() or platform.machine()
+  try:
+    with open("/proc/cpuinfo") as f:
+      names = [l.split(":", 1)[1].strip() for l in f if l.startswith("model name")]
+    cpu = f"{names[0]} x {len(names)}" if names else cpu
+  except OSError:
+    pass
+  try:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()
+  except OSError:
+    commit = ""
+  return dict(device=f"{device.platform} ({device.device_kind}) x {jax.device_count()}",
+              cpu=cpu, jax=jax.__version__, commit=commit,
+              date=time.strftime("%Y-%m-%d"))
