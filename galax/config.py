@@ -31,7 +31,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.env.reward_clip = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
   c.env.max_episode_steps = 0  # time limit in agent steps; 0 = envpool's default
   c.env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice
-  c.env.options = ml_collections.ConfigDict()  # extra envpool.make options, e.g. noop_max
+  # Extra envpool.make options (validated against the env's own), set in a config file:
+  # c.env.options = ml_collections.ConfigDict(dict(noop_max=0)).
+  c.env.options = ml_collections.ConfigDict()
 
   # The learner axis: num_learners learners x envs_per_learner envs each.
   c.num_learners = 1
@@ -78,6 +80,7 @@ def base_config() -> ml_collections.ConfigDict:
   c.target_return = 0.0  # stop once the running mean reaches it (0 = run all steps)
   c.tensorboard = True
   c.distributed = False  # call jax.distributed.initialize() (multi-host pods)
+  c.lock()  # a misspelt field is an error, not a silently ignored new key
   return c
 
 

@@ -82,3 +82,11 @@ def test_cli_resume_without_checkpoints(tmp_path):
   proc = _run_cli("--resume", f"--workdir={tmp_path / 'nowhere'}")
   assert proc.returncode == 2
   assert "does not exist" in proc.stderr
+
+
+def test_config_schema_is_locked():
+  config = load_config("cartpole_a2c")
+  with pytest.raises(AttributeError, match="envs_per_learner"):
+    config.envs_per_lerner = 4
+  with pytest.raises(TypeError):
+    config.envs_per_learner = "many"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import warnings
 from typing import Any, NamedTuple
 
 import chex
@@ -196,7 +197,9 @@ class BatchedEnv:
     ]
     self._xla = [pool.xla() for pool in self._pools]
     pool = self._pools[0]
-    obs_space, act_space = pool.observation_space, pool.action_space
+    with warnings.catch_warnings():  # gymnasium warns about float64 bounds of Box spaces
+      warnings.simplefilter("ignore", UserWarning)
+      obs_space, act_space = pool.observation_space, pool.action_space
     if not hasattr(act_space, "n"):
       raise ValueError(f"{env_id!r} has a non-discrete action space {act_space}; "
                        "galax's actor-critic heads are categorical.")
