@@ -38,6 +38,9 @@ def learning_rate_schedule(lr: float, anneal: str, total_updates: int) -> optax.
   if anneal == "none":
     return optax.constant_schedule(lr)
   if anneal == "linear":
+    if total_updates >= 2**31:
+      raise ValueError(f"Annealing over {total_updates} updates overflows the int32 update "
+                       "count; lower config.total_env_steps.")
     return optax.linear_schedule(lr, 0.0, max(int(total_updates), 1))
   raise ValueError(f"Unknown lr annealing {anneal!r}; use 'none' or 'linear'.")
 

@@ -1,10 +1,10 @@
 """Environments: envpool pools stepped inside jitted code (see `pool.py`)."""
 
 from galax.envs.pool import (ATARI_DEFAULTS, BatchedEnv, EnvSpec, EnvState, Timestep,
-                             check_env_id, known_env_ids)
+                             check_env_id, env_family, known_env_ids)
 
 __all__ = ["ATARI_DEFAULTS", "BatchedEnv", "EnvSpec", "EnvState", "Timestep", "check_env_id",
-           "known_env_ids", "make_env"]
+           "env_family", "known_env_ids", "make_env"]
 
 
 def make_env(config, num_envs: int, num_shards: int = 1, seed_offset: int = 0) -> BatchedEnv:

@@ -96,7 +96,7 @@ class EnvState:
   episode_length: jax.Array
 
 
-def _family(env_id: str) -> str:
+def env_family(env_id: str) -> str:
   """envpool's package for the id: "atari", "classic_control", "gfootball", ..."""
   from envpool.registration import registry  # pylint: disable=g-import-not-at-top
 
@@ -186,7 +186,7 @@ class BatchedEnv:
     check_env_id(env_id)
     if num_envs < 1 or num_shards < 1:
       raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
-    family = _family(env_id)
+    family = env_family(env_id)
     self.options = env_options(env_id, family, episodic_life, reward_clip,
                                max_episode_steps, num_threads, extra_options)
     self.num_envs = num_envs

@@ -1,0 +1,140 @@
+"""Throughput of every architecture, measured in one run on one machine.
+
+  python benchmarks/suite.py --env=Pong-v5 --num_envs=16,64 --learners=1,4
+  python benchmarks/suite.py --env=CartPole-v1 --devices=8 --weak_scaling --learners=1,2,4,8
+
+For each algorithm, env count N (all learners together) and learner count n it measures the
+steady-state env steps/s of the jitted training step (compile time reported apart) and its
+ratio to raw envpool stepping with N envs (random actions, same interface). Writes
+`<out>.json` and `<out>.md` (a markdown table with the machine description and the command).
+
+--weak_scaling keeps envs per learner fixed (N = n x --envs_per_learner) to compare how
+all-reduce and gossip scale with the number of learners; with --devices=D the learners are
+spread over D virtual CPU devices (set before jax is imported).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+# --devices must act before jax is imported.
+for _arg in sys.argv:
+  if _arg.startswith("--devices="):
+    _flag = f"--xla_force_host_platform_device_count={_arg.split('=', 1)[1]}"
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
+
+from absl import app, flags  # pylint: disable=g-import-not-at-top
+
+import measure  # pylint: disable=g-import-not-at-top
+from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+from galax.envs import env_family  # pylint: disable=g-import-not-at-top
+
+# algorithm -> (config name, learner rule): "one" runs 1 learner with all N envs, "many"
+# splits N envs over n learners.
+ALGORITHMS: dict[str, tuple[str, str]] = {
+    "a2c": ("pong_paac", "one"),
+    "allreduce": ("allreduce_a2c", "many"),
+    "gala": ("gala_a2c", "many"),
+    "hts_a2c": ("hts_a2c_atari", "one"),
+    "ppo": ("ppo_gfootball", "one"),
+    "hts_ppo": ("hts_ppo_gfootball", "one"),
+    "impala": ("impala_atari", "one"),
+    "a3c": ("a3c_atari", "many"),
+}
+
+_ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id used for every algorithm.")
+_NUM_ENVS = flags.DEFINE_list("num_envs", ["16", "32", "64", "128"], "Total env counts.")
+_LEARNERS = flags.DEFINE_list("learners", ["1", "2", "4", "8"], "Learner counts.")
+_ALGOS = flags.DEFINE_list("algorithms", ["raw", *ALGORITHMS], "What to measure.")
+_SECONDS = flags.DEFINE_float("seconds", 10.0, "Measuring time per figure.")
+_UPDATES = flags.DEFINE_integer("updates_per_call", 10, "Updates per jitted call.")
+_WEAK = flags.DEFINE_bool("weak_scaling", False, "Fix envs per learner instead of total envs.")
+_PER_LEARNER = flags.DEFINE_integer("envs_per_learner", 16, "Envs per learner (weak scaling).")
+_DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
+_OUT = flags.DEFINE_string("out", "", "Write <out>.json and <out>.md.")
+
+
+def _config(algorithm: str, env_id: str, learners: int, envs_per_learner: int) -> Any:
+  name, _ = ALGORITHMS[algorithm]
+  config = config_lib.load(name)
+  if config.env.id != env_id:
+    config.env.id = env_id
+    if env_family(env_id) == "classic_control":  # vector observations need the MLP
+      config.network.name = "mlp"
+  config.num_learners = learners
+  config.envs_per_learner = envs_per_learner
+  config.num_devices = 0
+  config.updates_per_call = _UPDATES.value
+  config.total_env_steps = 10**9
+  config.target_return = 0.0
+  return config
+
+
+def _grid(algorithm: str) -> list[tuple[int, int]]:
+  """(total envs, learners) pairs to measure for an algorithm."""
+  rule = "one" if algorithm == "raw" else ALGORITHMS[algorithm][1]
+  learners = [1] if rule == "one" else [n for n in map(int, _LEARNERS.value) if n > 1]
+  pairs = []
+  for n in learners:
+    totals = [n * _PER_LEARNER.value] if _WEAK.value else list(map(int, _NUM_ENVS.value))
+    pairs.extend((total, n) for total in totals if total % n == 0)
+  return pairs
+
+
+def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> str:
+  lines = [f"Measured {info['date']} on {info['device']}; CPU {info['cpu']}; jax {info['jax']}; "
+           f"commit {info['commit']}.", "", f"`{command}`", "",
+           "| algorithm | learners | envs | steps/s | vs raw envpool | compile s |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+  for r in rows:
+    ratio = f"{r['ratio_to_raw']:.2f}" if r.get("ratio_to_raw") is not None else "-"
+    lines.append(f"| {r['algorithm']} | {r['learners']} | {r['num_envs']} | "
+                 f"{r['steps_per_second']:.0f} | {ratio} | {r['compile_s']:.1f} |")
+  return "\n".join(lines) + "\n"
+
+
+def main(argv):
+  del argv
+  info = measure.machine()
+  command = "python " + " ".join(sys.argv)
+  print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}", flush=True)
+  raw: dict[int, float] = {}
+  rows = []
+  totals = sorted({t for a in _ALGOS.value for t, _ in _grid(a)})
+  for algorithm in _ALGOS.value:
+    if algorithm != "raw" and algorithm not in ALGORITHMS:
+      raise ValueError(f"Unknown algorithm {algorithm!r}; choose from {['raw', *ALGORITHMS]}.")
+    for total, learners in (_grid(algorithm) if algorithm != "raw" else [(t, 1) for t in totals]):
+      try:
+        if algorithm == "raw":
+          config = config_lib.load("pong_paac", env__id=_ENV.value, envs_per_learner=total)
+          figure = measure.raw_envpool(config, _SECONDS.value)
+          raw[total] = figure["steps_per_second"]
+        else:
+          config = _config(algorithm, _ENV.value, learners, total // learners)
+          figure = measure.algorithm(config, _SECONDS.value)
+      except (FileNotFoundError, ValueError) as e:
+        print(f"{algorithm:>10}: skipped ({e})", flush=True)
+        break
+      ratio = figure["steps_per_second"] / raw[total] if total in raw else None
+      row = dict(algorithm=algorithm, env=_ENV.value, num_envs=total, learners=learners,
+                 steps_per_second=figure["steps_per_second"], compile_s=figure["compile_s"],
+                 ratio_to_raw=ratio)
+      rows.append(row)
+      print(f"{algorithm:>10} learners {learners:>2} envs {total:>4}: "
+            f"{row['steps_per_second']:>9.0f} steps/s"
+            + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
+            + f", compile {row['compile_s']:.1f}s", flush=True)
+  if _OUT.value:
+    os.makedirs(os.path.dirname(_OUT.value) or ".", exist_ok=True)
+    with open(_OUT.value + ".json", "w") as f:
+      json.dump(dict(machine=info, command=command, rows=rows), f, indent=2)
+    with open(_OUT.value + ".md", "w") as f:
+      f.write(markdown(info, rows, command))
+
+
+if __name__ == "__main__":
+  app.run(main)
