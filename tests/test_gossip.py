@@ -119,6 +119,20 @@ def test_config_validation():
     validate(config)
 
 
+@pytest.mark.parametrize("name,combine", [("gala_a2c", "gossip"), ("allreduce_a2c", "allreduce")])
+def test_paper_configs(name, combine):
+  from galax.optimizers import scaled_learning_rate  # pylint: disable=g-import-not-at-top
+
+  c = validate(load_config(name))
+  assert (c.combine, c.num_learners, c.envs_per_learner, c.t_max) == (combine, 4, 16, 5)
+  assert (c.optimizer.eps, c.optimizer.rmsprop_convention, c.optimizer.max_grad_norm) == (
+      0.01, "torch", 0.5)
+  lr = scaled_learning_rate(c.optimizer.learning_rate, c.optimizer.lr_scaling,
+                            c.envs_per_learner, c.num_learners)
+  assert lr == pytest.approx(1.4e-3)
+  assert c.total_env_steps == 40_000_000
+
+
 # --- the gossip step --------------------------------------------------------------------
 
 @pytest.mark.parametrize("devices,per_device", LAYOUTS)

@@ -48,8 +48,13 @@ def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0) 
                      f"({envs_per_learner}) must be >= 1.")
   available = jax.device_count()
   if num_devices <= 0:
-    num_devices = max(d for d in range(1, min(available, num_learners) + 1)
-                      if num_learners % d == 0 and d % jax.process_count() == 0)
+    fits = [d for d in range(1, min(available, num_learners) + 1)
+            if num_learners % d == 0 and d % jax.process_count() == 0]
+    if not fits:
+      raise ValueError(f"num_learners={num_learners} cannot be spread evenly over the "
+                       f"{jax.process_count()} processes: every process needs learners "
+                       "(use a multiple of the number of processes).")
+    num_devices = max(fits)
   if num_devices > available:
     raise ValueError(f"num_devices={num_devices} but only {available} devices are visible.")
   if num_learners % num_devices:
