@@ -151,9 +151,12 @@ def test_gossip_step_is_the_mixing_matrix(name, peers, devices, per_device):
 def test_shift_learners_moves_whole_learners(devices, per_device):
   n = devices * per_device
   ids = np.arange(n, dtype=np.int32)
-  for shift in range(-1, 2 * n + 1):
-    out = _sharded(lambda x, s=shift: shift_learners(x, s), devices)(ids)
-    np.testing.assert_array_equal(np.asarray(out), (ids - shift) % n, err_msg=f"shift {shift}")
+  shifts = list(range(-1, 2 * n + 1))
+  out = _sharded(lambda x: jnp.stack([shift_learners(x, s) for s in shifts], axis=1),
+                 devices)(ids)
+  for k, shift in enumerate(shifts):
+    np.testing.assert_array_equal(np.asarray(out[:, k]), (ids - shift) % n,
+                                  err_msg=f"shift {shift}")
 
 
 def _primitives(jaxpr) -> list[str]:
@@ -227,7 +230,7 @@ def _delayed_reference(topology, x0, updates, delay):
 def test_delayed_gossip_matches_numpy_reference(name, delay, devices, per_device):
   n = devices * per_device
   topology = topo.make_topology(name, n)
-  x0 = _params(n, seed=1)
+  x0 = jax.tree.map(lambda x: np.repeat(x, n, axis=0), _params(1, seed=1))  # identical start
   updates = [_params(n, seed=10 + k) for k in range(6)]
   xs, _ = _run_gossip(Gossip(topology, delay=delay), x0, updates, devices)
   reference = _delayed_reference(topology, _stacked(x0), [_stacked(u) for u in updates], delay)
@@ -243,6 +246,24 @@ def test_delayed_gossip_matches_numpy_reference(name, delay, devices, per_device
     np.testing.assert_allclose(state[:n], reference[k], atol=1e-12)
   for k, (got, want) in enumerate(zip(xs, reference)):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=f"update {k}")
+
+
+def test_delayed_gossip_sends_before_the_update_is_computed():
+  """With delay >= 1 the ppermutes read only the previous update's parameters (the
+  outbox), so XLA may overlap the transfer with this update's rollout and gradient."""
+  gossip = Gossip(topo.make_topology("exponential", 8), delay=2)
+  x0 = _params(8)
+  state = gossip.init(x0)
+  mesh = Mesh(np.array(jax.devices()), (AXIS,))
+  fn = jax.shard_map(gossip.params, mesh=mesh, in_specs=(P(AXIS), P(AXIS)),
+                     out_specs=(P(AXIS), P(AXIS)), check_vma=False)
+  (shard_map_eqn,) = jax.make_jaxpr(fn)(x0, state).jaxpr.eqns
+  inner = shard_map_eqn.params["jaxpr"]
+  n_params = len(jax.tree.leaves(x0))
+  outbox = set(inner.invars[n_params:2 * n_params])  # GossipState's first field
+  sends = [e for e in inner.eqns if e.primitive.name == "ppermute"]
+  assert len(sends) == 3 * n_params
+  assert all(v in outbox for e in sends for v in e.invars)
 
 
 def test_delay_changes_the_result():

@@ -98,8 +98,10 @@ def shift_learners(block: Any, shift: int) -> Any:
 class GossipState(NamedTuple):
   """Gossip's part of `LearnerState.extra` (fields are () when unused)."""
 
-  sent: Any = ()  # delay tau > 0: messages y^{k-1}..y^{k-tau}, a ring buffer [L, tau, ...]
-  step: Any = ()  # delay tau > 0: [L] int32 updates so far (the buffer's slot is step % tau)
+  outbox: Any = ()  # delay >= 1: own parameters after the last step, y^{k-1} [L, ...]
+  inbox: Any = ()  # delay >= 2: sums of in-peers' messages y^{k-2}..y^{k-tau}, a ring
+  #                  buffer [L, tau - 1, ...]
+  step: Any = ()  # delay >= 1: [L] int32 updates so far (the inbox slot is step % (tau - 1))
   update_norms: Any = ()  # metrics: [L, W] centered update norms g_{k-1}..g_{k-W}
   bounds: Any = ()  # metrics: [L, W] Prop. 1 bounds B_k..B_{k-W+1}
 
@@ -107,15 +109,18 @@ class GossipState(NamedTuple):
 class Gossip(Independent):
   """GALA (Assran et al. 2019): after its optimizer step, every learner mixes parameters.
 
-    x_i <- (y_i + sum_{j in N_in(i)} y_j^{(k - tau)}) / (1 + |N_in|),   y = x after the step
+    x_i <- (y_i^k + sum_{j in N_in(i)} y_j^{k - tau}) / (1 + |N_in|),   y^k = x^k after the step
 
   Only parameters are mixed (not the optimizer state). The in-peers' parameters travel
   along the device ring with `lax.ppermute` (one shift per in-peer offset of the
-  topology, never an all-gather); the fully connected topology uses `pmean`.
+  topology, never an all-gather); the fully connected topology uses `psum`.
 
-  delay tau >= 0 mixes with the parameters the in-peers sent tau updates ago (messages in
-  transit: loosely coupled, asynchronous gossip whose communication can overlap the next
-  updates). Before the first tau updates the in-peers' initial parameters stand in.
+  delay tau >= 0 mixes with the parameters the in-peers had tau updates ago (messages in
+  transit: loosely coupled, asynchronous gossip). With tau >= 1 update k sends y^{k-1},
+  kept from the previous update, so the transfer depends on nothing update k computes and
+  XLA can overlap it with the rollout and the gradient; the arrived sums wait tau - 1
+  updates in an inbox. Messages from before the first update are the learners' initial
+  parameters (identical for all learners, so the receiver's own stand in for tau >= 2).
 
   metrics=True adds, per update (one all-reduce of parameters and one of updates more):
   each learner's distance from the learners' average, ||X - Xbar||_F, the centered update
@@ -137,39 +142,47 @@ class Gossip(Independent):
     learners = jax.tree.leaves(params_block)[0].shape[0]
     state = GossipState()
     if self.delay:
-      sent = jax.tree.map(
-          lambda x: np.repeat(np.asarray(x)[:, None], self.delay, axis=1), params_block)
-      state = state._replace(sent=sent, step=np.zeros((learners,), np.int32))
+      outbox = jax.tree.map(lambda x: np.array(x, copy=True), params_block)
+      state = state._replace(outbox=outbox, step=np.zeros((learners,), np.int32))
+    if self.delay >= 2:
+      peers = len(self.topology.shifts)
+      inbox = jax.tree.map(
+          lambda x: np.repeat(peers * np.asarray(x)[:, None], self.delay - 1, axis=1),
+          params_block)
+      state = state._replace(inbox=inbox)
     if self.metrics:
       zeros = np.zeros((learners, self.window), np.float32)
       state = state._replace(update_norms=zeros, bounds=zeros.copy())
     return state
 
-  def mix(self, own: Any, messages: Any) -> Any:
-    """(own_i + sum_{j in N_in(i)} messages_j) / (1 + |N_in|) for the block's learners."""
-    n, weight = self.topology.num_learners, self.topology.weight
+  def receive(self, messages: Any) -> Any:
+    """sum_{j in N_in(i)} messages_j for the block's learners i (the communication)."""
     if self.topology.name == "full":
-      def full(x, m):
-        total = jax.lax.psum(jnp.sum(m, axis=0), AXIS)
-        total = jnp.broadcast_to(total, x.shape)
-        return (x - m + total) / n if self.delay else total / n
+      def others(m):
+        return jnp.broadcast_to(jax.lax.psum(jnp.sum(m, axis=0), AXIS), m.shape) - m
 
-      return jax.tree.map(full, own, messages)
-    total = own
-    for s in self.topology.shifts:
-      total = jax.tree.map(jnp.add, total, shift_learners(messages, s))
-    return jax.tree.map(lambda x: x * weight, total)
+      return jax.tree.map(others, messages)
+    shifted = [shift_learners(messages, s) for s in self.topology.shifts]
+    return jax.tree.map(lambda *xs: sum(xs[1:], xs[0]), *shifted)
+
+  def mix(self, own: Any, received: Any) -> Any:
+    """(own_i + received_i) / (1 + |N_in|)."""
+    weight = self.topology.weight
+    return jax.tree.map(lambda x, r: (x + r) * weight, own, received)
 
   def params(self, params_block: Any, state: GossipState) -> tuple[Any, GossipState]:
     if not self.delay:
-      return self.mix(params_block, params_block), state
-    slot = state.step[0] % self.delay
+      return self.mix(params_block, self.receive(params_block)), state
+    received = self.receive(state.outbox)  # y^{k-1}: independent of this update's work
+    state = state._replace(outbox=params_block, step=state.step + 1)
+    if self.delay == 1:
+      return self.mix(params_block, received), state
+    slot = (state.step[0] - 1) % (self.delay - 1)
     take = lambda h: jax.lax.dynamic_index_in_dim(h, slot, axis=1, keepdims=False)
-    put = lambda h, y: jax.lax.dynamic_update_index_in_dim(h, y, slot, axis=1)
-    delayed = jax.tree.map(take, state.sent)
-    sent = jax.tree.map(put, state.sent, params_block)
-    mixed = self.mix(params_block, delayed)
-    return mixed, state._replace(sent=sent, step=state.step + 1)
+    put = lambda h, r: jax.lax.dynamic_update_index_in_dim(h, r, slot, axis=1)
+    arrived = jax.tree.map(take, state.inbox)  # sent at update k - tau
+    inbox = jax.tree.map(put, state.inbox, received)
+    return self.mix(params_block, arrived), state._replace(inbox=inbox)
 
   def after_step(self, old_params: Any, new_params: Any, state: GossipState
                  ) -> tuple[Any, GossipState, dict[str, Any]]:
