@@ -11,7 +11,9 @@ A combiner acts on a device's block of L learners inside `shard_map` over `AXIS`
 `init(params_block)` builds the combiner's state (kept in `LearnerState.extra`) from the
 host's block of initial parameters; every leaf has the learner axis first.
 
-`Independent` leaves learners alone (one A2C learner, or n independent seeds).
+`Independent` leaves learners alone (one A2C learner, or n independent seeds),
+`AllReduce` averages gradients (all-reduce A2C), `Gossip` mixes parameters with in-peers
+along a ring of devices (GALA-A2C; topologies in `galax.parallel.topology`).
 """
 
 from __future__ import annotations
