@@ -11,7 +11,8 @@ For every total env count N and learner count n it measures the steady-state env
   allreduce    n learners x N/n envs averaging gradients (= one learner with N envs),
   gala         n learners x N/n envs gossiping on a 1-peer ring (--delay: message delay),
 all on the same `--num_devices` devices (1: every learner on one device, GALA's "several
-learners on one GPU"), and prints the ratios to a2c. Hyper-parameters: configs/gala_a2c.py
+learners on one GPU"), and prints the ratios to a2c. --learner_map=vmap|unroll chooses
+how a device's learners run their networks (config.learner_map; measure both on a GPU). Hyper-parameters: configs/gala_a2c.py
 for Atari ids, configs/cartpole_a2c.py otherwise (throughput does not depend on them).
 """
 
@@ -43,6 +44,8 @@ _DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real 
 _NUM_DEVICES = flags.DEFINE_integer("num_devices", 1, "Devices carrying the n learners "
                                     "(1: all on one device; 0: as many as divide n).")
 _THREADS = flags.DEFINE_integer("env_threads", 0, "envpool threads per pool (0: envpool's).")
+_LEARNER_MAP = flags.DEFINE_string("learner_map", "auto", "config.learner_map of the n-learner "
+                                   "runs: vmap | unroll | auto.")
 _JSON = flags.DEFINE_string("json", "", "Also write the figures to this JSON file.")
 
 KINDS = ("a2c", "independent", "allreduce", "gala")
@@ -61,6 +64,7 @@ def make_config(kind: str, env_id: str, total_envs: int, learners: int):
     return config
   config.num_learners, config.envs_per_learner = learners, total_envs // learners
   config.num_devices = _NUM_DEVICES.value
+  config.learner_map = _LEARNER_MAP.value
   config.combine = {"independent": "independent", "allreduce": "allreduce",
                     "gala": "gossip"}[kind]
   config.gossip.topology, config.gossip.peers, config.gossip.delay = "ring", 1, _DELAY.value
@@ -100,7 +104,7 @@ def main(argv):
   if _JSON.value:
     with open(_JSON.value, "w") as f:
       json.dump(dict(machine=info, delay=_DELAY.value, num_devices=_NUM_DEVICES.value,
-                     rows=rows), f, indent=2)
+                     learner_map=_LEARNER_MAP.value, rows=rows), f, indent=2)
 
 
 if __name__ == "__main__":

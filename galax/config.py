@@ -82,6 +82,9 @@ def base_config() -> ml_collections.ConfigDict:
 
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
+  # How a device's learners run their networks: vmap (one batched program) | unroll (one
+  # after another) | auto (unroll on CPU for image networks: grouped convs are slow there).
+  c.learner_map = "auto"
   c.update_loop = "auto"  # scan (one XLA loop per call) | host (a Python loop) | auto
   c.log_every_steps = 50_000  # env steps between progress lines / metric rows
   c.checkpoint_every_steps = 0  # env steps between checkpoints; 0 = only at the end

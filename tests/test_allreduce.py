@@ -41,9 +41,12 @@ def _primitives(jaxpr) -> list[str]:
   return names
 
 
-@pytest.mark.parametrize("devices", [4, 2, 1])  # 1, 2 and 4 learners per device
-def test_allreduce_equals_one_learner_with_all_envs(single, devices):
-  multi = _run(num_learners=4, envs_per_learner=8, combine="allreduce", num_devices=devices)
+# 1, 2 and 4 learners per device; "unroll" runs a device's learners one after another.
+@pytest.mark.parametrize("devices,learner_map", [(4, "auto"), (2, "auto"), (1, "auto"),
+                                                 (1, "unroll")])
+def test_allreduce_equals_one_learner_with_all_envs(single, devices, learner_map):
+  multi = _run(num_learners=4, envs_per_learner=8, combine="allreduce", num_devices=devices,
+               learner_map=learner_map)
   assert multi["layout"].learners_per_device == 4 // devices
   for init, a, b in zip(jax.tree.leaves(multi["initial"]), jax.tree.leaves(multi["params"]),
                         jax.tree.leaves(single["params"])):

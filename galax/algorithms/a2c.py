@@ -69,14 +69,15 @@ def make_a2c_update(setup: common.Setup, optimizer: optax.GradientTransformation
   config = setup.config
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
-  policy = common.block_policy(apply_fn, learners)
+  unroll = common.learner_map_unrolled(config, setup.env, learners)
+  policy = common.block_policy(apply_fn, learners, unroll)
 
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
                                     state.action_keys, config.t_max, lx.env_shard_index())
     per_learner = split_learners(traj, learners)
-    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t))(
-        state.params, per_learner)
+    grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t),
+                                   state.params, per_learner, unroll=unroll)
     own_grads = grads
     grads = combiner.grads(grads)
     updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, state.params)

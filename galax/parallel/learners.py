@@ -17,6 +17,7 @@ import math
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -116,3 +117,17 @@ def learner_block(tree: Any, learners: int) -> Any:
 def flatten_block(tree: Any) -> Any:
   """[L, b, ...] -> [L * b, ...]."""
   return jax.tree.map(lambda x: x.reshape(math.prod(x.shape[:2]), *x.shape[2:]), tree)
+
+
+def map_learners(fn: Any, *blocks: Any, unroll: bool = False) -> Any:
+  """fn applied to each learner of [L, ...] blocks, results stacked on a new axis 0.
+
+  unroll=False is `jax.vmap`. unroll=True traces fn once per learner (L is small), so a
+  network with its own weights per learner runs as L ordinary convolutions instead of one
+  batched-kernel (grouped) convolution, which XLA:CPU computes about 1.7x slower.
+  """
+  if not unroll:
+    return jax.vmap(fn)(*blocks)
+  learners = jax.tree.leaves(blocks)[0].shape[0]
+  outs = [fn(*jax.tree.map(lambda x, i=i: x[i], blocks)) for i in range(learners)]
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
