@@ -73,6 +73,12 @@ _CONFIG = config_flags.DEFINE_config_file(
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where metrics, checkpoints and results go "
                                "(default: runs/<config name>_seed<seed>).")
 _RESUME = flags.DEFINE_bool("resume", False, "Continue from the latest checkpoint in --workdir.")
+# Multi-host (--config.distributed=True): left unset, jax.distributed.initialize() detects
+# them on Cloud TPU, SLURM, Open MPI and Kubernetes (see docs/multihost.md).
+_COORDINATOR = flags.DEFINE_string("coordinator_address", None,
+                                   "host:port of process 0's coordinator (multi-host).")
+_NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Processes in the job (multi-host).")
+_PROCESS_ID = flags.DEFINE_integer("process_id", None, "This process's index (multi-host).")
 
 
 def main(argv):
@@ -80,10 +86,12 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   config = _CONFIG.value
-  if config.distributed:
-    import jax  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
 
-    jax.distributed.initialize()
+  if config.distributed:
+    jax.distributed.initialize(coordinator_address=_COORDINATOR.value,
+                               num_processes=_NUM_PROCESSES.value,
+                               process_id=_PROCESS_ID.value)
   from galax.train import train  # pylint: disable=g-import-not-at-top
 
   workdir = _WORKDIR.value
@@ -91,7 +99,8 @@ def main(argv):
     name = os.path.splitext(os.path.basename(flags.FLAGS["config"].config_filename))[0]
     workdir = os.path.join("runs", f"{name}_seed{config.seed}")
   try:
-    train(config, workdir=workdir, resume=_RESUME.value)
+    log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
+    train(config, workdir=workdir, resume=_RESUME.value, log=log)
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

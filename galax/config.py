@@ -16,7 +16,7 @@ import ml_collections
 CONFIGS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 
 ALGORITHMS = ("a2c",)
-COMBINES = ("independent", "allreduce")
+COMBINES = ("independent", "allreduce", "gossip")
 
 
 def base_config() -> ml_collections.ConfigDict:
@@ -39,7 +39,17 @@ def base_config() -> ml_collections.ConfigDict:
   c.num_learners = 1
   c.envs_per_learner = 16
   c.num_devices = 0  # devices carrying the learners; 0 = as many as divide num_learners
-  c.combine = "independent"  # independent | allreduce (see galax/parallel/combine.py)
+  c.combine = "independent"  # independent | allreduce | gossip (galax/parallel/combine.py)
+  # GALA gossip (combine="gossip"): after each update a learner averages its parameters
+  # with its in-peers' (galax/parallel/topology.py).
+  c.gossip = ml_collections.ConfigDict()
+  c.gossip.topology = "ring"  # ring (k-peer, directed) | exponential | full
+  c.gossip.peers = 1  # ring: in-peers per learner (1 = GALA's default, weights 1/2)
+  c.gossip.delay = 0  # tau: mix with the in-peers' parameters from tau updates ago
+  c.gossip.metrics = False  # per update: consensus distances + Prop. 1 bound (all-reduces)
+  # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b);
+  # gathers every learner's gradient on every device, so leave it off for speed.
+  c.grad_similarity = False
 
   c.t_max = 5  # rollout length per update (n of the n-step return)
   c.gamma = 0.99
@@ -72,6 +82,9 @@ def base_config() -> ml_collections.ConfigDict:
 
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
+  # How a device's learners run their networks: vmap (one batched program) | unroll (one
+  # after another) | auto (unroll on CPU for image networks: grouped convs are slow there).
+  c.learner_map = "auto"
   c.update_loop = "auto"  # scan (one XLA loop per call) | host (a Python loop) | auto
   c.log_every_steps = 50_000  # env steps between progress lines / metric rows
   c.checkpoint_every_steps = 0  # env steps between checkpoints; 0 = only at the end
@@ -114,6 +127,12 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
   if config.combine != "independent" and config.num_learners < 2:
     raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
+  if config.combine == "gossip":
+    from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
+
+    make_topology(config.gossip.topology, config.num_learners, config.gossip.peers)
+    if config.gossip.delay < 0:
+      raise ValueError(f"config.gossip.delay must be >= 0, got {config.gossip.delay}.")
   from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)

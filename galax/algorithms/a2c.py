@@ -6,7 +6,7 @@ One update of one learner:
   3. the A2C loss and its gradient,
   4. combine (`galax.parallel.combine`): all-reduce averages gradients here,
   5. the optimizer step,
-  6. combine again: GALA's gossip mixes parameters here.
+  6. combine again: GALA's gossip mixes parameters here (and measures consensus).
 
 The same learner serves a single PAAC learner (n = 1), all-reduce A2C and GALA-A2C; they
 differ only in the combiner. All n learners run as one `shard_map` program.
@@ -23,7 +23,9 @@ import optax
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
 from galax.parallel import combine as combine_lib
+from galax.parallel import diagnostics
 from galax.parallel import learners as lx
+from galax.parallel import topology as topology_lib
 from galax.rollout import Trajectory, episode_log, rollout
 
 
@@ -67,23 +69,29 @@ def make_a2c_update(setup: common.Setup, optimizer: optax.GradientTransformation
   config = setup.config
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
-  policy = common.block_policy(apply_fn, learners)
+  unroll = common.learner_map_unrolled(config, setup.env, learners)
+  policy = common.block_policy(apply_fn, learners, unroll)
 
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
                                     state.action_keys, config.t_max, lx.env_shard_index())
     per_learner = split_learners(traj, learners)
-    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t))(
-        state.params, per_learner)
+    grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t),
+                                   state.params, per_learner, unroll=unroll)
+    own_grads = grads
     grads = combiner.grads(grads)
     updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
-    params, extra = combiner.params(params, state.extra)
+    params, extra, combine_metrics = combiner.after_step(state.params, params, state.extra)
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
                               action_keys=keys, update_count=state.update_count + 1,
                               extra=extra)
     metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
                    episodes=episode_log(traj)._asdict())
+    if combine_metrics:
+      metrics[combiner.name] = combine_metrics
+    if config.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
+      metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(own_grads)
     return new_state, metrics
 
   return update
@@ -94,8 +102,12 @@ def make_combiner(config: Any, layout: lx.Layout) -> Any:
     return combine_lib.Independent()
   if config.combine == "allreduce":
     return combine_lib.AllReduce()
+  if config.combine == "gossip":
+    g = config.gossip
+    topology = topology_lib.make_topology(g.topology, layout.num_learners, g.peers)
+    return combine_lib.Gossip(topology, delay=g.delay, metrics=g.metrics)
   raise ValueError(f"Unknown combine {config.combine!r}; "
-                   "choose 'independent' or 'allreduce'.")
+                   "choose 'independent', 'allreduce' or 'gossip'.")
 
 
 def make_a2c(config: Any) -> common.Algorithm:

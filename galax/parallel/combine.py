@@ -4,18 +4,29 @@ A combiner acts on a device's block of L learners inside `shard_map` over `AXIS`
 
   grads(g)          before the optimizer step (all-reduce averages gradients here)
   params(x, state)  after the optimizer step (gossip mixes parameters here)
+  after_step(x_old, x_new, state) -> (x, state, metrics)
+                    `params` plus the combiner's diagnostics (GALA's consensus metrics);
+                    x_old are the parameters before the optimizer step
 
-`Independent` leaves learners alone (one A2C learner, or n independent seeds).
+`init(params_block)` builds the combiner's state (kept in `LearnerState.extra`) from the
+host's block of initial parameters; every leaf has the learner axis first.
+
+`Independent` leaves learners alone (one A2C learner, or n independent seeds),
+`AllReduce` averages gradients (all-reduce A2C), `Gossip` mixes parameters with in-peers
+along a ring of devices (GALA-A2C; topologies in `galax.parallel.topology`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from galax.parallel import diagnostics
 from galax.parallel.learners import AXIS
+from galax.parallel.topology import Topology, prop1_window
 
 
 class Independent:
@@ -33,6 +44,12 @@ class Independent:
   def params(self, params_block: Any, state: Any) -> tuple[Any, Any]:
     return params_block, state
 
+  def after_step(self, old_params: Any, new_params: Any, state: Any
+                 ) -> tuple[Any, Any, dict[str, Any]]:
+    del old_params
+    params, state = self.params(new_params, state)
+    return params, state, {}
+
 
 class AllReduce(Independent):
   """Synchronous data-parallel A2C (Stooke & Abbeel 2018; synchronous BA3C).
@@ -49,3 +66,139 @@ class AllReduce(Independent):
       return jnp.broadcast_to(m, g.shape)
 
     return jax.tree.map(mean, grads_block)
+
+
+def shift_learners(block: Any, shift: int) -> Any:
+  """Learner i of the result holds learner (i - shift) mod n's leaves (global indices).
+
+  Inside `shard_map`: a device's block [L, ...] holds global learners d L .. d L + L - 1.
+  With shift = q L + r (0 <= r < L), the block's first r learners come from device d - q - 1
+  and the others from device d - q: at most two `ppermute`s along the device ring, each
+  sending only the slice the receiver needs (one if r = 0, none if the source is local).
+  """
+  leaves = jax.tree.leaves(block)
+  if not leaves:
+    return block
+  learners = leaves[0].shape[0]
+  devices = jax.lax.axis_size(AXIS)
+  q, r = divmod(shift % (learners * devices), learners)
+
+  def from_device_back(tree, offset):  # the value `tree` has on device d - offset
+    offset %= devices
+    if offset == 0:
+      return tree
+    perm = [(src, (src + offset) % devices) for src in range(devices)]
+    return jax.lax.ppermute(tree, AXIS, perm)
+
+  if r == 0:
+    return from_device_back(block, q)
+  head = from_device_back(jax.tree.map(lambda x: x[learners - r:], block), q + 1)
+  tail = from_device_back(jax.tree.map(lambda x: x[:learners - r], block), q)
+  return jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), head, tail)
+
+
+class GossipState(NamedTuple):
+  """Gossip's part of `LearnerState.extra` (fields are () when unused)."""
+
+  outbox: Any = ()  # delay >= 1: own parameters after the last step, y^{k-1} [L, ...]
+  inbox: Any = ()  # delay >= 2: sums of in-peers' messages y^{k-2}..y^{k-tau}, a ring
+  #                  buffer [L, tau - 1, ...]
+  step: Any = ()  # delay >= 1: [L] int32 updates so far (the inbox slot is step % (tau - 1))
+  update_norms: Any = ()  # metrics: [L, W] centered update norms g_{k-1}..g_{k-W}
+  bounds: Any = ()  # metrics: [L, W] Prop. 1 bounds B_k..B_{k-W+1}
+
+
+class Gossip(Independent):
+  """GALA (Assran et al. 2019): after its optimizer step, every learner mixes parameters.
+
+    x_i <- (y_i^k + sum_{j in N_in(i)} y_j^{k - tau}) / (1 + |N_in|),   y^k = x^k after the step
+
+  Only parameters are mixed (not the optimizer state). The in-peers' parameters travel
+  along the device ring with `lax.ppermute` (one shift per in-peer offset of the
+  topology, never an all-gather); the fully connected topology uses `psum`.
+
+  delay tau >= 0 mixes with the parameters the in-peers had tau updates ago (messages in
+  transit: loosely coupled, asynchronous gossip). With tau >= 1 update k sends y^{k-1},
+  kept from the previous update, so the transfer depends on nothing update k computes and
+  XLA can overlap it with the rollout and the gradient; the arrived sums wait tau - 1
+  updates in an inbox. Messages from before the first update are the learners' initial
+  parameters (identical for all learners, so the receiver's own stand in for tau >= 2).
+
+  metrics=True adds, per update (one all-reduce of parameters and one of updates more):
+  each learner's distance from the learners' average, ||X - Xbar||_F, the centered update
+  norm and the Prop. 1 bound on ||X - Xbar||_F (see `galax.parallel.topology`).
+  """
+
+  name = "gossip"
+
+  def __init__(self, topology: Topology, delay: int = 0, metrics: bool = False):
+    if delay < 0:
+      raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
+    self.topology = topology
+    self.delay = int(delay)
+    self.metrics = bool(metrics)
+    self.window, self.gains = (prop1_window(topology.mixing_matrix(), self.delay)
+                               if self.metrics else (0, np.zeros((0,))))
+
+  def init(self, params_block: Any) -> GossipState:
+    learners = jax.tree.leaves(params_block)[0].shape[0]
+    state = GossipState()
+    if self.delay:
+      outbox = jax.tree.map(lambda x: np.array(x, copy=True), params_block)
+      state = state._replace(outbox=outbox, step=np.zeros((learners,), np.int32))
+    if self.delay >= 2:
+      peers = len(self.topology.shifts)
+      inbox = jax.tree.map(
+          lambda x: np.repeat(peers * np.asarray(x)[:, None], self.delay - 1, axis=1),
+          params_block)
+      state = state._replace(inbox=inbox)
+    if self.metrics:
+      zeros = np.zeros((learners, self.window), np.float32)
+      state = state._replace(update_norms=zeros, bounds=zeros.copy())
+    return state
+
+  def receive(self, messages: Any) -> Any:
+    """sum_{j in N_in(i)} messages_j for the block's learners i (the communication)."""
+    if self.topology.name == "full":
+      def others(m):
+        return jnp.broadcast_to(jax.lax.psum(jnp.sum(m, axis=0), AXIS), m.shape) - m
+
+      return jax.tree.map(others, messages)
+    shifted = [shift_learners(messages, s) for s in self.topology.shifts]
+    return jax.tree.map(lambda *xs: sum(xs[1:], xs[0]), *shifted)
+
+  def mix(self, own: Any, received: Any) -> Any:
+    """(own_i + received_i) / (1 + |N_in|)."""
+    weight = self.topology.weight
+    return jax.tree.map(lambda x, r: (x + r) * weight, own, received)
+
+  def params(self, params_block: Any, state: GossipState) -> tuple[Any, GossipState]:
+    if not self.delay:
+      return self.mix(params_block, self.receive(params_block)), state
+    received = self.receive(state.outbox)  # y^{k-1}: independent of this update's work
+    state = state._replace(outbox=params_block, step=state.step + 1)
+    if self.delay == 1:
+      return self.mix(params_block, received), state
+    slot = (state.step[0] - 1) % (self.delay - 1)
+    take = lambda h: jax.lax.dynamic_index_in_dim(h, slot, axis=1, keepdims=False)
+    put = lambda h, r: jax.lax.dynamic_update_index_in_dim(h, r, slot, axis=1)
+    arrived = jax.tree.map(take, state.inbox)  # sent at update k - tau
+    inbox = jax.tree.map(put, state.inbox, received)
+    return self.mix(params_block, arrived), state._replace(inbox=inbox)
+
+  def after_step(self, old_params: Any, new_params: Any, state: GossipState
+                 ) -> tuple[Any, GossipState, dict[str, Any]]:
+    params, state = self.params(new_params, state)
+    if not self.metrics:
+      return params, state, {}
+    updates = jax.tree.map(jnp.subtract, new_params, old_params)
+    nodes = self.topology.num_learners * (self.delay + 1)
+    g = diagnostics.centered_update_norm(updates, nodes)
+    update_norms, bounds = diagnostics.prop1_bound_step(self.gains, state.update_norms,
+                                                        state.bounds, g)
+    distance, total = diagnostics.consensus_distances(params)
+    learners = distance.shape[0]
+    per_learner = lambda v: jnp.broadcast_to(v, (learners,))
+    metrics = dict(consensus_distance=distance, consensus_distance_total=per_learner(total),
+                   prop1_bound=bounds[:, 0], centered_update_norm=per_learner(g))
+    return params, state._replace(update_norms=update_norms, bounds=bounds), metrics

@@ -17,6 +17,7 @@ import math
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
@@ -48,8 +49,13 @@ def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0) 
                      f"({envs_per_learner}) must be >= 1.")
   available = jax.device_count()
   if num_devices <= 0:
-    num_devices = max(d for d in range(1, min(available, num_learners) + 1)
-                      if num_learners % d == 0 and d % jax.process_count() == 0)
+    fits = [d for d in range(1, min(available, num_learners) + 1)
+            if num_learners % d == 0 and d % jax.process_count() == 0]
+    if not fits:
+      raise ValueError(f"num_learners={num_learners} cannot be spread evenly over the "
+                       f"{jax.process_count()} processes: every process needs learners "
+                       "(use a multiple of the number of processes).")
+    num_devices = max(fits)
   if num_devices > available:
     raise ValueError(f"num_devices={num_devices} but only {available} devices are visible.")
   if num_learners % num_devices:
@@ -111,3 +117,17 @@ def learner_block(tree: Any, learners: int) -> Any:
 def flatten_block(tree: Any) -> Any:
   """[L, b, ...] -> [L * b, ...]."""
   return jax.tree.map(lambda x: x.reshape(math.prod(x.shape[:2]), *x.shape[2:]), tree)
+
+
+def map_learners(fn: Any, *blocks: Any, unroll: bool = False) -> Any:
+  """fn applied to each learner of [L, ...] blocks, results stacked on a new axis 0.
+
+  unroll=False is `jax.vmap`. unroll=True traces fn once per learner (L is small), so a
+  network with its own weights per learner runs as L ordinary convolutions instead of one
+  batched-kernel (grouped) convolution, which XLA:CPU computes about 1.7x slower.
+  """
+  if not unroll:
+    return jax.vmap(fn)(*blocks)
+  learners = jax.tree.leaves(blocks)[0].shape[0]
+  outs = [fn(*jax.tree.map(lambda x, i=i: x[i], blocks)) for i in range(learners)]
+  return jax.tree.map(lambda *xs: jnp.stack(xs), *outs)
