@@ -14,7 +14,9 @@ Annealing is linear to zero over the run (PAAC, HTS-PPO) or none.
 
 Clipping comes first, in this order when both are on: per-tensor clipping by average norm
 (TensorFlow's `clip_by_average_norm`, as distributed BA3C's tensorpack code uses), then
-clipping by the global norm (PAAC, GALA, IMPALA).
+clipping by the global norm (PAAC, GALA, IMPALA). Learners that combine gradients clip
+each learner's own gradient by average norm before combining (BA3C's workers did, ahead
+of SyncReplicas' averaging; see galax/parallel/sharded_optimizer.py).
 """
 
 from __future__ import annotations
@@ -115,16 +117,19 @@ def make_schedule(cfg: Any, num_envs: int, num_learners: int, total_updates: int
   return learning_rate_schedule(lr, cfg.anneal, total_updates)
 
 
-def make_optimizer(cfg: Any, num_envs: int, num_learners: int, total_updates: int
+def make_optimizer(cfg: Any, num_envs: int, num_learners: int, total_updates: int,
+                   per_tensor_clip: bool = True
                    ) -> tuple[optax.GradientTransformation, optax.Schedule]:
   """Gradient clipping, then the optimizer of `cfg.name` with a scaled, annealed lr.
 
-  Returns the transformation and its lr schedule (a function of the update count).
+  `per_tensor_clip=False` leaves `cfg.clip_average_norm` out of the chain (for callers
+  that clip each learner's gradient before combining). Returns the transformation and its
+  lr schedule (a function of the update count).
   """
   schedule = make_schedule(cfg, num_envs, num_learners, total_updates)
   opt = elementwise_optimizer(cfg, schedule)
   clip = []
-  if cfg.get("clip_average_norm", 0.0) > 0:
+  if per_tensor_clip and cfg.get("clip_average_norm", 0.0) > 0:
     clip.append(clip_by_average_norm(cfg.clip_average_norm))
   if cfg.max_grad_norm > 0:
     clip.append(optax.clip_by_global_norm(cfg.max_grad_norm))

@@ -56,12 +56,14 @@ def test_sharded_adam_equals_replicated(devices, learners, clip):
   mesh = Mesh(np.array(jax.devices()[:devices]), (AXIS,))
   one = _tree(rng)
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
-  grads_per_step = [_tree(rng, (learners,)) for _ in range(3)]
+  # An offset keeps the mean gradient away from 0: Adam divides by its magnitude, so a mean
+  # that cancels to ~0 (e.g. clipped +-0.1 scalars) would amplify round-off differences.
+  grads_per_step = [jax.tree.map(lambda g: g + 0.5, _tree(rng, (learners,))) for _ in range(3)]
 
   cfg = _optimizer_config(**clip)
-  full, _ = optimizers.make_optimizer(cfg, 1, learners, 10)
+  full, _ = optimizers.make_optimizer(cfg, 1, learners, 10, per_tensor_clip=False)
   schedule = optimizers.make_schedule(cfg, 1, learners, 10)
-  replicated = ReplicatedOptimizer(full, AllReduce())
+  replicated = ReplicatedOptimizer(full, AllReduce(), cfg.clip_average_norm)
   sharded = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
                              jax.eval_shape(lambda: one), learners, cfg.clip_average_norm,
                              cfg.max_grad_norm)
@@ -88,19 +90,39 @@ def test_clipping_is_active_in_the_clipped_cases():
   assert any(not np.allclose(clipped[k], g[k]) for k in SHAPES)
 
 
-def test_flat_layout_round_trip_and_tensor_ids():
+def test_flat_layout_round_trip():
   rng = np.random.default_rng(1)
   tree = _tree(rng)
   layout = FlatLayout(jax.eval_shape(lambda: tree), 4)
   assert (layout.size, layout.shard_size) == (35, 9)
   flat = layout.flatten(tree)
   assert flat.shape == (36,) and float(flat[-1]) == 0.0
+  # Leaves in key order: bias (7), conv (15), dense (12), scalar (1).
+  np.testing.assert_array_equal(flat[:7], tree["bias"])
+  np.testing.assert_array_equal(flat[34], tree["scalar"])
   back = layout.unflatten(flat)
   for key in SHAPES:
     np.testing.assert_array_equal(back[key], tree[key])
-  # Leaves in key order: bias (7), conv (15), dense (12), scalar (1), then padding (id 4).
-  ids = np.concatenate([np.asarray(layout.tensor_ids(jnp.int32(k))) for k in range(4)])
-  np.testing.assert_array_equal(ids, [0] * 7 + [1] * 15 + [2] * 12 + [3] + [4])
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_per_tensor_clipping_applies_to_each_learner_before_averaging(sharded):
+  # Learner 0: a = [3, 4], average norm 2.5 -> clipped to [0.12, 0.16]; learner 1:
+  # a = [0.01, 0], average norm 0.005 -> kept. SGD with lr 1 moves by minus their mean,
+  # [0.065, 0.08] (clipping the mean [1.505, 2] instead would give [0.1203, 0.1598]).
+  mesh = Mesh(np.array(jax.devices()[:2]), (AXIS,))
+  cfg = _optimizer_config(name="sgd", learning_rate=1.0, clip_average_norm=0.1)
+  params = dict(a=jnp.zeros((2, 2)))
+  grads = dict(a=jnp.array([[3.0, 4.0], [0.01, 0.0]]))
+  if sharded:
+    schedule = optimizers.make_schedule(cfg, 1, 2, 1)
+    opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
+                           jax.eval_shape(lambda: dict(a=jnp.zeros(2))), 2, 0.1)
+  else:
+    full, _ = optimizers.make_optimizer(cfg, 1, 2, 1, per_tensor_clip=False)
+    opt = ReplicatedOptimizer(full, AllReduce(), 0.1)
+  new_params, _, _ = _run_steps(opt, mesh, params, [grads])
+  np.testing.assert_allclose(new_params["a"], [[-0.065, -0.08]] * 2, rtol=1e-6)
 
 
 def _bytes_per_device(tree):

@@ -13,14 +13,17 @@ Both classes below act inside `shard_map` on a device's block of L learners:
   step(grads, opt_state, params)   -> (params, opt_state, grad_norm [L]): combine the block's
                                    gradients [L, ...], update, new params for its L learners
 
+Per-tensor clipping by average norm (`optimizer.clip_average_norm`) applies to each
+learner's own gradient, before combining: BA3C's tensorpack workers clipped their gradients
+before SyncReplicas averaged them. Global-norm clipping applies to the combined gradient.
+
 `ReplicatedOptimizer` is the plain path: the combiner combines gradients (all-reduce: pmean),
 then every learner runs the whole optimizer on its own copy of the state.
 
 `ShardedOptimizer` (combine = allreduce): the parameters, flattened into one vector of P
 numbers and zero-padded to n * S, are cut into n slices of S. One step of learner k:
   1. reduce-scatter: the mean over learners of gradient slice k (`psum_scatter`),
-  2. clipping: squared norms per tensor are segment sums over each slice, `psum`-ed (one
-     number per tensor), so per-tensor and global-norm clipping equal the unsharded ones,
+  2. global-norm clipping, with the squared norm `psum`-ed over the slices,
   3. the element-wise optimizer (Adam, RMSProp, SGD) on slice k with state slice k,
   4. all-gather of the updated slices, unflattened into every learner's parameters.
 A device then holds L * S numbers per optimizer moment instead of L * P: n times less.
@@ -40,17 +43,31 @@ from galax import networks, optimizers
 from galax.parallel.learners import AXIS
 
 
-class ReplicatedOptimizer:
-  """Every learner holds the whole optimizer state; `combiner.grads` combines gradients."""
+def clip_each_learner(grads: Any, clip_average_norm: float) -> Any:
+  """Per-tensor clipping by average norm of every learner's gradient in a block [L, ...]."""
+  if clip_average_norm <= 0:
+    return grads
+  clip = optimizers.clip_by_average_norm(clip_average_norm)
+  return jax.vmap(lambda g: clip.update(g, ())[0])(grads)
 
-  def __init__(self, optimizer: optax.GradientTransformation, combiner: Any):
+
+class ReplicatedOptimizer:
+  """Every learner holds the whole optimizer state; `combiner.grads` combines gradients.
+
+  `optimizer` must not clip by average norm itself when `clip_average_norm` > 0.
+  """
+
+  def __init__(self, optimizer: optax.GradientTransformation, combiner: Any,
+               clip_average_norm: float = 0.0):
     self.optimizer = optimizer
     self.combiner = combiner
+    self.clip_average_norm = clip_average_norm
 
   def init(self, params: Any) -> Any:
     return self.optimizer.init(params)
 
   def step(self, grads: Any, opt_state: Any, params: Any) -> tuple[Any, Any, jax.Array]:
+    grads = clip_each_learner(grads, self.clip_average_norm)
     grads = self.combiner.grads(grads)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
@@ -68,11 +85,10 @@ class FlatLayout:
     self.dtype = dtypes.pop()
     self.shapes = [tuple(x.shape) for x in leaves]
     self.sizes = [math.prod(s) for s in self.shapes]
-    self.num_tensors = len(self.sizes)
     self.size = sum(self.sizes)  # P
     self.num_shards = num_shards  # n
     self.shard_size = -(-self.size // num_shards)  # S
-    self.ends = np.cumsum(self.sizes)
+    self.ends = np.cumsum(self.sizes)[:-1]
 
   def flatten(self, tree: Any) -> jax.Array:
     """[P] -> padded [n * S]."""
@@ -80,14 +96,9 @@ class FlatLayout:
     return jnp.pad(flat, (0, self.num_shards * self.shard_size - self.size))
 
   def unflatten(self, flat: jax.Array) -> Any:
-    parts = jnp.split(flat[:self.size], self.ends[:-1])
+    parts = jnp.split(flat[:self.size], self.ends)
     return jax.tree.unflatten(self.treedef,
                               [p.reshape(s) for p, s in zip(parts, self.shapes)])
-
-  def tensor_ids(self, shard: jax.Array) -> jax.Array:
-    """Which tensor each position of slice `shard` belongs to; padding gets num_tensors."""
-    positions = shard * self.shard_size + jnp.arange(self.shard_size)
-    return jnp.searchsorted(jnp.asarray(self.ends), positions, side="right")
 
 
 class ShardedOptimizer:
@@ -105,22 +116,12 @@ class ShardedOptimizer:
     del params
     return self.optimizer.init(jnp.zeros((self.layout.shard_size,), self.layout.dtype))
 
-  def _clip(self, grads: jax.Array, tensor_ids: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Clips slices [L, S] as the unsharded chain would; returns them and the pre-clip norm."""
-    layout = self.layout
-    squares = jax.vmap(lambda g, ids: jax.ops.segment_sum(
-        jnp.square(g), ids, num_segments=layout.num_tensors + 1))(grads, tensor_ids)
-    squares = jax.lax.psum(jnp.sum(squares, axis=0), AXIS)[:layout.num_tensors]  # [tensors]
-    norm = jnp.sqrt(jnp.sum(squares))
-    if self.clip_average_norm > 0:
-      scale = optimizers.average_norm_scale(squares, jnp.asarray(layout.sizes, grads.dtype),
-                                            self.clip_average_norm)
-      grads = grads * jnp.append(scale, 1.0)[tensor_ids]
-      squares = squares * jnp.square(scale)
-    if self.max_grad_norm > 0:  # as optax.clip_by_global_norm
-      clipped_norm = jnp.sqrt(jnp.sum(squares))
-      grads = jax.lax.select(clipped_norm < self.max_grad_norm, grads,
-                             grads / clipped_norm * self.max_grad_norm)
+  def _clip_global(self, grads: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Global-norm clipping of the slices [L, S] (as optax.clip_by_global_norm); returns
+    them and the norm of the whole combined gradient."""
+    norm = jnp.sqrt(jax.lax.psum(jnp.sum(jnp.square(grads)), AXIS))
+    if self.max_grad_norm > 0:
+      grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
     return grads, norm
 
   def step(self, grads: Any, opt_state: Any, params: Any) -> tuple[Any, Any, jax.Array]:
@@ -129,13 +130,14 @@ class ShardedOptimizer:
     learners = jax.tree.leaves(grads)[0].shape[0]  # L
     shards = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)  # k of each learner
 
-    # 1. Reduce-scatter: device d receives the summed slices of its learners d*L .. d*L+L-1.
+    # 1. Reduce-scatter (after each learner's per-tensor clipping): device d receives the
+    #    summed slices of its learners d*L .. d*L+L-1.
+    grads = clip_each_learner(grads, self.clip_average_norm)
     flat_grads = jax.vmap(layout.flatten)(grads).reshape(learners, n, size)
     grad_slices = jax.lax.psum_scatter(jnp.sum(flat_grads, axis=0), AXIS,
                                        scatter_dimension=0, tiled=True) / n  # [L, S]
-    # 2. Clipping from whole-tensor norms.
-    tensor_ids = jax.vmap(layout.tensor_ids)(shards)
-    grad_slices, norm = self._clip(grad_slices, tensor_ids)
+    # 2. Global-norm clipping of the mean gradient.
+    grad_slices, norm = self._clip_global(grad_slices)
     # 3. The element-wise update of each learner's slice. Learners share parameters, so
     #    the first learner's copy gives every slice.
     flat_params = layout.flatten(jax.tree.map(lambda x: x[0], params))
@@ -172,5 +174,6 @@ def make_learner_optimizer(config: Any, setup: Any, combiner: Any, total_updates
                                cfg.clip_average_norm, cfg.max_grad_norm)
     return sharded, schedule
   optimizer, schedule = optimizers.make_optimizer(cfg, layout.envs_per_learner,
-                                                  layout.num_learners, total_updates)
-  return ReplicatedOptimizer(optimizer, combiner), schedule
+                                                  layout.num_learners, total_updates,
+                                                  per_tensor_clip=False)
+  return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm), schedule
