@@ -63,18 +63,23 @@ def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_th
 
 
 def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameters():
-  fixed = dict(max_staleness=1, staleness="fixed")
-  one_round, _ = _run(_config("a3c", updates_per_call=1, a3c=fixed))
-  two_rounds, metrics = _run(_config("a3c", updates_per_call=2, a3c=fixed))
-  np.testing.assert_array_equal(metrics["staleness"], [[1], [1]])
-  history = two_rounds.extra.history  # [D = 1, 2 slots, ...]: theta_2 in slot 0, theta_1 in 1
-  for h, p2, p1 in zip(jax.tree.leaves(history), jax.tree.leaves(two_rounds.params),
-                       jax.tree.leaves(one_round.params)):
+  algorithm = make_algorithm(_config("a3c", updates_per_call=1,
+                                     a3c=dict(max_staleness=1, staleness="fixed")))
+  state = algorithm.init()
+  state, _ = algorithm.step(state)
+  theta_1 = to_host(state.params)
+  state, metrics = algorithm.step(state)
+  state = to_host(state)
+  algorithm.env.close()
+  np.testing.assert_array_equal(to_host(metrics)["staleness"], [[1]])
+  # [D = 1, 2 slots, ...]: theta_2 in slot 2 mod 2 = 0, theta_1 in slot 1.
+  for h, p2, p1 in zip(jax.tree.leaves(state.extra.history), jax.tree.leaves(state.params),
+                       jax.tree.leaves(theta_1)):
     np.testing.assert_array_equal(h[0, 0], p2[0])
     np.testing.assert_array_equal(h[0, 1], p1[0])
-  # Round 1 reads theta_0 instead of theta_1.
+  # Round 1 read theta_0 instead of theta_1, so the run differs from staleness 0.
   no_staleness, _ = _run(_config("a3c", updates_per_call=2))
-  assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(two_rounds.params),
+  assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(state.params),
                                             jax.tree.leaves(no_staleness.params)))
 
 

@@ -53,10 +53,10 @@ def test_ba3c_network_has_the_papers_size(fc, params):
 
 @pytest.mark.parametrize("name,overrides", [
     ("ba3c_breakout", dict(num_learners=2, envs_per_learner=2)),
-    ("a3c_atari", dict(num_learners=2, envs_per_learner=2)),
     ("impala_atari", dict(envs_per_learner=2, t_max=4)),
 ])
 def test_config_trains_one_update(name, overrides):
+  # (a3c_atari shares its network and env with breakout_a2c; A3C runs in tests/test_a3c.py.)
   config = load_config(name)
   config.update(dict(updates_per_call=1, **overrides))
   algorithm = make_algorithm(config)
