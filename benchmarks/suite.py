@@ -43,6 +43,7 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
     "hts_ppo": ("hts_ppo_gfootball", "one"),
     "impala": ("impala_atari", "one"),
     "a3c": ("a3c_atari", "many"),
+    "ba3c": ("ba3c_breakout", "many"),
 }
 
 _ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id used for every algorithm.")
@@ -64,6 +65,7 @@ def _config(algorithm: str, env_id: str, learners: int, envs_per_learner: int) -
     config.env.id = env_id
     if env_family(env_id) == "classic_control":  # vector observations need the MLP
       config.network.name = "mlp"
+      config.env.options = type(config.env.options)()  # drop Atari options (BA3C's RGB)
   config.num_learners = learners
   config.envs_per_learner = envs_per_learner
   config.num_devices = 0

@@ -15,7 +15,7 @@ import ml_collections
 
 CONFIGS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 
-ALGORITHMS = ("a2c",)
+ALGORITHMS = ("a2c", "a3c", "impala")
 COMBINES = ("independent", "allreduce", "gossip")
 
 
@@ -79,6 +79,36 @@ def base_config() -> ml_collections.ConfigDict:
   c.optimizer.adam_b1 = 0.9
   c.optimizer.adam_b2 = 0.999
   c.optimizer.max_grad_norm = 0.5  # global-norm clipping; 0 = off
+  # Per-tensor clipping by average norm ||g||_2 / size (TF clip_by_average_norm; BA3C 0.1);
+  # applied before global-norm clipping; 0 = off.
+  c.optimizer.clip_average_norm = 0.0
+  # ZeRO-1 (combine=allreduce): each learner keeps 1/n of the optimizer state; gradients are
+  # reduce-scattered, updated shard-wise, parameters all-gathered (BA3C's parameter servers).
+  c.optimizer.sharded_state = False
+
+  # Straggler mitigation (combine=allreduce, a2c): each update keeps the gradients of the
+  # first num_kept of the n learners to finish and drops the rest (SyncReplicas with
+  # ngrads < workers). Step times are simulated: 1 + scale * X, X drawn per learner and update.
+  c.stragglers = ml_collections.ConfigDict()
+  c.stragglers.num_kept = 0  # m of n gradients aggregated; 0 = all (off)
+  c.stragglers.step_time = "exponential"  # exponential | lognormal | uniform (law of X)
+  c.stragglers.scale = 1.0  # spread of the step times around 1
+
+  # A3C (algorithm="a3c"): each round, every learner's gradient, computed at shared
+  # parameters s updates old (s drawn per learner and round), is applied in turn to the
+  # shared parameters (see galax/algorithms/a3c.py for the exact semantics).
+  c.a3c = ml_collections.ConfigDict()
+  c.a3c.max_staleness = 0  # bound on s, in updates (gradient applications) before the round
+  c.a3c.staleness = "uniform"  # uniform (s ~ U{0..max}) | fixed (s = max)
+  c.a3c.shuffle_order = True  # apply the round's gradients in a random order (else 0..n-1)
+
+  # IMPALA (algorithm="impala"): actors act with parameters policy_lag updates old; the
+  # learner corrects with V-trace. The unroll length is t_max; the batch is envs_per_learner.
+  c.impala = ml_collections.ConfigDict()
+  c.impala.policy_lag = 2  # updates between the acting and the learning parameters
+  c.impala.rho_bar = 1.0  # V-trace truncation of the importance weights in delta_t
+  c.impala.c_bar = 1.0  # V-trace truncation of the trace coefficients
+  c.impala.reduction = "mean"  # mean over the batch | sum (TorchBeast: loss summed over T, B)
 
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
@@ -133,10 +163,49 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     make_topology(config.gossip.topology, config.num_learners, config.gossip.peers)
     if config.gossip.delay < 0:
       raise ValueError(f"config.gossip.delay must be >= 0, got {config.gossip.delay}.")
+  _validate_baselines(config)
   from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)
   return config
+
+
+def _validate_baselines(config: ml_collections.ConfigDict) -> None:
+  """Fields of distributed BA3C (sharded state, stragglers), A3C and IMPALA."""
+  if config.optimizer.clip_average_norm < 0:
+    raise ValueError("config.optimizer.clip_average_norm must be >= 0 (0 = off), got "
+                     f"{config.optimizer.clip_average_norm}.")
+  if config.optimizer.sharded_state:
+    if config.combine != "allreduce" or config.algorithm not in ("a2c", "impala"):
+      raise ValueError("config.optimizer.sharded_state=True shards the state of learners that "
+                       "share parameters: it needs combine='allreduce' and algorithm 'a2c' or "
+                       f"'impala' (got combine={config.combine!r}, "
+                       f"algorithm={config.algorithm!r}).")
+  stragglers = config.stragglers
+  _choice("stragglers.step_time", stragglers.step_time, ("exponential", "lognormal", "uniform"))
+  if stragglers.num_kept:
+    if not 0 < stragglers.num_kept <= config.num_learners:
+      raise ValueError(f"config.stragglers.num_kept={stragglers.num_kept} must be in "
+                       f"[1, num_learners={config.num_learners}] (0 = keep all).")
+    if config.combine != "allreduce" or config.algorithm != "a2c":
+      raise ValueError("config.stragglers.num_kept drops gradients of all-reduce A2C: it needs "
+                       f"combine='allreduce' and algorithm='a2c' (got combine={config.combine!r},"
+                       f" algorithm={config.algorithm!r}).")
+    if stragglers.scale < 0:
+      raise ValueError(f"config.stragglers.scale must be >= 0, got {stragglers.scale}.")
+  if config.algorithm == "a3c":
+    _choice("a3c.staleness", config.a3c.staleness, ("uniform", "fixed"))
+    if config.a3c.max_staleness < 0:
+      raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
+    if config.combine != "independent":
+      raise ValueError("algorithm='a3c' applies every learner's gradient to the shared "
+                       f"parameters itself; config.combine={config.combine!r} must stay "
+                       "'independent'.")
+  if config.algorithm == "impala":
+    _choice("impala.reduction", config.impala.reduction, ("mean", "sum"))
+    if config.impala.policy_lag < 0:
+      raise ValueError(f"config.impala.policy_lag must be >= 0, got {config.impala.policy_lag}.")
+    _positive(config, "impala.rho_bar", "impala.c_bar")
 
 
 def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:

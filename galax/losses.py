@@ -74,3 +74,37 @@ def a2c_loss(logits: Array, values: Array, actions: Array, returns: Array, mask:
   if sum_over_time:
     total = total * logits.shape[0]
   return LossTerms(total, policy_loss, value_loss, entropy)
+
+
+def off_policy_actor_critic_loss(logits: Array, values: Array, actions: Array,
+                                 pg_advantages: Array, value_targets: Array, mask: Array,
+                                 entropy_coef: float, value_coef: float,
+                                 reduction: str = "mean") -> LossTerms:
+  r"""The actor-critic loss with given advantages and value targets (IMPALA with V-trace).
+
+    L_pi = -red_{t,b} log pi(a_t | s_t) A_t        (A_t: e.g. V-trace's rho_t-weighted one)
+    L_H  =  red_{t,b} H(pi(. | s_t))
+    L_V  =  red_{t,b} (v_t - V(s_t))^2             (v_t: e.g. the V-trace targets)
+    L    =  L_pi - entropy_coef * L_H + value_coef * L_V
+
+  `reduction` "mean" averages over all collected transitions (masked ones as zero), as
+  `a2c_loss`; with on-policy targets the two losses are equal. "sum" sums over time and
+  batch, as TorchBeast's IMPALA (whose baseline cost 0.5 times its 0.5 * sum(...)^2 is
+  value_coef = 0.25 here).
+  """
+  chex.assert_rank([logits, values, actions, pg_advantages, value_targets, mask],
+                   [3, 2, 2, 2, 2, 2])
+  chex.assert_equal_shape([values, actions, pg_advantages, value_targets, mask])
+  if reduction == "mean":
+    reduce = masked_mean
+  elif reduction == "sum":
+    reduce = lambda x, m: jnp.sum(x * m)
+  else:
+    raise ValueError(f"Unknown loss reduction {reduction!r}; use 'mean' or 'sum'.")
+  pg_advantages = jax.lax.stop_gradient(pg_advantages)
+  value_targets = jax.lax.stop_gradient(value_targets)
+  policy_loss = -reduce(action_log_prob(logits, actions) * pg_advantages, mask)
+  entropy = reduce(categorical_entropy(logits), mask)
+  value_loss = reduce(jnp.square(value_targets - values), mask)
+  total = policy_loss - entropy_coef * entropy + value_coef * value_loss
+  return LossTerms(total, policy_loss, value_loss, entropy)

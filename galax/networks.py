@@ -3,8 +3,11 @@
 Torsos (all ReLU, VALID padding unless stated):
   archnips   conv 16 8x8/4, conv 32 4x4/2, fc 256          (PAAC; Mnih et al. 2013)
   archnature conv 32 8x8/4, conv 64 4x4/2, conv 64 3x3/1, fc 512  (PAAC, GALA, HTS)
-  ba3c       conv 32 5x5 + maxpool 2, conv 32 5x5 + maxpool 2, conv 64 4x4 + maxpool 2,
-             conv 64 3x3, fc `fc_width` (128: the small model of Adamski et al. 2018)
+  ba3c       conv 32 5x5 + maxpool 2, conv 32 5x5 + maxpool 2, conv 64 5x5 + maxpool 2,
+             conv 64 3x3, no conv biases, fc `fc_width` (128: the small model of Adamski
+             et al. 2018, as in the authors' code; with 4 x 3 RGB channels and 6 actions it
+             has the paper's 332,295 weights less the 3,200 of the 4 zero channels they
+             padded the input with)
   impala_shallow  conv 16 8x8/4, conv 32 4x4/2, fc 256 (IMPALA's shallow net; same shape
              as archnips, kept as its own name for the baseline configs)
   mlp        fc 64, fc 64 with tanh (classic control)
@@ -50,13 +53,14 @@ class ConvTorso(nn.Module):
   max_pool: bool = False  # 2x2 max-pool after every conv but the last (BA3C)
   padding: str = "VALID"
   init_scheme: str = "orthogonal"
+  conv_bias: bool = True
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
     kernel_init = _init(self.init_scheme, np.sqrt(2))
     for i, (features, kernel, stride) in enumerate(self.convs):
       x = nn.Conv(features, (kernel, kernel), (stride, stride), padding=self.padding,
-                  kernel_init=kernel_init)(x)
+                  use_bias=self.conv_bias, kernel_init=kernel_init)(x)
       x = nn.relu(x)
       if self.max_pool and i < len(self.convs) - 1:
         x = nn.max_pool(x, (2, 2), (2, 2))
@@ -108,8 +112,8 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
                        f"images of shape {spec.obs_shape}; use archnips/archnature/ba3c.")
     torso: nn.Module = MLPTorso(tuple(mlp_hidden), init_scheme=init_scheme)
   elif name == "ba3c":
-    torso = ConvTorso(((32, 5, 1), (32, 5, 1), (64, 4, 1), (64, 3, 1)), fc_width or 128,
-                      max_pool=True, padding="SAME", init_scheme=init_scheme)
+    torso = ConvTorso(((32, 5, 1), (32, 5, 1), (64, 5, 1), (64, 3, 1)), fc_width or 128,
+                      max_pool=True, padding="VALID", init_scheme=init_scheme, conv_bias=False)
   elif name in TORSOS:
     t = TORSOS[name]
     torso = ConvTorso(t["convs"], fc_width or t["fc"], init_scheme=init_scheme)

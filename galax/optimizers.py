@@ -11,6 +11,12 @@ PyTorch at 0 (`rmsprop_initial_scale`).
 Learning-rate rules: PAAC scales lr linearly with the number of envs (0.0007 x 32);
 GALA scales it with the square root of the number of learners (7e-4 x sqrt(n)).
 Annealing is linear to zero over the run (PAAC, HTS-PPO) or none.
+
+Clipping comes first, in this order when both are on: per-tensor clipping by average norm
+(TensorFlow's `clip_by_average_norm`, as distributed BA3C's tensorpack code uses), then
+clipping by the global norm (PAAC, GALA, IMPALA). Learners that combine gradients clip
+each learner's own gradient by average norm before combining (BA3C's workers did, ahead
+of SyncReplicas' averaging; see galax/parallel/sharded_optimizer.py).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import optax
 
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
@@ -59,22 +67,70 @@ def rmsprop(learning_rate: Any, decay: float, eps: float, convention: str,
   )
 
 
-def make_optimizer(cfg: Any, num_envs: int, num_learners: int, total_updates: int
+def average_norm_scale(squared_norm: jax.Array, size: int, clip_norm: float) -> jax.Array:
+  r"""The factor of TF's `clip_by_average_norm` for a tensor of `size` elements.
+
+    average_norm = ||t||_2 / size   (the L2 norm divided by the element count, not an RMS)
+    t <- t * clip_norm / max(average_norm, clip_norm)
+
+  written as TF does, t * clip_norm * min(size / ||t||, 1 / clip_norm), so that an
+  all-zero tensor passes unchanged.
+  """
+  return clip_norm * jnp.minimum(jax.lax.rsqrt(squared_norm) * size, 1.0 / clip_norm)
+
+
+def clip_by_average_norm(clip_norm: float) -> optax.GradientTransformation:
+  """Clips every tensor (leaf) on its own by its average norm (see `average_norm_scale`).
+
+  Distributed BA3C (Adamski et al. 2018) clips each gradient tensor at average norm 0.1.
+  """
+
+  def update(updates, state, params=None):
+    del params
+
+    def clip(t):
+      return t * average_norm_scale(jnp.sum(jnp.square(t)), t.size, clip_norm).astype(t.dtype)
+
+    return jax.tree.map(clip, updates), state
+
+  return optax.GradientTransformation(optax.init_empty_state, update)
+
+
+def elementwise_optimizer(cfg: Any, schedule: optax.Schedule) -> optax.GradientTransformation:
+  """The optimizer of `cfg.name` alone (no clipping). It acts element by element, so it
+  gives the same result on a flat slice of the parameters as on the whole tree (what the
+  sharded optimizer state of `galax.parallel.sharded_optimizer` relies on)."""
+  if cfg.name == "rmsprop":
+    return rmsprop(schedule, cfg.rmsprop_decay, cfg.eps, cfg.rmsprop_convention,
+                   cfg.rmsprop_initial_scale)
+  if cfg.name == "adam":
+    return optax.adam(schedule, b1=cfg.adam_b1, b2=cfg.adam_b2, eps=cfg.eps)
+  if cfg.name == "sgd":
+    return optax.sgd(schedule)
+  raise ValueError(f"Unknown optimizer {cfg.name!r}; choose 'rmsprop', 'adam' or 'sgd'.")
+
+
+def make_schedule(cfg: Any, num_envs: int, num_learners: int, total_updates: int
+                  ) -> optax.Schedule:
+  """The scaled (`cfg.lr_scaling`) and annealed (`cfg.anneal`) learning-rate schedule."""
+  lr = scaled_learning_rate(cfg.learning_rate, cfg.lr_scaling, num_envs, num_learners)
+  return learning_rate_schedule(lr, cfg.anneal, total_updates)
+
+
+def make_optimizer(cfg: Any, num_envs: int, num_learners: int, total_updates: int,
+                   per_tensor_clip: bool = True
                    ) -> tuple[optax.GradientTransformation, optax.Schedule]:
   """Gradient clipping, then the optimizer of `cfg.name` with a scaled, annealed lr.
 
-  Returns the transformation and its lr schedule (a function of the update count).
+  `per_tensor_clip=False` leaves `cfg.clip_average_norm` out of the chain (for callers
+  that clip each learner's gradient before combining). Returns the transformation and its
+  lr schedule (a function of the update count).
   """
-  lr = scaled_learning_rate(cfg.learning_rate, cfg.lr_scaling, num_envs, num_learners)
-  schedule = learning_rate_schedule(lr, cfg.anneal, total_updates)
-  if cfg.name == "rmsprop":
-    opt = rmsprop(schedule, cfg.rmsprop_decay, cfg.eps, cfg.rmsprop_convention,
-                  cfg.rmsprop_initial_scale)
-  elif cfg.name == "adam":
-    opt = optax.adam(schedule, b1=cfg.adam_b1, b2=cfg.adam_b2, eps=cfg.eps)
-  elif cfg.name == "sgd":
-    opt = optax.sgd(schedule)
-  else:
-    raise ValueError(f"Unknown optimizer {cfg.name!r}; choose 'rmsprop', 'adam' or 'sgd'.")
-  clip = [optax.clip_by_global_norm(cfg.max_grad_norm)] if cfg.max_grad_norm > 0 else []
+  schedule = make_schedule(cfg, num_envs, num_learners, total_updates)
+  opt = elementwise_optimizer(cfg, schedule)
+  clip = []
+  if per_tensor_clip and cfg.get("clip_average_norm", 0.0) > 0:
+    clip.append(clip_by_average_norm(cfg.clip_average_norm))
+  if cfg.max_grad_norm > 0:
+    clip.append(optax.clip_by_global_norm(cfg.max_grad_norm))
   return optax.chain(*clip, opt), schedule

@@ -17,9 +17,14 @@ leaks into an earlier return: the step before it has discount 0 or lambda 0. Its
 target is meaningless and the loss masks it.
 
 `values` has T + 1 entries: V(o_0), ..., V(o_T); V(o_T) bootstraps the last step.
+
+`vtrace` corrects for acting with other parameters than the learner's (IMPALA); truncation
+cuts its traces the same way.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import chex
 import jax
@@ -107,3 +112,67 @@ def gae_advantages(rewards: Array, discounts: Array, values: Array, truncated: A
   _, advantages = jax.lax.scan(backward, jnp.zeros_like(values[-1]),
                                (deltas, discounts, lambdas), reverse=True)
   return advantages
+
+
+class VTraceReturns(NamedTuple):
+  vs: Array  # v_t, the value targets, [T, ...]
+  pg_advantages: Array  # rho_t (r_t + discount_t v'_{t+1} - V(x_t)), [T, ...]
+
+
+def vtrace(rewards: Array, discounts: Array, values: Array, truncated: Array, log_rhos: Array,
+           rho_bar: float = 1.0, c_bar: float = 1.0, lambda_: float | Array = 1.0
+           ) -> VTraceReturns:
+  r"""V-trace targets and policy-gradient advantages (Espeholt et al. 2018), truncation-aware.
+
+  Actions were taken by a behaviour policy mu; the learner's target policy is pi, and
+  `values` are the learner's V(x_t). With log_rhos_t = log pi(a_t | x_t) - log mu(a_t | x_t):
+
+    rho_t   = min(rho_bar, exp(log_rhos_t))
+    c_t     = lambda_t * min(c_bar, exp(log_rhos_t)),   lambda_t = lambda * (1 - truncated_t)
+    delta_t = rho_t * (r_t + discount_t V(x_{t+1}) - V(x_t))
+    v_T     = V(x_T)
+    v_t     = V(x_t) + delta_t + discount_t c_t (v_{t+1} - V(x_{t+1}))
+    A_t     = rho_t * (r_t + discount_t v'_{t+1} - V(x_t)),
+              v'_{t+1} = V(x_{t+1}) if truncated_t else v_{t+1}
+
+  i.e. v_s = V(x_s) + sum_{t>=s} (prod_{i=s}^{t-1} discount_i c_i) delta_t. A truncated
+  step bootstraps from V of the final observation (x_{t+1} in envpool's NEXT_STEP mode) and
+  cuts the trace, so envpool's auto-reset step after it never leaks into earlier targets.
+
+  On-policy (log_rhos = 0) with rho_bar, c_bar >= 1 and lambda = 1, rho_t = c_t = 1 and
+  v_t is the n-step return of `nstep_returns`, A_t = v_t - V(x_t): the A2C targets.
+
+  Args:
+    rewards: r_t, [T, ...].
+    discounts: gamma * (1 - terminated_t), [T, ...].
+    values: the target policy's V(x_t) for t = 0..T, [T + 1, ...].
+    truncated: bool, [T, ...]; the episode hit its time limit at step t.
+    log_rhos: log pi(a_t | x_t) - log mu(a_t | x_t), [T, ...].
+    rho_bar: truncation of the importance weights in delta_t (and in A_t).
+    c_bar: truncation of the trace coefficients.
+    lambda_: scalar or [T, ...] trace mixing (1 in IMPALA).
+
+  Returns:
+    `VTraceReturns(vs, pg_advantages)`, each [T, ...]. No gradient flows through them.
+  """
+  _check(rewards, discounts, values, truncated)
+  chex.assert_equal_shape([rewards, log_rhos])
+  values = jax.lax.stop_gradient(values)
+  ratios = jnp.exp(jax.lax.stop_gradient(log_rhos))
+  rhos = jnp.minimum(rho_bar, ratios)
+  lambdas = jnp.broadcast_to(lambda_, rewards.shape) * (1.0 - truncated.astype(rewards.dtype))
+  cs = lambdas * jnp.minimum(c_bar, ratios)
+  deltas = rhos * (rewards + discounts * values[1:] - values[:-1])
+
+  def backward(next_correction, xs):
+    delta, discount, c = xs
+    correction = delta + discount * c * next_correction  # v_t - V(x_t)
+    return correction, correction
+
+  _, corrections = jax.lax.scan(backward, jnp.zeros_like(values[-1]), (deltas, discounts, cs),
+                                reverse=True)
+  vs = values[:-1] + corrections
+  next_vs = jnp.concatenate([vs[1:], values[-1:]], axis=0)
+  next_vs = jnp.where(truncated, values[1:], next_vs)
+  pg_advantages = rhos * (rewards + discounts * next_vs - values[:-1])
+  return VTraceReturns(vs, pg_advantages)

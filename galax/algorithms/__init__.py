@@ -14,4 +14,12 @@ def make_algorithm(config: Any) -> Algorithm:
     from galax.algorithms.a2c import make_a2c  # pylint: disable=g-import-not-at-top
 
     return make_a2c(config)
+  if name == "a3c":
+    from galax.algorithms.a3c import make_a3c  # pylint: disable=g-import-not-at-top
+
+    return make_a3c(config)
+  if name == "impala":
+    from galax.algorithms.impala import make_impala  # pylint: disable=g-import-not-at-top
+
+    return make_impala(config)
   raise ValueError(f"Unknown algorithm {name!r}.")

@@ -4,9 +4,11 @@ One update of one learner:
   1. act t_max steps in its b envs with the current parameters (`rollout`),
   2. n-step returns (or GAE) bootstrapped from V(o_T), masking auto-reset steps,
   3. the A2C loss and its gradient,
-  4. combine (`galax.parallel.combine`): all-reduce averages gradients here,
-  5. the optimizer step,
-  6. combine again: GALA's gossip mixes parameters here (and measures consensus).
+  4. optionally drop the gradients of stragglers (`galax.parallel.stragglers`),
+  5. combine (`galax.parallel.combine`): all-reduce averages gradients here,
+  6. the optimizer step (its state replicated per learner, or sharded across learners:
+     `galax.parallel.sharded_optimizer`, which then does the all-reduce of step 5 itself),
+  7. combine again: GALA's gossip mixes parameters here (and measures consensus).
 
 The same learner serves a single PAAC learner (n = 1), all-reduce A2C and GALA-A2C; they
 differ only in the combiner. All n learners run as one `shard_map` program.
@@ -26,6 +28,8 @@ from galax.parallel import combine as combine_lib
 from galax.parallel import diagnostics
 from galax.parallel import learners as lx
 from galax.parallel import topology as topology_lib
+from galax.parallel.sharded_optimizer import ReplicatedOptimizer, make_learner_optimizer
+from galax.parallel.stragglers import make_straggler_model
 from galax.rollout import Trajectory, episode_log, rollout
 
 
@@ -63,9 +67,15 @@ def split_learners(traj: Trajectory, learners: int) -> Trajectory:
       lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), traj)
 
 
-def make_a2c_update(setup: common.Setup, optimizer: optax.GradientTransformation,
-                    combiner: Any) -> Callable:
-  """The block update (see module docstring) for `compile_step`."""
+def make_a2c_update(setup: common.Setup, optimizer: Any, combiner: Any,
+                    stragglers: Any = None) -> Callable:
+  """The block update (see module docstring) for `compile_step`.
+
+  `optimizer` is a learner optimizer of `galax.parallel.sharded_optimizer` (or a plain
+  optax transformation, applied per learner after `combiner.grads`).
+  """
+  if isinstance(optimizer, optax.GradientTransformation):
+    optimizer = ReplicatedOptimizer(optimizer, combiner)
   config = setup.config
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
@@ -79,15 +89,15 @@ def make_a2c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t),
                                    state.params, per_learner, unroll=unroll)
     own_grads = grads
-    grads = combiner.grads(grads)
-    updates, opt_state = jax.vmap(optimizer.update)(grads, state.opt_state, state.params)
-    params = optax.apply_updates(state.params, updates)
+    metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
+    if stragglers is not None:
+      grads, metrics["stragglers"] = stragglers.drop_late(grads, state.update_count[0])
+    params, opt_state, metrics["grad_norm"] = optimizer.step(grads, state.opt_state,
+                                                             state.params)
     params, extra, combine_metrics = combiner.after_step(state.params, params, state.extra)
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
                               action_keys=keys, update_count=state.update_count + 1,
                               extra=extra)
-    metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
-                   episodes=episode_log(traj)._asdict())
     if combine_metrics:
       metrics[combiner.name] = combine_metrics
     if config.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
@@ -112,14 +122,11 @@ def make_combiner(config: Any, layout: lx.Layout) -> Any:
 
 def make_a2c(config: Any) -> common.Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
-  from galax.optimizers import make_optimizer  # pylint: disable=g-import-not-at-top
-
   setup = common.make_setup(config, config.t_max)
   layout = setup.layout
-  optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner,
-                                       layout.num_learners, setup.total_updates)
   combiner = make_combiner(config, layout)
-  update = make_a2c_update(setup, optimizer, combiner)
+  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
+  update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
   return common.Algorithm(
       config=config,
       layout=layout,

@@ -1,0 +1,161 @@
+"""A3C (Mnih et al. 2016), the asynchronous baseline of GALA and HTS-RL, as one
+deterministic SPMD program.
+
+In A3C, n actor-learners share one set of parameters (and RMSProp statistics). Each one
+copies the shared parameters, acts t_max steps, computes the A2C gradient at its copy and
+applies it to the shared parameters while the others keep doing the same: by the time a
+gradient is applied, the parameters it was computed at are some updates old. GALA and
+HTS-RL compare with the large-batch variant (Stooke & Abbeel 2018): b envs per learner.
+
+The model. theta_k are the shared parameters after k gradient applications. One `update`
+is a round of n applications; at its start k = u n (u = rounds so far):
+
+  1. learner j draws a staleness s_j in {0, ..., S}, S = config.a3c.max_staleness
+     (`staleness` "uniform": s_j ~ U{0..S}; "fixed": s_j = S), and reads theta_{un - s_j}
+     from a history of the last S + 1 versions (theta_0 stands in for versions before it);
+  2. learner j acts t_max steps in its b envs with theta_{un - s_j} and computes its A2C
+     gradient g_j there (galax.algorithms.a2c.a2c_grads);
+  3. the n gradients are applied one after another, in an order pi drawn per round
+     (`shuffle_order`; else 0..n-1), to the shared parameters and the one shared
+     optimizer state:
+        theta_{un+i+1} = theta_{un+i} + optimizer_step(g_{pi(i)}),   i = 0..n-1,
+     and every new version enters the history.
+
+The gradient of learner pi(i) is thus applied s_{pi(i)} + i updates after the parameters
+it was computed at (reported as metrics["staleness"]). Gradient clipping applies to each
+gradient on its own, as in A3C; the learning rate is not scaled with n (GALA's Table 2) and
+its annealing counts applications. Staleness draws and the order come from a key kept in
+the state, so a seed reproduces a run.
+
+Exact equivalences (tests/test_a3c.py):
+  * n = 1, S = 0: theta_{u+1} = theta_u + step(g(theta_u)), i.e. A2C, with any optimizer;
+  * n learners, S = 0, SGD with lr eta: theta_{(u+1)n} = theta_{un} - eta sum_j g_j(theta_{un}),
+    i.e. all-reduce A2C with lr n eta.
+
+Layout: every learner keeps a copy of the shared parameters and optimizer state (identical
+copies, as in all-reduce A2C); the history [S + 1, ...] and the round key are kept once per
+device (state leaves [D, ...]). The n gradients are all-gathered, and every device applies
+all of them, so all copies stay equal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from galax.algorithms import common
+from galax.algorithms.a2c import a2c_grads, split_learners
+from galax.optimizers import make_optimizer
+from galax.parallel import learners as lx
+from galax.rollout import episode_log, rollout
+
+STREAM = 0xA3C  # separates the staleness draws from the other uses of config.seed
+
+
+@flax.struct.dataclass
+class A3CExtra:
+  """Per-device state: leaves [D, ...] globally, [1, ...] inside shard_map."""
+
+  history: Any  # [D, S + 1, ...]: theta_k sits in slot k mod (S + 1)
+  key: jax.Array  # [D, 2]: the round key (equal on every device)
+
+
+def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: str
+                   ) -> jax.Array:
+  """s_j for every learner, [n] int32, in {0..max_staleness}."""
+  if kind == "fixed":
+    return jnp.full((num_learners,), max_staleness, jnp.int32)
+  if kind == "uniform":
+    return jax.random.randint(key, (num_learners,), 0, max_staleness + 1, jnp.int32)
+  raise ValueError(f"Unknown staleness {kind!r}; use 'uniform' or 'fixed'.")
+
+
+def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation) -> Callable:
+  """The round (see the module docstring) for `compile_step`."""
+  config = setup.config
+  learners = setup.layout.learners_per_device
+  n = setup.layout.num_learners
+  slots = config.a3c.max_staleness + 1
+  apply_fn = setup.network.apply
+  policy = common.block_policy(apply_fn, learners)
+
+  def update(state: common.LearnerState):
+    key, staleness_key, order_key = jax.random.split(state.extra.key[0], 3)
+    staleness = draw_staleness(staleness_key, n, config.a3c.max_staleness, config.a3c.staleness)
+    order = (jax.random.permutation(order_key, n) if config.a3c.shuffle_order
+             else jnp.arange(n))
+    position = jnp.argsort(order)  # position[j] = i where order[i] = j
+    start = state.update_count[0] * n  # applications before this round
+    mine = jax.lax.axis_index(lx.AXIS) * learners + jnp.arange(learners)
+
+    # 1-2. Every learner acts and computes its gradient at its stale read of theta.
+    history = jax.tree.map(lambda h: h[0], state.extra.history)  # [S + 1, ...]
+    read_slots = (start - staleness[mine]) % slots
+    read = jax.tree.map(lambda h: h[read_slots], history)  # [L, ...]
+    env_state, keys, traj = rollout(policy, read, setup.env, state.env_state,
+                                    state.action_keys, config.t_max, lx.env_shard_index())
+    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t))(
+        read, split_learners(traj, learners))
+
+    # 3. Apply all n gradients in turn to the shared parameters (the same on every device).
+    all_grads = jax.tree.map(lambda g: jax.lax.all_gather(g, lx.AXIS, axis=0, tiled=True), grads)
+
+    def apply(carry, i):
+      params, opt_state, history = carry
+      g = jax.tree.map(lambda x: x[order[i]], all_grads)
+      updates, opt_state = optimizer.update(g, opt_state, params)
+      params = optax.apply_updates(params, updates)
+      slot = (start + i + 1) % slots
+      history = jax.tree.map(lambda h, x: h.at[slot].set(x), history, params)
+      return (params, opt_state, history), None
+
+    shared = jax.tree.map(lambda x: x[0], (state.params, state.opt_state))
+    (params, opt_state, history), _ = jax.lax.scan(apply, (*shared, history), jnp.arange(n))
+    copies = lambda x: jnp.broadcast_to(x, (learners, *x.shape))
+    new_state = state.replace(
+        params=jax.tree.map(copies, params), opt_state=jax.tree.map(copies, opt_state),
+        env_state=env_state, action_keys=keys, update_count=state.update_count + 1,
+        extra=A3CExtra(history=jax.tree.map(lambda h: h[None], history), key=key[None]))
+    metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
+                   staleness=(staleness + position)[mine],
+                   episodes=episode_log(traj)._asdict())
+    return new_state, metrics
+
+  return update
+
+
+def make_a3c(config: Any) -> common.Algorithm:
+  """A3C with n learners of b envs each; see the module docstring."""
+  setup = common.make_setup(config, config.t_max)
+  layout = setup.layout
+  n = layout.num_learners
+  applications = setup.total_updates * n
+  optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner, n,
+                                       applications)
+  slots = config.a3c.max_staleness + 1
+
+  def init_extra(params):  # params: this process's learners, [local_learners, ...]
+    devices = layout.local_devices
+    one = jax.tree.map(lambda x: np.asarray(x)[0], params)
+    history = jax.tree.map(lambda x: np.broadcast_to(x, (devices, slots, *x.shape)).copy(), one)
+    key = jax.random.fold_in(jax.random.PRNGKey(config.seed), STREAM)
+    return A3CExtra(history=history,
+                    key=np.broadcast_to(np.asarray(key), (devices, *key.shape)).copy())
+
+  return common.Algorithm(
+      config=config,
+      layout=layout,
+      mesh=setup.mesh,
+      env=setup.env,
+      network=setup.network,
+      init=lambda: common.initial_state(setup, optimizer, init_extra),
+      step=common.compile_step(setup, make_a3c_update(setup, optimizer)),
+      env_steps_per_update=setup.envs_per_update * config.t_max,
+      learning_rate=lambda update: schedule(update * n),  # rounds -> applications
+      total_updates=setup.total_updates,
+  )

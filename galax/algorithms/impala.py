@@ -1,0 +1,140 @@
+"""IMPALA (Espeholt et al. 2018), the off-policy baseline of GALA and HTS-RL, with a
+deterministic policy lag.
+
+In IMPALA, actors fetch the learner's parameters, act an unroll, and queue it; the learner
+trains on batches of queued unrolls, so the policy that acted (behaviour, mu) lags the
+learner's (target, pi) by several updates (HTS-RL, Claim 2: the lag grows with the number
+of actors). V-trace corrects for the lag. Here the lag is a fixed number of updates K
+(config.impala.policy_lag), which makes runs reproducible.
+
+theta_u are the learner's parameters after u updates. Update u:
+  1. the actors act t_max steps (the unroll) in the learner's b envs with theta_{u-K}
+     (theta_0 for u < K), read from a queue of the last K versions; the unrolls keep the
+     behaviour logits;
+  2. the learner evaluates pi and V at theta_u on the unroll and V(x_T) to bootstrap;
+     log rho_t = log pi(a_t | x_t) - log mu(a_t | x_t);
+  3. V-trace targets and advantages (`galax.returns.vtrace`; rho-bar, c-bar = 1);
+  4. the loss (`galax.losses.off_policy_actor_critic_loss`, mean or TorchBeast's sum), its
+     gradient, and the learners' optimizer step (`galax.parallel.sharded_optimizer`;
+     several learners with combine=allreduce form a synchronous multi-device learner);
+  5. theta_u replaces theta_{u-K} in the queue.
+
+With K = 0 the data are on-policy, V-trace gives the n-step returns and IMPALA (reduction
+"mean") is A2C (tests/test_impala.py). The unroll length is `t_max` and the learner batch
+(unrolls per update) is `envs_per_learner`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from galax import losses, returns as returns_lib
+from galax.algorithms import common
+from galax.algorithms.a2c import make_combiner, split_learners
+from galax.parallel import learners as lx
+from galax.parallel.sharded_optimizer import make_learner_optimizer
+from galax.rollout import Trajectory, episode_log, rollout
+
+
+@flax.struct.dataclass
+class ImpalaExtra:
+  queue: Any  # [n, K, ...]: theta_v sits in slot v mod K (K = policy_lag; empty if K = 0)
+  combiner: Any = ()  # the combiner's own state
+
+
+def impala_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
+                 last_obs: jax.Array) -> tuple[Any, tuple[losses.LossTerms, jax.Array]]:
+  """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
+
+  `last_obs` [b, ...] is x_T, whose value bootstraps the last step. Also returns the
+  log importance ratios log pi / mu, [T, b].
+  """
+  obs = jnp.concatenate([traj.obs, last_obs[None]], axis=0)  # x_0 .. x_T
+  discounts = config.gamma * (1.0 - traj.terminated.astype(jnp.float32))
+  mask = traj.valid.astype(jnp.float32)
+  behaviour_log_probs = losses.action_log_prob(traj.behaviour_logits, traj.actions)
+
+  def loss_fn(p):
+    logits, values = apply_fn(p, obs)
+    logits = logits[:-1]
+    log_rhos = losses.action_log_prob(logits, traj.actions) - behaviour_log_probs
+    targets = returns_lib.vtrace(traj.rewards, discounts, values, traj.truncated, log_rhos,
+                                 config.impala.rho_bar, config.impala.c_bar)
+    terms = losses.off_policy_actor_critic_loss(
+        logits, values[:-1], traj.actions, targets.pg_advantages, targets.vs, mask,
+        config.loss.entropy_coef, config.loss.value_coef, config.impala.reduction)
+    return terms.total, (terms, jax.lax.stop_gradient(log_rhos))
+
+  grads, aux = jax.grad(loss_fn, has_aux=True)(params)
+  return grads, aux
+
+
+def make_impala_update(setup: common.Setup, optimizer: Any, combiner: Any) -> Callable:
+  """The block update (see the module docstring) for `compile_step`."""
+  config = setup.config
+  learners = setup.layout.learners_per_device
+  lag = config.impala.policy_lag
+  apply_fn = setup.network.apply
+  policy = common.block_policy(apply_fn, learners)
+
+  def update(state: common.LearnerState):
+    rows = jnp.arange(learners)
+    if lag:
+      slot = state.update_count % lag  # [L]: holds theta_{u-K}, then receives theta_u
+      behaviour = jax.tree.map(lambda q: q[rows, slot], state.extra.queue)
+    else:
+      behaviour = state.params
+    env_state, keys, traj = rollout(policy, behaviour, setup.env, state.env_state,
+                                    state.action_keys, config.t_max, lx.env_shard_index())
+    last_obs = lx.learner_block(env_state.obs, learners)
+    grads, (terms, log_rhos) = jax.vmap(
+        lambda p, t, o: impala_grads(apply_fn, config, p, t, o))(
+            state.params, split_learners(traj, learners), last_obs)
+    params, opt_state, grad_norm = optimizer.step(grads, state.opt_state, state.params)
+    params, combiner_state = combiner.params(params, state.extra.combiner)
+    queue = state.extra.queue
+    if lag:
+      queue = jax.tree.map(lambda q, p: q.at[rows, slot].set(p), queue, state.params)
+    mask = split_learners(traj, learners).valid
+    abs_log_rho = jnp.sum(jnp.abs(log_rhos) * mask, axis=(1, 2)) / jnp.maximum(
+        jnp.sum(mask, axis=(1, 2)), 1)
+    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
+                              action_keys=keys, update_count=state.update_count + 1,
+                              extra=ImpalaExtra(queue, combiner_state))
+    metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
+                   episodes=episode_log(traj)._asdict())
+    return new_state, metrics
+
+  return update
+
+
+def make_impala(config: Any) -> common.Algorithm:
+  """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
+  setup = common.make_setup(config, config.t_max)
+  layout = setup.layout
+  combiner = make_combiner(config, layout)
+  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
+  lag = config.impala.policy_lag
+
+  def init_extra(params):  # params: this process's learners, [local_learners, ...]
+    queue = jax.tree.map(
+        lambda x: np.repeat(np.asarray(x)[:, None], lag, axis=1), params)
+    return ImpalaExtra(queue, combiner.init(params))
+
+  return common.Algorithm(
+      config=config,
+      layout=layout,
+      mesh=setup.mesh,
+      env=setup.env,
+      network=setup.network,
+      init=lambda: common.initial_state(setup, optimizer, init_extra),
+      step=common.compile_step(setup, make_impala_update(setup, optimizer, combiner)),
+      env_steps_per_update=setup.envs_per_update * config.t_max,
+      learning_rate=schedule,
+      total_updates=setup.total_updates,
+  )

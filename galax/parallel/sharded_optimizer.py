@@ -1,0 +1,179 @@
+"""The optimizer step of learners that share parameters: state replicated or sharded.
+
+Distributed BA3C (Adamski et al. 2018) keeps the weights and the Adam moments on parameter
+servers, each holding a slice of the model; workers send gradients and fetch weights. On
+the learner axis this becomes ZeRO stage 1 (Rajbhandari et al. 2020): learner k of n holds
+slice k of the optimizer state, and the all-reduce of gradients splits into its two halves,
+a reduce-scatter before the update and an all-gather after it (the same bytes on the wire
+as one all-reduce).
+
+Both classes below act inside `shard_map` on a device's block of L learners:
+
+  init(params)                     the optimizer state of ONE learner (vmap-ed over learners)
+  step(grads, opt_state, params)   -> (params, opt_state, grad_norm [L]): combine the block's
+                                   gradients [L, ...], update, new params for its L learners
+
+Per-tensor clipping by average norm (`optimizer.clip_average_norm`) applies to each
+learner's own gradient, before combining: BA3C's tensorpack workers clipped their gradients
+before SyncReplicas averaged them. Global-norm clipping applies to the combined gradient.
+
+`ReplicatedOptimizer` is the plain path: the combiner combines gradients (all-reduce: pmean),
+then every learner runs the whole optimizer on its own copy of the state.
+
+`ShardedOptimizer` (combine = allreduce): the parameters, flattened into one vector of P
+numbers and zero-padded to n * S, are cut into n slices of S. One step of learner k:
+  1. reduce-scatter: the mean over learners of gradient slice k (`psum_scatter`),
+  2. global-norm clipping, with the squared norm `psum`-ed over the slices,
+  3. the element-wise optimizer (Adam, RMSProp, SGD) on slice k with state slice k,
+  4. all-gather of the updated slices, unflattened into every learner's parameters.
+A device then holds L * S numbers per optimizer moment instead of L * P: n times less.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from galax import networks, optimizers
+from galax.parallel.learners import AXIS
+
+
+def clip_each_learner(grads: Any, clip_average_norm: float) -> Any:
+  """Per-tensor clipping by average norm of every learner's gradient in a block [L, ...]."""
+  if clip_average_norm <= 0:
+    return grads
+  clip = optimizers.clip_by_average_norm(clip_average_norm)
+  return jax.vmap(lambda g: clip.update(g, ())[0])(grads)
+
+
+class ReplicatedOptimizer:
+  """Every learner holds the whole optimizer state; `combiner.grads` combines gradients.
+
+  `optimizer` must not clip by average norm itself when `clip_average_norm` > 0.
+  """
+
+  def __init__(self, optimizer: optax.GradientTransformation, combiner: Any,
+               clip_average_norm: float = 0.0):
+    self.optimizer = optimizer
+    self.combiner = combiner
+    self.clip_average_norm = clip_average_norm
+
+  def init(self, params: Any) -> Any:
+    return self.optimizer.init(params)
+
+  def step(self, grads: Any, opt_state: Any, params: Any) -> tuple[Any, Any, jax.Array]:
+    grads = clip_each_learner(grads, self.clip_average_norm)
+    grads = self.combiner.grads(grads)
+    updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
+    params = optax.apply_updates(params, updates)
+    return params, opt_state, jax.vmap(optax.tree.norm)(grads)
+
+
+class FlatLayout:
+  """One learner's parameter tree as a flat vector of P numbers, padded to n slices of S."""
+
+  def __init__(self, params_shapes: Any, num_shards: int):
+    leaves, self.treedef = jax.tree.flatten(params_shapes)
+    dtypes = {np.dtype(x.dtype) for x in leaves}
+    if len(dtypes) != 1:
+      raise ValueError(f"Sharded optimizer state needs one parameter dtype, got {dtypes}.")
+    self.dtype = dtypes.pop()
+    self.shapes = [tuple(x.shape) for x in leaves]
+    self.sizes = [math.prod(s) for s in self.shapes]
+    self.size = sum(self.sizes)  # P
+    self.num_shards = num_shards  # n
+    self.shard_size = -(-self.size // num_shards)  # S
+    self.ends = np.cumsum(self.sizes)[:-1]
+
+  def flatten(self, tree: Any) -> jax.Array:
+    """[P] -> padded [n * S]."""
+    flat = jnp.concatenate([x.reshape(-1) for x in jax.tree.leaves(tree)])
+    return jnp.pad(flat, (0, self.num_shards * self.shard_size - self.size))
+
+  def unflatten(self, flat: jax.Array) -> Any:
+    parts = jnp.split(flat[:self.size], self.ends)
+    return jax.tree.unflatten(self.treedef,
+                              [p.reshape(s) for p, s in zip(parts, self.shapes)])
+
+
+class ShardedOptimizer:
+  """ZeRO-1 optimizer state over the learner axis (see the module docstring)."""
+
+  def __init__(self, optimizer: optax.GradientTransformation, params_shapes: Any,
+               num_learners: int, clip_average_norm: float = 0.0, max_grad_norm: float = 0.0):
+    self.optimizer = optimizer  # element-wise: no clipping inside
+    self.layout = FlatLayout(params_shapes, num_learners)
+    self.clip_average_norm = clip_average_norm
+    self.max_grad_norm = max_grad_norm
+
+  def init(self, params: Any) -> Any:
+    """State of one slice. Our optimizers' initial states depend on shapes, not values."""
+    del params
+    return self.optimizer.init(jnp.zeros((self.layout.shard_size,), self.layout.dtype))
+
+  def _clip_global(self, grads: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Global-norm clipping of the slices [L, S] (as optax.clip_by_global_norm); returns
+    them and the norm of the whole combined gradient."""
+    norm = jnp.sqrt(jax.lax.psum(jnp.sum(jnp.square(grads)), AXIS))
+    if self.max_grad_norm > 0:
+      grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
+    return grads, norm
+
+  def step(self, grads: Any, opt_state: Any, params: Any) -> tuple[Any, Any, jax.Array]:
+    layout = self.layout
+    n, size = layout.num_shards, layout.shard_size
+    learners = jax.tree.leaves(grads)[0].shape[0]  # L
+    shards = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)  # k of each learner
+
+    # 1. Reduce-scatter (after each learner's per-tensor clipping): device d receives the
+    #    summed slices of its learners d*L .. d*L+L-1.
+    grads = clip_each_learner(grads, self.clip_average_norm)
+    flat_grads = jax.vmap(layout.flatten)(grads).reshape(learners, n, size)
+    grad_slices = jax.lax.psum_scatter(jnp.sum(flat_grads, axis=0), AXIS,
+                                       scatter_dimension=0, tiled=True) / n  # [L, S]
+    # 2. Global-norm clipping of the mean gradient.
+    grad_slices, norm = self._clip_global(grad_slices)
+    # 3. The element-wise update of each learner's slice. Learners share parameters, so
+    #    the first learner's copy gives every slice.
+    flat_params = layout.flatten(jax.tree.map(lambda x: x[0], params))
+    param_slices = jax.vmap(lambda k: jax.lax.dynamic_slice(flat_params, (k * size,), (size,)))(
+        shards)
+    updates, opt_state = jax.vmap(self.optimizer.update)(grad_slices, opt_state, param_slices)
+    param_slices = optax.apply_updates(param_slices, updates)
+    # 4. All-gather the slices into the whole parameter vector, on every learner.
+    full = jax.lax.all_gather(param_slices, AXIS, axis=0, tiled=True).reshape(-1)
+    new_params = layout.unflatten(full)
+    params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), new_params)
+    return params, opt_state, jnp.broadcast_to(norm, (learners,))
+
+
+def params_shapes(setup: Any) -> Any:
+  """Shapes and dtypes of one learner's parameters (no computation)."""
+  return jax.eval_shape(lambda: networks.init_params(setup.network, setup.env.spec,
+                                                     jax.random.PRNGKey(0)))
+
+
+def make_learner_optimizer(config: Any, setup: Any, combiner: Any, total_updates: int
+                           ) -> tuple[Any, optax.Schedule]:
+  """The learners' optimizer step for `config.optimizer` (sharded_state picks ZeRO-1).
+
+  Returns it and the learning-rate schedule (a function of the update count).
+  """
+  cfg = config.optimizer
+  layout = setup.layout
+  if cfg.sharded_state:
+    schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
+                                        total_updates)
+    sharded = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
+                               params_shapes(setup), layout.num_learners,
+                               cfg.clip_average_norm, cfg.max_grad_norm)
+    return sharded, schedule
+  optimizer, schedule = optimizers.make_optimizer(cfg, layout.envs_per_learner,
+                                                  layout.num_learners, total_updates,
+                                                  per_tensor_clip=False)
+  return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm), schedule

@@ -1,0 +1,84 @@
+"""IMPALA: lag 0 is A2C; with lag K the actors use theta_{u-K} from the queue."""
+
+import jax
+import numpy as np
+import pytest
+
+from galax.algorithms import make_algorithm
+from galax.config import load as load_config
+from galax.config import validate
+from galax.parallel.learners import to_host
+
+
+def _config(algorithm, **overrides):
+  config = load_config("cartpole_a2c")
+  config.algorithm = algorithm
+  config.update(dict(envs_per_learner=4, updates_per_call=3))
+  config.update(overrides)
+  return config
+
+
+def _run(config):
+  algorithm = make_algorithm(config)
+  state, metrics = algorithm.step(algorithm.init())
+  algorithm.env.close()
+  return to_host(state), to_host(metrics)
+
+
+def _assert_params_close(a, b, rtol=1e-5, atol=1e-6):
+  for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
+    np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
+
+
+def test_lag_zero_is_a2c():
+  a2c, a2c_metrics = _run(_config("a2c"))
+  impala, metrics = _run(_config("impala", impala=dict(policy_lag=0, reduction="mean")))
+  _assert_params_close(impala.params, a2c.params)
+  np.testing.assert_allclose(metrics["loss"]["total"], a2c_metrics["loss"]["total"],
+                             rtol=1e-5, atol=1e-6)
+  assert np.all(metrics["abs_log_rho"] < 1e-5)
+
+
+def test_lag_two_acts_with_parameters_two_updates_old():
+  algorithm = make_algorithm(_config("impala", updates_per_call=1,
+                                     impala=dict(policy_lag=2, reduction="mean")))
+  state, params, abs_log_rho = algorithm.init(), [], []
+  for _ in range(3):
+    state, metrics = algorithm.step(state)
+    params.append(to_host(state.params))
+    abs_log_rho.append(float(to_host(metrics)["abs_log_rho"][0, 0]))
+  queue = to_host(state.extra.queue)
+  algorithm.env.close()
+  # Update 0 acts with theta_0, on-policy; updates 1 and 2 act with theta_0 too
+  # (theta_{-1} stands for theta_0), off-policy.
+  assert abs_log_rho[0] < 1e-5
+  assert min(abs_log_rho[1:]) > 1e-4
+  # After 3 updates the queue holds theta_2 in slot 2 mod 2 = 0 and theta_1 in slot 1.
+  for q, p2, p1 in zip(jax.tree.leaves(queue), jax.tree.leaves(params[1]),
+                       jax.tree.leaves(params[0])):
+    np.testing.assert_array_equal(q[:, 0], p2)
+    np.testing.assert_array_equal(q[:, 1], p1)
+  # The first update is on-policy: the same as A2C's first update.
+  a2c, _ = _run(_config("a2c", updates_per_call=1))
+  _assert_params_close(params[0], a2c.params)
+
+
+def test_allreduce_learners_with_sharded_state_match_replicated():
+  base = dict(num_learners=4, num_devices=2, combine="allreduce",
+              impala=dict(policy_lag=1, reduction="sum"))
+  replicated, _ = _run(_config("impala", **base))
+  config = _config("impala", **base)
+  config.optimizer.sharded_state = True
+  sharded, metrics = _run(config)
+  _assert_params_close(sharded.params, replicated.params, rtol=1e-4, atol=1e-6)
+  assert np.all(np.isfinite(metrics["loss"]["total"]))
+
+
+@pytest.mark.parametrize("overrides,message", [
+    (dict(impala=dict(policy_lag=-1)), "policy_lag must be >= 0"),
+    (dict(impala=dict(reduction="max")), "impala.reduction='max'"),
+    (dict(impala=dict(rho_bar=0.0)), "impala.rho_bar must be > 0"),
+])
+def test_bad_impala_config_is_rejected(overrides, message):
+  with pytest.raises(ValueError, match=message):
+    validate(_config("impala", **overrides))
