@@ -235,6 +235,8 @@ def run_experiment(config: Any, seeds: Sequence[int], out_dir: str, name: str,
           simulators=config.envs_per_learner, result=result, curve=curve, evaluations=evals,
           env_steps=result.env_steps // n,
           extra=dict(train_mean_return=_json_float(result.learner_returns[i]),
+                     steps_per_second=_json_float(result.steps_per_second / n),
+                     joint_steps_per_second=_json_float(result.steps_per_second),
                      joint_env_steps=result.env_steps, workdir=workdir)))
       final_params.append(_final_params(result.state, i))
   else:
