@@ -9,6 +9,10 @@ For each env count it measures, in the same process on the same machine:
   acting  the learner's rollout alone (policy forward + sampling + stepping),
   a2c     the full A2C learner (rollout + returns + loss + optimizer step),
 and prints steps/s and the ratios to raw. Compile time is excluded (first call).
+
+It then splits the learner's time per 1000 env steps into env stepping (1/raw), acting
+overhead (policy forward, sampling, host-device traffic of the custom calls: 1/acting -
+1/raw) and learning (returns, loss, gradient, optimizer: 1/a2c - 1/acting).
 """
 
 from __future__ import annotations
@@ -60,6 +64,13 @@ def main(argv):
     print(f"{row['env']:>14} {n:>5} {row['raw_sps']:>12.0f} {row['acting_sps']:>10.0f} "
           f"{row['a2c_sps']:>10.0f} {row['acting_over_raw']:>10.2f} {row['a2c_over_raw']:>8.2f} "
           f"{row['a2c_compile_s']:>13.1f}", flush=True)
+  print("\ntime per 1000 env steps (ms): env stepping | acting overhead | learning")
+  for r in rows:
+    env_ms = 1e3 / r["raw_sps"] * 1e3
+    act_ms = 1e3 / r["acting_sps"] * 1e3 - env_ms
+    learn_ms = 1e3 / r["a2c_sps"] * 1e3 - 1e3 / r["acting_sps"] * 1e3
+    r.update(env_ms_per_1k=env_ms, acting_ms_per_1k=act_ms, learning_ms_per_1k=learn_ms)
+    print(f"{r['env']:>14} {r['num_envs']:>5} {env_ms:10.1f} | {act_ms:10.1f} | {learn_ms:10.1f}")
   if _JSON.value:
     with open(_JSON.value, "w") as f:
       json.dump(dict(machine=info, rows=rows), f, indent=2)
