@@ -211,8 +211,9 @@ class EvalHook:
   """Runs evaluations from the training loop and keeps their records.
 
   `next_due(env_steps)` is the step count of the next periodic evaluation; `run(...)`
-  evaluates, appends rows to `<workdir>/eval.csv` (process 0) and returns the new records. `eval_time_s` accumulates
-  the wall time spent evaluating, which `train` subtracts to report training time.
+  evaluates, appends rows to `<workdir>/eval.csv` (process 0) and returns the new
+  records. `eval_time_s` accumulates the wall time spent evaluating, which `train`
+  subtracts to report training time.
   """
 
   FIELDS = ("env_steps", "train_time_s", "wall_time_s", "learner", "mean_return",

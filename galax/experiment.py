@@ -38,7 +38,6 @@ import subprocess
 from typing import Any, Callable, Sequence
 
 import jax
-import numpy as np
 
 from galax import evaluation as eval_lib
 from galax import protocols
