@@ -50,6 +50,9 @@ def base_config() -> ml_collections.ConfigDict:
   # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b);
   # gathers every learner's gradient on every device, so leave it off for speed.
   c.grad_similarity = False
+  # shared: every learner starts from the params of `seed` (GALA, all-reduce);
+  # per_learner: learner i starts from seed + i (independent seeds run as learners).
+  c.initial_params = "shared"
 
   c.t_max = 5  # rollout length per update (n of the n-step return)
   c.gamma = 0.99
@@ -123,6 +126,20 @@ def base_config() -> ml_collections.ConfigDict:
   c.target_return = 0.0  # stop once the running mean reaches it (0 = run all steps)
   c.tensorboard = True
   c.distributed = False  # call jax.distributed.initialize() (multi-host pods)
+  c.time_limit_s = 0.0  # stop after this much training time (HTS final time metric); 0 = none
+  c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)
+  c.energy = True  # sample GPU power via NVML, report frames per kJ (skipped without a GPU)
+
+  # Periodic evaluation on separate envs (see galax/evaluation.py): full games (no episodic
+  # life), raw rewards, up to `noop_max` no-op starts (Atari). Rows go to eval.csv.
+  c.eval = ml_collections.ConfigDict()
+  c.eval.every_steps = 0  # env steps between evaluations (and one at the end); 0 = off
+  c.eval.episodes = 10  # episodes per evaluated policy (HTS, GALA: 10)
+  c.eval.greedy = True  # argmax actions (GALA Table 1); False samples from the policy
+  c.eval.learners = "first"  # first (learner 0) | all (each learner) | average (mean params)
+  c.eval.num_envs = 0  # envs per evaluated policy; 0 = one env per episode
+  c.eval.noop_max = 30  # Atari: up to this many no-ops at the start of an eval episode
+  c.eval.max_episode_steps = 0  # eval time limit in agent steps; 0 = as config.env
   c.lock()  # a misspelt field is an error, not a silently ignored new key
   return c
 
@@ -151,6 +168,16 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   _choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
           ("none", "linear_envs", "sqrt_learners"))
   _choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
+  _choice("initial_params", config.initial_params, ("shared", "per_learner"))
+  _choice("eval.learners", config.eval.learners, ("first", "all", "average"))
+  _positive(config, "eval.episodes")
+  for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
+               "eval.max_episode_steps"):
+    value = config
+    for part in name.split("."):
+      value = value[part]
+    if value < 0:
+      raise ValueError(f"config.{name} must be >= 0, got {value!r}.")
   _positive(config, "total_env_steps", "num_learners", "envs_per_learner", "t_max",
             "updates_per_call", "optimizer.learning_rate", "stats_window")
   if not 0.0 <= config.gamma <= 1.0:

@@ -37,6 +37,16 @@ class EpisodeTracker:
     return float(np.mean(self.lengths)) if self.lengths else float("nan")
 
 
+def learner_slice(x: np.ndarray, learner: int, num_learners: int) -> np.ndarray:
+  """Learner `learner`'s envs of an env-axis array [..., n * b, T] -> [..., b, T].
+
+  Global env order is learner-major (learner i owns envs i*b .. i*b + b - 1).
+  """
+  x = np.asarray(x)
+  b = x.shape[-2] // num_learners
+  return x[..., learner * b:(learner + 1) * b, :]
+
+
 def scalar_summary(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
   """Means of every numeric leaf of a nested metrics dict, keys joined with '/'."""
   out: dict[str, float] = {}
@@ -77,6 +87,14 @@ class MetricsWriter:
     if self._tb is not None:
       for key, value in row.items():
         if key != "env_steps" and np.isfinite(value):
+          self._tb.add_scalar(key, value, step)
+      self._tb.flush()
+
+  def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
+    """TensorBoard only (rows with other columns than the CSV's, e.g. evaluations)."""
+    if self._tb is not None:
+      for key, value in scalars.items():
+        if np.isfinite(value):
           self._tb.add_scalar(key, value, step)
       self._tb.flush()
 

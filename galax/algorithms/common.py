@@ -121,13 +121,21 @@ def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int)
 
 
 def initial_params(setup: Setup) -> Any:
-  """One set of parameters from `config.seed`, copied to every local learner.
+  """This process's learners' initial parameters, [local_learners, ...].
 
-  All learners start identical (GALA's and all-reduce's requirement).
+  `config.initial_params="shared"` (default): one set from `config.seed`, copied to every
+  learner; all learners start identical (GALA's and all-reduce's requirement).
+  "per_learner": global learner i starts from `config.seed + i`, so n independent learners
+  are n seeds (learner i's params equal those of a single-learner run with seed + i).
   """
-  key = jax.random.PRNGKey(setup.config.seed)
-  params = networks.init_params(setup.network, setup.env.spec, key)
-  return lx.replicate_for_learners(params, setup.layout.local_learners)
+  seed, count = setup.config.seed, setup.layout.local_learners
+  if setup.config.get("initial_params", "shared") == "per_learner":
+    first = jax.process_index() * count
+    each = [networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
+            for i in range(first, first + count)]
+    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *each)
+  params = networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed))
+  return lx.replicate_for_learners(params, count)
 
 
 def initial_state(setup: Setup, optimizer: optax.GradientTransformation,

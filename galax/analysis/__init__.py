@@ -1,0 +1,1 @@
+"""Analyses of the papers' claims (numpy and scipy only; no training)."""

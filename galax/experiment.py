@@ -1,0 +1,365 @@
+"""Run one config over several seeds and write one results file per run.
+
+  python -m galax.experiment --config=configs/cartpole_a2c.py --seeds=0-4 --out=results
+  python -m galax.experiment --config=configs/breakout_a2c.py --seeds=0,1,2 \\
+      --config.eval.every_steps=250000 --name=breakout_a2c16 --method=A2C
+  python -m galax.report results --out=docs/results        # tables and plots
+
+Seeds run in one of two ways (`--mode`):
+
+  sequential  one `train` per seed, config.seed = s (each run as `run.py` would do it).
+  learners    all seeds in one program, as the learners of an independent-learner run
+              (vmapped on the learner axis, sharded over the devices): learner i starts
+              from params of seed s0 + i (`config.initial_params="per_learner"`), has its
+              own envs, and is evaluated on its own (`config.eval.learners="all"`). Per
+              seed it is the same algorithm with the same budget; env seeds differ from the
+              sequential runs', and wall times are those of the joint run (the seeds
+              share the hardware), so time metrics of such runs are not comparable with
+              sequential ones.
+  auto        learners where that is the same experiment (one independent learner per
+              run, consecutive seeds, no lr scaling by learners, no early stop on a target
+              or time limit), else sequential.
+
+Each run writes `<out>/<name>/seed<s>.json` (config, git commit, device, steps/s, the
+training curve over env steps and wall time, every evaluation, the final metric, energy)
+and its workdir under `<out>/<name>/runs/`. `<out>/<name>/summary.json` holds GALA's
+best-policy evaluation: the best final policy over seeds re-evaluated on fresh episodes.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+from typing import Any, Callable, Sequence
+
+import jax
+
+from galax import evaluation as eval_lib
+from galax import protocols
+
+RESULT_KIND = "galax-run"
+SUMMARY_KIND = "galax-experiment"
+# Best-policy re-evaluation envs are seeded apart from the periodic evaluations' envs.
+BEST_POLICY_SEED_OFFSET = 10_000
+
+
+def parse_seeds(text: str) -> list[int]:
+  """'0,1,2' or '0-4' or '0-2,7' -> a list of distinct non-negative seeds, in order."""
+  seeds: list[int] = []
+  for part in str(text).split(","):
+    part = part.strip()
+    try:
+      if "-" in part:
+        lo, hi = (int(x) for x in part.split("-"))
+        if hi < lo:
+          raise ValueError
+        seeds.extend(range(lo, hi + 1))
+      elif part:
+        seeds.append(int(part))
+    except ValueError:
+      raise ValueError(f"--seeds: cannot read {part!r}; use e.g. 0,1,2 or 0-4.") from None
+  if not seeds:
+    raise ValueError(f"--seeds={text!r} names no seed.")
+  if len(set(seeds)) != len(seeds):
+    raise ValueError(f"--seeds={text!r} repeats a seed.")
+  return seeds
+
+
+def choose_mode(config: Any, seeds: Sequence[int], requested: str = "auto") -> tuple[str, str]:
+  """('sequential' | 'learners', why). Raises ValueError if 'learners' cannot be used."""
+  if requested not in ("auto", "sequential", "learners"):
+    raise ValueError(f"--mode={requested!r}; use auto, sequential or learners.")
+  if requested == "sequential":
+    return "sequential", "requested"
+  blockers = []
+  if len(seeds) < 2:
+    blockers.append("a single seed")
+  if config.num_learners != 1 or config.combine != "independent":
+    blockers.append(f"each run has {config.num_learners} learner(s) combined by "
+                    f"{config.combine!r} (needs 1 independent learner)")
+  if list(seeds) != list(range(seeds[0], seeds[0] + len(seeds))):
+    blockers.append("seeds are not consecutive")
+  if config.optimizer.lr_scaling == "sqrt_learners":
+    blockers.append("lr scales with the number of learners")
+  if config.target_return:
+    blockers.append("target_return stops the joint run for all seeds")
+  if config.time_limit_s:
+    blockers.append("time_limit_s would be shared by all seeds")
+  if blockers:
+    if requested == "learners":
+      raise ValueError("--mode=learners is not possible: " + "; ".join(blockers) + ".")
+    return "sequential", "; ".join(blockers)
+  return "learners", "one independent learner per seed"
+
+
+def learners_config(config: Any, seeds: Sequence[int]) -> Any:
+  """The joint config that runs `seeds` as independent learners with per-seed budgets."""
+  n = len(seeds)
+  joint = config.copy_and_resolve_references()
+  joint.seed = int(seeds[0])
+  joint.num_learners = n
+  joint.initial_params = "per_learner"
+  joint.learner_stats = True
+  joint.total_env_steps = config.total_env_steps * n
+  joint.log_every_steps = config.log_every_steps * n
+  joint.checkpoint_every_steps = config.checkpoint_every_steps * n
+  joint.eval.every_steps = config.eval.every_steps * n
+  joint.eval.learners = "all"
+  return joint
+
+
+def git_info() -> dict[str, Any]:
+  """Commit and dirtiness of the galax source tree (None where it is not a git checkout)."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  try:
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                            text=True, timeout=10, check=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                cwd=root, capture_output=True, text=True, timeout=10,
+                                check=True).stdout.strip())
+    return dict(commit=commit, dirty=dirty)
+  except (OSError, subprocess.SubprocessError):
+    return dict(commit=None, dirty=None)
+
+
+def device_info() -> dict[str, Any]:
+  devices = jax.devices()
+  return dict(platform=devices[0].platform, kind=devices[0].device_kind, count=len(devices),
+              processes=jax.process_count(), host=platform.node())
+
+
+def read_curve(metrics_csv: str, return_column: str = "mean_return",
+               steps_divisor: int = 1) -> dict[str, list[float]]:
+  """The training curve of a run from its metrics.csv: env steps, times, running return."""
+  curve: dict[str, list[float]] = dict(env_steps=[], wall_time_s=[], train_time_s=[],
+                                       mean_return=[])
+  if not os.path.exists(metrics_csv):
+    return curve
+  with open(metrics_csv, newline="") as f:
+    for row in csv.DictReader(f):
+      curve["env_steps"].append(int(row["env_steps"]) // steps_divisor)
+      curve["wall_time_s"].append(float(row["wall_time_s"]))
+      curve["train_time_s"].append(float(row.get("train_time_s") or row["wall_time_s"]))
+      curve["mean_return"].append(float(row[return_column]))
+  return curve
+
+
+def _json_float(x: Any) -> Any:
+  """NaN/inf are not JSON: None stands for them."""
+  if isinstance(x, float) and not math.isfinite(x):
+    return None
+  return x
+
+
+def run_record(*, name: str, method: str, config: Any, seed: int, mode: str, simulators: int,
+               result: Any, curve: dict[str, list[float]], evaluations: list[Any],
+               env_steps: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+  """One run's results (JSON-serialisable)."""
+  evals = [e.to_json() if hasattr(e, "to_json") else dict(e) for e in evaluations]
+  final = (protocols.final_metric([e["returns"] for e in evals]) if evals else None)
+  record = dict(
+      kind=RESULT_KIND, version=1, name=name, method=method, env_id=config.env.id,
+      seed=int(seed), seed_mode=mode, simulators=int(simulators),
+      created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+      git=git_info(), device=device_info(),
+      config=json.loads(config.to_json_best_effort()),
+      env_steps=int(env_steps), frames_per_step=eval_lib.frames_per_step(config),
+      steps_per_second=_json_float(result.steps_per_second),
+      compile_time_s=result.compile_time_s, wall_time_s=result.wall_time_s,
+      train_time_s=result.train_time_s, eval_time_s=result.eval_time_s,
+      train_mean_return=_json_float(float(result.mean_return)),
+      train_curve=curve, evaluations=evals,
+      final_metric=_json_float(final), energy=result.energy)
+  record.update(extra or {})
+  return record
+
+
+def _write_json(path: str, data: Any) -> None:
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(data, f, indent=1, allow_nan=False)
+  os.replace(tmp, path)
+
+
+def _final_params(state: Any, learner: int) -> Any:
+  from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
+
+  return jax.tree.map(lambda x: x[learner], to_host(state.params))
+
+
+def default_method(config: Any) -> str:
+  if config.num_learners == 1:
+    return config.algorithm.upper()
+  return f"{config.algorithm.upper()}-{config.combine}"
+
+
+def run_experiment(config: Any, seeds: Sequence[int], out_dir: str, name: str,
+                   method: str | None = None, mode: str = "auto",
+                   best_policy_episodes: int = 10,
+                   log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+  """Trains `config` once per seed, writes `<out>/<name>/seed<s>.json` and `summary.json`.
+
+  Returns the run records in seed order.
+  """
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
+  method = method or default_method(config)
+  mode, why = choose_mode(config, seeds, mode)
+  log(f"experiment {name}: seeds {list(seeds)}, mode {mode} ({why})")
+  exp_dir = os.path.join(out_dir, name)
+  records: list[dict[str, Any]] = []
+  final_params: list[Any] = []
+  is_writer = jax.process_index() == 0
+
+  if mode == "learners":
+    n = len(seeds)
+    joint = learners_config(config, seeds)
+    workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
+    result = train(joint, workdir=workdir, log=log)
+    by_learner = eval_lib.records_by_learner(result.evaluations)
+    for i, seed in enumerate(seeds):
+      evals = [dict(r.to_json(), env_steps=r.env_steps // n, learner=0)
+               for r in by_learner.get(i, [])]
+      curve = read_curve(os.path.join(workdir, "metrics.csv"), f"mean_return/learner{i}", n)
+      seed_config = config.copy_and_resolve_references()
+      seed_config.seed = int(seed)
+      records.append(run_record(
+          name=name, method=method, config=seed_config, seed=seed, mode=mode,
+          simulators=config.envs_per_learner, result=result, curve=curve, evaluations=evals,
+          env_steps=result.env_steps // n,
+          extra=dict(train_mean_return=_json_float(result.learner_returns[i]),
+                     steps_per_second=_json_float(result.steps_per_second / n),
+                     joint_steps_per_second=_json_float(result.steps_per_second),
+                     joint_env_steps=result.env_steps, workdir=workdir)))
+      final_params.append(_final_params(result.state, i))
+  else:
+    for seed in seeds:
+      run_config = config.copy_and_resolve_references()
+      run_config.seed = int(seed)
+      workdir = os.path.join(exp_dir, "runs", f"seed{seed}")
+      result = train(run_config, workdir=workdir, log=log)
+      curve = read_curve(os.path.join(workdir, "metrics.csv"))
+      records.append(run_record(
+          name=name, method=method, config=run_config, seed=seed, mode=mode,
+          simulators=config.num_learners * config.envs_per_learner, result=result,
+          curve=curve, evaluations=result.evaluations, env_steps=result.env_steps,
+          extra=dict(workdir=workdir)))
+      final_params.append(_final_params(result.state, 0))
+      result.state = None  # free device memory before the next seed
+
+  if is_writer:
+    for record in records:
+      _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
+  summary = best_policy_summary(config, records, final_params, best_policy_episodes)
+  summary.update(kind=SUMMARY_KIND, name=name, method=method, env_id=config.env.id,
+                 seeds=list(seeds), seed_mode=mode,
+                 final_metrics=[r["final_metric"] for r in records])
+  if is_writer:
+    _write_json(os.path.join(exp_dir, "summary.json"), summary)
+  best = summary.get("best_policy")
+  if best:
+    log(f"best final policy: seed {best['seed']} ({best['selected_by']}); fresh "
+        f"{len(best['returns'])}-episode evaluation {best['mean']:.2f} +- {best['se']:.2f}")
+  return records
+
+
+def best_policy_summary(config: Any, records: Sequence[dict[str, Any]],
+                        final_params: Sequence[Any], episodes: int) -> dict[str, Any]:
+  """GALA Table 1: pick the best final policy over seeds, evaluate it on fresh episodes.
+
+  The selection uses each run's last evaluation (its final policy) where evaluations
+  exist, else the training running return; the reported episodes are new ones (other env
+  seeds), so the selection does not bias them upwards.
+  """
+  if not records or episodes <= 0:
+    return {}
+  if all(r["evaluations"] for r in records):
+    scores = [r["evaluations"][-1]["returns"] for r in records]
+    selected_by = "final evaluation"
+  else:
+    scores = [[r["train_mean_return"] if r["train_mean_return"] is not None else -math.inf]
+              for r in records]
+    selected_by = "training return"
+  best = protocols.best_policy(scores)
+  seed_config = config.copy_and_resolve_references()
+  seed_config.seed = int(records[best]["seed"])
+  returns = eval_lib.evaluate_params(seed_config, final_params[best], episodes,
+                                     seed_offset=BEST_POLICY_SEED_OFFSET)
+  mean, se = protocols.mean_and_standard_error(returns) if len(returns) else (math.nan, 0.0)
+  return dict(best_policy=dict(seed=records[best]["seed"], selected_by=selected_by,
+                               greedy=bool(config.eval.greedy),
+                               returns=[float(x) for x in returns],
+                               mean=_json_float(mean), se=_json_float(se)))
+
+
+def load_results(path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+  """All run records and experiment summaries under `path` (a directory or one file)."""
+  files = [path] if os.path.isfile(path) else sorted(
+      os.path.join(root, f) for root, _, names in os.walk(path) for f in names
+      if f.endswith(".json"))
+  runs, summaries = [], []
+  for file in files:
+    try:
+      with open(file) as f:
+        data = json.load(f)
+    except (OSError, json.JSONDecodeError):
+      continue
+    if isinstance(data, dict) and data.get("kind") == RESULT_KIND:
+      runs.append(data)
+    elif isinstance(data, dict) and data.get("kind") == SUMMARY_KIND:
+      summaries.append(data)
+  return runs, summaries
+
+
+def main(argv: Sequence[str]) -> None:
+  from absl import flags, logging  # pylint: disable=g-import-not-at-top
+
+  logging.set_verbosity(logging.WARNING)
+  if len(argv) > 1:
+    raise ValueError(f"Unexpected arguments: {argv[1:]}")
+  config = flags.FLAGS["config"].value
+  if config.distributed:
+    jax.distributed.initialize()
+  name = flags.FLAGS["name"].value or os.path.splitext(
+      os.path.basename(flags.FLAGS["config"].config_filename))[0]
+  run_experiment(config, parse_seeds(flags.FLAGS["seeds"].value), flags.FLAGS["out"].value,
+                 name, flags.FLAGS["method"].value or None, flags.FLAGS["mode"].value,
+                 flags.FLAGS["best_policy_episodes"].value)
+
+
+def _cli() -> None:
+  import sys  # pylint: disable=g-import-not-at-top
+
+  from absl import app, flags  # pylint: disable=g-import-not-at-top
+  from ml_collections import config_flags  # pylint: disable=g-import-not-at-top
+
+  from galax.config import CONFIGS_DIR  # pylint: disable=g-import-not-at-top
+
+  config_flags.DEFINE_config_file("config", os.path.join(CONFIGS_DIR, "cartpole_a2c.py"),
+                                  "Experiment config file.", lock_config=True)
+  flags.DEFINE_string("seeds", "0,1,2", "Seeds: 0,1,2 or 0-4.")
+  flags.DEFINE_string("out", "results", "Results directory.")
+  flags.DEFINE_string("name", "", "Experiment name (default: the config file's name).")
+  flags.DEFINE_string("method", "", "Label in tables and plots (default: from the config).")
+  flags.DEFINE_enum("mode", "auto", ["auto", "sequential", "learners"], "How seeds run.")
+  flags.DEFINE_integer("best_policy_episodes", 10, "Episodes of the best-policy "
+                       "re-evaluation (GALA Table 1); 0 = skip.")
+
+  def guarded(argv):
+    try:
+      main(argv)
+    except (ValueError, FileNotFoundError) as e:
+      print(f"error: {e}", file=sys.stderr)
+      sys.exit(2)
+
+  app.run(guarded)
+
+
+if __name__ == "__main__":
+  _cli()

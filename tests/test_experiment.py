@@ -1,0 +1,116 @@
+"""The experiment runner: seeds, modes, one results file per run, the best-policy summary."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from galax import experiment
+from galax.config import load as load_config
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def test_parse_seeds():
+  assert experiment.parse_seeds("0,1,2") == [0, 1, 2]
+  assert experiment.parse_seeds("3-5") == [3, 4, 5]
+  assert experiment.parse_seeds("0-1, 7") == [0, 1, 7]
+  for bad, message in [("", "names no seed"), ("1,1", "repeats"), ("a", "cannot read 'a'"),
+                       ("5-3", "cannot read '5-3'")]:
+    with pytest.raises(ValueError, match=message):
+      experiment.parse_seeds(bad)
+
+
+def test_choose_mode():
+  config = load_config("cartpole_a2c")  # stops at target return 475
+  mode, why = experiment.choose_mode(config, [0, 1])
+  assert mode == "sequential" and "target_return" in why
+  config.target_return = 0.0
+  assert experiment.choose_mode(config, [0, 1, 2])[0] == "learners"
+  assert experiment.choose_mode(config, [0, 1, 2], "sequential")[0] == "sequential"
+  assert experiment.choose_mode(config, [0, 2])[0] == "sequential"
+  assert experiment.choose_mode(config, [4])[0] == "sequential"
+  config.num_learners, config.combine = 4, "allreduce"
+  with pytest.raises(ValueError, match="1 independent learner"):
+    experiment.choose_mode(config, [0, 1], "learners")
+
+
+def test_learners_config_keeps_per_seed_budgets():
+  config = load_config("cartpole_a2c")
+  config.eval.every_steps = 1000
+  joint = experiment.learners_config(config, [3, 4, 5])
+  assert (joint.seed, joint.num_learners, joint.initial_params) == (3, 3, "per_learner")
+  assert joint.total_env_steps == 3 * config.total_env_steps
+  assert joint.eval.every_steps == 3000 and joint.log_every_steps == 3 * config.log_every_steps
+  assert joint.eval.learners == "all" and joint.learner_stats
+  assert config.num_learners == 1  # the original is untouched
+
+
+def _config():
+  config = load_config("cartpole_a2c")
+  config.target_return = 0.0
+  config.total_env_steps = 3200
+  config.updates_per_call = 10
+  config.log_every_steps = 800
+  config.eval.every_steps = 1600
+  config.eval.episodes = 5
+  config.tensorboard = False
+  return config
+
+
+def test_seeds_as_learners_match_sequential_runs(tmp_path):
+  joint = experiment.run_experiment(_config(), [0, 1], str(tmp_path / "a"), "cp",
+                                    log=lambda _: None)
+  alone = experiment.run_experiment(_config(), [0], str(tmp_path / "b"), "cp",
+                                    best_policy_episodes=0, log=lambda _: None)
+  assert [r["seed_mode"] for r in joint] == ["learners", "learners"]
+  assert alone[0]["seed_mode"] == "sequential"
+  # Learner 0 of the joint run is the seed-0 run: same params, envs and sampling keys.
+  assert joint[0]["train_curve"]["env_steps"] == alone[0]["train_curve"]["env_steps"] == [
+      800, 1600, 2400, 3200]
+  assert joint[0]["train_curve"]["mean_return"] == alone[0]["train_curve"]["mean_return"]
+  assert joint[1]["train_curve"]["mean_return"] != joint[0]["train_curve"]["mean_return"]
+  # Evaluations per seed at per-seed env steps; the first one sees identical starts.
+  for record in joint + alone:
+    assert [e["env_steps"] for e in record["evaluations"]] == [1600, 3200]
+    assert record["env_steps"] == 3200 and record["simulators"] == 16
+  assert joint[0]["evaluations"][0]["returns"] == alone[0]["evaluations"][0]["returns"]
+
+  # One results file per run, with what a reader needs.
+  saved = json.load(open(tmp_path / "a" / "cp" / "seed1.json"))
+  assert saved["kind"] == "galax-run" and saved["seed"] == 1
+  assert saved["config"]["seed"] == 1 and saved["config"]["num_learners"] == 1
+  assert saved["device"]["platform"] == "cpu"
+  assert saved["git"]["commit"] and len(saved["git"]["commit"]) == 40
+  assert saved["steps_per_second"] > 0 and saved["train_time_s"] > 0
+  assert saved["final_metric"] == pytest.approx(
+      sum(sum(e["returns"]) for e in saved["evaluations"]) / 10)
+  assert set(saved["train_curve"]) == {"env_steps", "wall_time_s", "train_time_s",
+                                       "mean_return"}
+
+  # GALA's best policy: the seed whose final evaluation scored best, re-evaluated.
+  summary = json.load(open(tmp_path / "a" / "cp" / "summary.json"))
+  finals = [sum(r["evaluations"][-1]["returns"]) for r in joint]
+  best = summary["best_policy"]
+  assert best["seed"] == finals.index(max(finals))
+  assert len(best["returns"]) == 10 and best["selected_by"] == "final evaluation"
+  runs, summaries = experiment.load_results(str(tmp_path / "a"))
+  assert sorted(r["seed"] for r in runs) == [0, 1] and len(summaries) == 1
+
+
+def test_cli(tmp_path):
+  args = [sys.executable, "-m", "galax.experiment", "--seeds=2", f"--out={tmp_path}",
+          "--config.total_env_steps=800", "--config.updates_per_call=10",
+          "--config.tensorboard=False", "--config.eval.every_steps=800",
+          "--config.eval.episodes=2", "--best_policy_episodes=2", "--method=A2C-test"]
+  proc = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300,
+                        env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)})
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  record = json.load(open(tmp_path / "cartpole_a2c" / "seed2.json"))
+  assert record["method"] == "A2C-test" and record["env_steps"] == 800
+  assert len(record["evaluations"]) == 1
+  bad = subprocess.run(args[:3] + ["--seeds=x"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=300, env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)})
+  assert bad.returncode == 2 and "--seeds: cannot read 'x'" in bad.stderr
