@@ -13,7 +13,20 @@ from typing import Any
 
 import ml_collections
 
-CONFIGS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+
+
+def _configs_dir() -> str:
+  """configs/ of a checkout, or the installed copy (pyproject maps it to galax.configs)."""
+  checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+  if os.path.isdir(checkout):
+    return checkout
+  spec = importlib.util.find_spec("galax.configs")
+  if spec is not None and spec.submodule_search_locations:
+    return list(spec.submodule_search_locations)[0]
+  return checkout
+
+
+CONFIGS_DIR = _configs_dir()
 
 ALGORITHMS = ("a2c", "a3c", "impala")
 COMBINES = ("independent", "allreduce", "gossip")
@@ -244,7 +257,8 @@ def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   if not os.path.exists(path):
     path = os.path.join(CONFIGS_DIR, f"{name_or_path.removesuffix('.py')}.py")
   if not os.path.exists(path):
-    names = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR) if f.endswith(".py"))
+    names = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR)
+                   if f.endswith(".py") and not f.startswith("_"))
     raise FileNotFoundError(f"No config {name_or_path!r}: not a file, and not one of {names}.")
   spec = importlib.util.spec_from_file_location(f"galax_config_{os.path.basename(path)[:-3]}",
                                                 path)

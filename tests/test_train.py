@@ -90,3 +90,16 @@ def test_config_schema_is_locked():
     config.envs_per_lerner = 4
   with pytest.raises(TypeError):
     config.envs_per_learner = "many"
+
+
+def test_every_subpackage_is_listed_in_pyproject():
+  """pyproject lists packages explicitly (configs/ installs as galax.configs)."""
+  import tomllib  # pylint: disable=g-import-not-at-top
+
+  with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+    listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
+  found = {"galax.configs"}
+  for dirpath, _, files in os.walk(os.path.join(ROOT, "galax")):
+    if "__init__.py" in files:
+      found.add(os.path.relpath(dirpath, ROOT).replace(os.sep, "."))
+  assert listed == found

@@ -1,0 +1,1 @@
+"""Experiment configs (installed as `galax.configs`); load with galax.config.load(name)."""
