@@ -12,34 +12,15 @@ at position i of the round, a gradient is s + i updates stale: 0..6, mean 3 = n 
 staleness of n equally fast asynchronous learners in steady state.
 """
 
-from galax.config import base_config
+from galax.configs import breakout_a2c
 
 
 def get_config():
-  c = base_config()
+  c = breakout_a2c.get_config()  # Table 2's per-learner settings (lr not scaled for A3C)
   c.algorithm = "a3c"
-  c.env.id = "Breakout-v5"
-  c.env.episodic_life = True
-  c.env.reward_clip = True
-  c.network.name = "gala"
   c.num_learners = 4
   c.envs_per_learner = 16
-  c.t_max = 5
-  c.gamma = 0.99
-  c.loss.entropy_coef = 0.01
-  c.loss.value_coef = 0.5
-  c.optimizer.name = "rmsprop"
-  c.optimizer.learning_rate = 7e-4
-  c.optimizer.lr_scaling = "none"
-  c.optimizer.rmsprop_convention = "torch"
-  c.optimizer.rmsprop_decay = 0.99
-  c.optimizer.eps = 0.01
-  c.optimizer.max_grad_norm = 0.5
   c.a3c.max_staleness = 3
   c.a3c.staleness = "uniform"
   c.a3c.shuffle_order = True
-  c.total_env_steps = 40_000_000
-  c.updates_per_call = 50
-  c.log_every_steps = 100_000
-  c.checkpoint_every_steps = 1_000_000
   return c
