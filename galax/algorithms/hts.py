@@ -148,6 +148,20 @@ def after(x: Any, dep: Any) -> Any:
   return jax.tree.map(tie, x)
 
 
+def isolated(fn: Callable, dep: Any, *operands: Any) -> Any:
+  """fn(*operands), ordered after `dep`, compiled as its own XLA computation.
+
+  A `lax.cond` on a predicate that is always true (but only known at run time) keeps
+  `fn` out of the surrounding fusions: XLA compiles its branch the same way wherever
+  the call sits (straight-line code, a loop body, next to other units), so its results
+  are bitwise the same for every schedule of the segment. Without it, XLA fuses the
+  units with their neighbours differently per schedule and rounding differs in the
+  last bit.
+  """
+  return jax.lax.cond(_opaque_false(dep), lambda *_: jax.tree.map(
+      jnp.zeros_like, jax.eval_shape(fn, *operands)), fn, *operands)
+
+
 # --- actor groups ---------------------------------------------------------------------
 
 
@@ -245,6 +259,7 @@ class A2CStepLearner:
     self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
     self.combiner, self.learners, self.alpha = combiner, learners, alpha
     self.num_units = alpha
+    self.mutable = ("acc", "sums")  # the carry entries a unit changes
     # a2c_loss with sum_over_time multiplies by the rollout length t_max.
     self.scale = (config.t_max if config.loss.sum_over_time else 1.0) / alpha
 
@@ -296,6 +311,7 @@ class PPOSegmentLearner:
   def __init__(self, ppo: PPOLearner):
     self.ppo, self.num_units = ppo, ppo.num_units
     self.combiner = ppo.combiner
+    self.mutable = ("params", "opt_state", "sums")
 
   def begin(self, behaviour_params, params, opt_state, traj, keys):
     del behaviour_params  # the storage holds the behaviour logits and values
@@ -382,8 +398,28 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
   policy = common.block_policy(setup.network.apply, learners)
   delayed = bool(config.hts.delayed)
   unroll = unroll_units(setup)
+  # Isolating learner and forward computations makes every schedule bitwise identical,
+  # but XLA:CPU runs convolution gradients ~12x slower in nested computations: image
+  # networks on CPU (update_loop "host") inline them instead.
+  call = isolated if not unroll else (lambda fn, dep, *operands: fn(*operands))
   units_per_piece = learner.num_units // microbatches
   steps_per_piece = alpha // microbatches
+
+  def isolated_unit(carry, u):
+    """learner.unit as its own computation; only the carry entries it changes pass out."""
+    mutable = {k: carry[k] for k in learner.mutable}
+    frozen = {k: v for k, v in carry.items() if k not in learner.mutable}
+    changed = call(lambda m, f, i: {k: learner.unit({**f, **m}, i)[k] for k in m},
+                   u, mutable, frozen, u)
+    return {**carry, **changed}
+
+  def run_isolated_units(carry, first, count):
+    if unroll or count == 1:
+      for i in range(count):
+        carry = isolated_unit(carry, first + i)
+      return carry
+    return jax.lax.scan(lambda c, u: (isolated_unit(c, u), None), carry,
+                        first + jnp.arange(count, dtype=jnp.int32))[0]
 
   def env_step(acting_params, carry, shard, hosted=None):
     """One env step of every actor group; `hosted` = (learner carry, unit ids) overlaps it."""
@@ -392,7 +428,7 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
     sent = []
     for a, env in enumerate(groups.envs):
       obs = env_states[a].obs
-      logits, value = policy(acting_params, obs)
+      logits, value = call(policy, obs, acting_params, obs)
       new_keys, actions = sample_actions(key_groups[a], logits)
       handle = env.send(env_states[a], actions, shard)
       sent.append((handle, obs, actions, logits, value, new_keys))
@@ -401,12 +437,7 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
     if hosted is not None:
       lcarry, unit_ids = hosted
       first = after(jnp.int32(unit_ids.start), handles)  # starts after every send
-      if unroll or len(unit_ids) == 1:
-        for i in range(len(unit_ids)):
-          lcarry = learner.unit(lcarry, first + i)
-      else:
-        lcarry = jax.lax.scan(lambda c, u: (learner.unit(c, u), None), lcarry,
-                              first + jnp.arange(len(unit_ids), dtype=jnp.int32))[0]
+      lcarry = run_isolated_units(lcarry, first, len(unit_ids))
       handles = after(handles, lcarry)  # recv waits for the units
     new_states, records = [], []
     for a, env in enumerate(groups.envs):
@@ -439,7 +470,8 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
         outputs.append(more)
     out = jax.tree.map(lambda *xs: jnp.concatenate(xs), *outputs)
     env_states, keys = carry
-    last_values = groups.merge([policy(acting_params, s.obs)[1] for s in env_states])
+    last_values = groups.merge([call(policy, s.obs, acting_params, s.obs)[1]
+                                for s in env_states])
     (obs, actions, rewards, terminated, truncated, valid, logits, values, over, ep_ret,
      ep_len) = out
     values = jnp.concatenate([values, last_values[None]], axis=0)
@@ -454,8 +486,8 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
     acting_params, version = state.params, x.params_version
     if delayed:
       behaviour = x.behaviour_params if kind == "a2c" else state.params
-      lcarry = learner.begin(behaviour, state.params, state.opt_state,
-                             _time_major(x.storage), keys)
+      lcarry = call(learner.begin, keys, behaviour, state.params, state.opt_state,
+                    _time_major(x.storage), keys)
       env_states, action_keys, traj, lcarry = collect(acting_params, state.env_state,
                                                       state.action_keys, shard, lcarry)
       data_version = x.storage_version
@@ -463,17 +495,13 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
     else:
       env_states, action_keys, traj, _ = collect(acting_params, state.env_state,
                                                  state.action_keys, shard, None)
-      lcarry = learner.begin(acting_params, state.params, state.opt_state, traj, keys)
+      lcarry = call(learner.begin, traj.values, acting_params, state.params,
+                    state.opt_state, traj, keys)
       for i in range(microbatches):
-        units = range(i * units_per_piece, (i + 1) * units_per_piece)
-        if unroll or len(units) == 1:
-          for u in units:
-            lcarry = learner.unit(lcarry, u)
-        else:
-          lcarry = jax.lax.scan(lambda c, u: (learner.unit(c, u), None), lcarry,
-                                jnp.arange(units.start, units.stop, dtype=jnp.int32))[0]
+        first = after(jnp.int32(i * units_per_piece), traj.values)
+        lcarry = run_isolated_units(lcarry, first, units_per_piece)
       data_version = grad_version = version
-    params, opt_state, metrics = learner.finish(lcarry)
+    params, opt_state, metrics = call(learner.finish, lcarry, lcarry)
     learned = jnp.ones_like(state.update_count, bool)
     if delayed:  # k = 0 has no D_{-1}: keep theta_0 and the optimizer state (bitwise).
       learned = state.update_count > 0
@@ -509,6 +537,8 @@ def make_hts(config: Any) -> common.Algorithm:
   if config.envs_per_learner % config.hts.num_actors:
     raise ValueError(f"config.hts.num_actors={config.hts.num_actors} must divide "
                      f"config.envs_per_learner={config.envs_per_learner}.")
+  num_units = alpha if kind == "a2c" else int(config.ppo.epochs) * int(config.ppo.minibatches)
+  microbatches = resolve_microbatches(config, num_units, alpha)  # before building envs
   groups = ActorGroups(config, layout)
   setup = common.make_setup(config, alpha, env=groups)
   combiner = make_combiner(config, layout)
@@ -520,11 +550,10 @@ def make_hts(config: Any) -> common.Algorithm:
                                          layout.num_learners, setup.total_updates)
     learner = A2CStepLearner(setup.network.apply, config, optimizer, combiner, learners, alpha)
   else:
-    units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-    optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates, units)
+    optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates,
+                                                   num_units)
     learner = PPOSegmentLearner(PPOLearner(setup.network.apply, config, optimizer, combiner,
                                            learners, alpha, layout.envs_per_learner))
-  microbatches = resolve_microbatches(config, learner.num_units, alpha)
   update = make_hts_update(setup, learner, alpha, microbatches, kind)
   local_learners = layout.local_learners
   local_envs = local_learners * layout.envs_per_learner
