@@ -281,3 +281,21 @@ def test_bad_hts_configs_raise():
   with pytest.raises(ValueError, match="microbatches"):
     algo = make_algorithm(make_config(**{"hts.microbatches": 3}))
     algo.env.close()
+
+
+@pytest.mark.parametrize("name", ["hts_a2c_atari", "hts_ppo_gfootball", "ppo_gfootball"])
+def test_experiment_configs_validate(name):
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  import os  # pylint: disable=g-import-not-at-top
+
+  path = os.path.join(os.path.dirname(__file__), "..", "configs", f"{name}.py")
+  spec = importlib.util.spec_from_file_location(name, path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  config = validate(module.get_config())
+  assert config.algorithm in ("hts_a2c", "hts_ppo", "ppo")
+  if config.algorithm == "hts_ppo":  # Table A6 / the authors' 3 vs 1 script
+    assert (config.t_max, config.hts.alpha, config.gamma, config.ppo.clip) == (128, 128, 0.993,
+                                                                             0.08)
+    assert (config.ppo.epochs, config.ppo.minibatches, config.loss.entropy_coef) == (2, 8, 0.003)
+    assert config.optimizer.max_grad_norm == 0.64 and config.optimizer.anneal == "linear"

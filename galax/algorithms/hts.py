@@ -65,31 +65,46 @@ threads). On CPU the learner units compete with the env threads for the same cor
 overlap only pays when cores are left idle (few env threads, or slow envs blocked on
 something else); benchmarks/hts.py measures both.
 
-XLA:CPU computes convolution weight-gradients about 14x slower inside while loops
-(measured for the archnature net on 72x96x4 GFootball frames, batch 16). The segment
-therefore unrolls its m pieces in Python; only the plain env steps between them (forward
-passes, no gradients) are a `lax.scan`, and units inside a piece are unrolled too where
-`update_loop` resolves to "host" (image networks on CPU).
+XLA:CPU computes convolution weight-gradients about 12-14x slower inside any nested
+computation (while-loop bodies, conditional branches; measured for the archnature net on
+72x96x4 GFootball frames, batch 16: 13 ms straight-line, 190 ms in a scan, 250 ms in a
+cond): it then skips the rewrite that hands them to its fast convolution library. The
+segment therefore unrolls its m pieces in Python; only the plain env steps between them
+(forward passes, no gradients) are a `lax.scan`, and units inside a piece are unrolled too
+where `update_loop` resolves to "host" (image networks on CPU).
 
 Asynchronous actors: `config.hts.num_actors` groups
 ---------------------------------------------------
 Each of the A actor groups owns an envpool pool over its share of the envs (b / A envs of
 every learner, seeded with their global env ids) and its own forward pass; a group's
-actions go to its envs as soon as its forward pass is done, so its envs step while the
-next group's forward pass runs.
+actions go to its envs as soon as its forward pass is done (group a + 1's forward pass is
+tied to group a's send), so its envs step while the next group's forward pass runs.
 
 Determinism
 -----------
 Every random draw comes from a key passed in: action sampling from per-env keys (the
-paper's "randomness deferred to the executors"), PPO shuffling from per-learner keys folded
-with the update count. envpool in sync mode steps each env from its own seed, so the
-number of env worker threads (`config.env.num_threads`) cannot change results. The
-learner's units are the same computations in the same order whatever m, so results are
-bitwise identical for any number of micro-batches. Actor groups change the batch size of
-the acting forward pass (b / A rows); results are bitwise identical whenever the backend
-computes each row of a dense layer independently of the batch size, which XLA:CPU does for
-our networks at >= 8 rows per group (its matrix-vector path for the 1-wide value head
-differs below that). tests/test_hts.py checks all three.
+paper's "randomness deferred to the executors"), PPO shuffling from per-learner keys
+folded with the update count. envpool in sync mode steps each env from its own seed, so
+the number of env worker threads (`config.env.num_threads`) cannot change results (the
+compiled program is the same).
+
+The micro-batch schedule and the actor groups do change the compiled program, and XLA
+fuses a computation differently depending on its neighbours (a unit next to another unit
+or next to an env step; measured: PPO parameters then differ in the last bit, 1e-7). The
+learner's `begin` / units / `finish` and every forward pass are therefore each wrapped in
+`isolated`, a `lax.cond` on an always-true predicate only known at run time: XLA compiles
+each branch on its own, identically wherever it sits, so results are bitwise identical
+for any number of micro-batches and any `update_loop`. With A actor groups the forward
+pass sees b / A rows instead of b: results stay bitwise identical when the backend computes
+each row of a dense layer independently of the batch size, which XLA:CPU does for our
+networks at >= 8 rows per group (its matrix-vector path for the 1-wide value head differs
+below that). tests/test_hts.py checks threads, micro-batches and actors (16 envs, A = 2).
+
+Exception: isolation puts the units in nested computations, which XLA:CPU runs ~12x
+slower for convolution gradients (above). Image networks on CPU therefore run the units
+and forward passes inline, fast, and there the micro-batch count, the actor groups and
+`update_loop` may change results in the last bit; everywhere else (GPU/TPU, and vector
+observations on CPU) they cannot.
 
 envpool's asynchronous mode (recv returns whichever envs are ready) would let envs run
 alpha steps without waiting for each other, the paper's batch synchronization. It is not
@@ -115,7 +130,7 @@ from galax.algorithms import common
 from galax.algorithms.a2c import compute_targets, make_combiner, split_learners
 from galax.algorithms.ppo import (PPOLearner, learner_keys, make_optimizer_for_units,
                                   unroll_units)
-from galax.envs import BatchedEnv, EnvState, make_env
+from galax.envs import EnvState, make_env
 from galax.parallel import learners as lx
 from galax.rollout import Trajectory, episode_log, init_action_keys, sample_actions
 
@@ -400,8 +415,9 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
   unroll = unroll_units(setup)
   # Isolating learner and forward computations makes every schedule bitwise identical,
   # but XLA:CPU runs convolution gradients ~12x slower in nested computations: image
-  # networks on CPU (update_loop "host") inline them instead.
-  call = isolated if not unroll else (lambda fn, dep, *operands: fn(*operands))
+  # networks on CPU inline them instead (see "Determinism" above).
+  cpu_images = (jax.devices()[0].platform == "cpu" and groups.spec.obs_layout != "flat")
+  call = isolated if not cpu_images else (lambda fn, dep, *operands: fn(*operands))
   units_per_piece = learner.num_units // microbatches
   steps_per_piece = alpha // microbatches
 
@@ -428,6 +444,8 @@ def make_hts_update(setup: common.Setup, learner: Any, alpha: int, microbatches:
     sent = []
     for a, env in enumerate(groups.envs):
       obs = env_states[a].obs
+      if a:  # group a's forward pass runs while group a - 1's envs step
+        obs = after(obs, sent[-1][0])
       logits, value = call(policy, obs, acting_params, obs)
       new_keys, actions = sample_actions(key_groups[a], logits)
       handle = env.send(env_states[a], actions, shard)
