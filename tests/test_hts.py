@@ -44,11 +44,16 @@ def host(tree):
   return jax.tree.map(np.asarray, tree)
 
 
-def run(config, segments):
-  """Runs `segments` single-segment calls; returns host copies of states and metrics."""
+def run(config, segments, hlo=None):
+  """Runs `segments` single-segment calls; returns host copies of states and metrics.
+
+  `hlo` (a list) receives the compiled program's text (the same compilation `step` uses).
+  """
   algo = make_algorithm(config)
   try:
     state = algo.init()
+    if hlo is not None:
+      hlo.append(algo.step.lower(state).compile().as_text())
     states, metrics = [host(state)], []
     for _ in range(segments):
       state, m = algo.step(state)
@@ -81,9 +86,12 @@ def sgd_a2c_config(**overrides):
                                    "optimizer.max_grad_norm": 0.0, **overrides})
 
 
+A2C_HLO = []  # the compiled segment of `a2c_sgd_run` (4 micro-batches)
+
+
 @pytest.fixture(scope="module")
 def a2c_sgd_run():
-  return run(sgd_a2c_config(), SEGMENTS + 1)
+  return run(sgd_a2c_config(), SEGMENTS + 1, hlo=A2C_HLO)
 
 
 def test_versions_of_every_update(a2c_sgd_run):
@@ -224,16 +232,11 @@ def _called(line: str) -> list[str]:
   return names
 
 
-def test_learner_runs_between_send_and_recv():
+def test_learner_runs_between_send_and_recv(a2c_sgd_run):
   """In the compiled segment, every learner unit (the backward pass) runs between a send
   and the next recv: the env threads step while the learner computes."""
-  config = make_config("hts_a2c", **{"hts.microbatches": 4})
-  algo = make_algorithm(config)
-  try:
-    hlo = algo.step.lower(algo.init()).compile().as_text()
-  finally:
-    algo.env.close()
-  comps = _computations(hlo)
+  del a2c_sgd_run  # fills A2C_HLO
+  comps = _computations(A2C_HLO[0])
   has_grad = {}
 
   def grad_inside(name, seen=()):

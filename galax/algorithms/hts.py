@@ -173,8 +173,18 @@ def isolated(fn: Callable, dep: Any, *operands: Any) -> Any:
   units with their neighbours differently per schedule and rounding differs in the
   last bit.
   """
-  return jax.lax.cond(_opaque_false(dep), lambda *_: jax.tree.map(
-      jnp.zeros_like, jax.eval_shape(fn, *operands)), fn, *operands)
+  traced = {}
+
+  def live(*ops):
+    out = fn(*ops)
+    traced["out"] = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), out)
+    return out
+
+  def dead(*ops):  # never runs; reuses the shapes of `live` when it was traced first
+    shapes = traced["out"] if "out" in traced else jax.eval_shape(fn, *ops)
+    return jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+
+  return jax.lax.cond(_opaque_false(dep), dead, live, *operands)
 
 
 # --- actor groups ---------------------------------------------------------------------
