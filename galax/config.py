@@ -28,7 +28,7 @@ def _configs_dir() -> str:
 
 CONFIGS_DIR = _configs_dir()
 
-ALGORITHMS = ("a2c", "a3c", "impala")
+ALGORITHMS = ("a2c", "ppo", "hts_a2c", "hts_ppo", "a3c", "impala")
 COMBINES = ("independent", "allreduce", "gossip")
 
 
@@ -82,6 +82,24 @@ def base_config() -> ml_collections.ConfigDict:
   c.loss.entropy_coef = 0.01
   c.loss.value_coef = 0.5  # times mean (G - V)^2
   c.loss.sum_over_time = False  # PAAC code: loss summed over the t_max steps
+
+  # PPO (algorithms ppo, hts_ppo; galax/algorithms/ppo.py). Advantages: GAE with
+  # gae_lambda when returns = "gae" (lambda 1 otherwise); value targets = advantages + V.
+  c.ppo = ml_collections.ConfigDict()
+  c.ppo.epochs = 2  # passes over each batch of t_max x envs samples
+  c.ppo.minibatches = 8  # minibatches per epoch (must divide t_max x envs_per_learner)
+  c.ppo.clip = 0.08  # ratio clip eps, also the value-loss clip (HTS-RL GFootball)
+  c.ppo.normalize_advantages = True  # (A - mean) / (std + 1e-5) over the whole batch
+
+  # HTS-RL (algorithms hts_a2c, hts_ppo; galax/algorithms/hts.py): rollout and learning
+  # run concurrently; the gradient lags exactly one segment behind the acting parameters.
+  c.hts = ml_collections.ConfigDict()
+  c.hts.alpha = 0  # sync interval: env steps per segment (multiple of t_max); 0 = t_max
+  c.hts.delayed = True  # False: learn on the segment just collected (plain A2C / PPO)
+  c.hts.microbatches = 0  # pieces the learner's work is split into, each overlapping one
+  #                         env step; must divide alpha and the learner's units; 0 = auto
+  c.hts.num_actors = 1  # actor groups: each has its own envpool pool and forward pass,
+  #                       sent to its envs as soon as it is ready (divides envs_per_learner)
 
   c.optimizer = ml_collections.ConfigDict()
   c.optimizer.name = "rmsprop"  # rmsprop | adam | sgd
@@ -195,6 +213,18 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
             "updates_per_call", "optimizer.learning_rate", "stats_window")
   if not 0.0 <= config.gamma <= 1.0:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
+  _positive(config, "ppo.epochs", "ppo.minibatches", "hts.num_actors")
+  if config.ppo.clip <= 0:
+    raise ValueError(f"config.ppo.clip must be > 0, got {config.ppo.clip}.")
+  if config.hts.alpha < 0 or config.hts.microbatches < 0:
+    raise ValueError(f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
+                     f"({config.hts.microbatches}) must be >= 0 (0 = automatic).")
+  if config.hts.alpha and config.hts.alpha % config.t_max:
+    raise ValueError(f"config.hts.alpha={config.hts.alpha} must be a multiple of "
+                     f"config.t_max={config.t_max} (a segment holds whole rollouts).")
+  if config.envs_per_learner % config.hts.num_actors:
+    raise ValueError(f"config.hts.num_actors={config.hts.num_actors} must divide "
+                     f"config.envs_per_learner={config.envs_per_learner}.")
   if config.combine != "independent" and config.num_learners < 2:
     raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
   if config.combine == "gossip":

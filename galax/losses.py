@@ -108,3 +108,57 @@ def off_policy_actor_critic_loss(logits: Array, values: Array, actions: Array,
   value_loss = reduce(jnp.square(value_targets - values), mask)
   total = policy_loss - entropy_coef * entropy + value_coef * value_loss
   return LossTerms(total, policy_loss, value_loss, entropy)
+def ppo_loss(logits: Array, values: Array, actions: Array, behaviour_logits: Array,
+             behaviour_values: Array, advantages: Array, returns: Array, mask: Array,
+             clip: float, entropy_coef: float, value_coef: float) -> LossTerms:
+  r"""The PPO-clip loss (Schulman et al. 2017) with a clipped value loss, as in HTS-RL's PPO.
+
+    rho_t  = pi(a_t | s_t) / mu(a_t | s_t)              (mu: the behaviour policy)
+    L_pi   = -mean_t min(rho_t A_t, clip(rho_t, 1 - eps, 1 + eps) A_t)
+    V^c_t  = V_old(s_t) + clip(V(s_t) - V_old(s_t), -eps, eps)
+    L_V    = 1/2 mean_t max((V(s_t) - G_t)^2, (V^c_t - G_t)^2)
+    L_H    = mean_t H(pi(. | s_t))
+    L      = L_pi + value_coef * L_V - entropy_coef * L_H
+
+  The value loss uses the same clip `eps` as the ratio and carries the factor 1/2 of the
+  HTS-RL / Kostrikov PPO code, so value_coef = 0.5 weighs mean max(..) by 0.25. The entropy
+  enters with a minus sign: minimizing L *raises* the entropy (a bonus; the HTS-RL code's
+  sign ends up penalizing it, a bug not reproduced here). Advantages are used as given
+  (normalize them over the batch before, see `normalize_advantages`).
+
+  Args:
+    logits: [..., A] policy logits at the learner's parameters.
+    values: [...] V(s_t) at the learner's parameters.
+    actions: [...] int actions taken.
+    behaviour_logits: [..., A] logits of the policy that acted.
+    behaviour_values: [...] V_old(s_t) of the parameters that acted (value clipping).
+    advantages: [...] A_t.
+    returns: [...] value targets G_t.
+    mask: [...] 1.0 for experience, 0.0 for auto-reset transitions.
+  """
+  chex.assert_equal_shape([values, actions, behaviour_values, advantages, returns, mask])
+  chex.assert_equal_shape([logits, behaviour_logits])
+  advantages, returns = jax.lax.stop_gradient((advantages, returns))
+  behaviour_logits, behaviour_values = jax.lax.stop_gradient((behaviour_logits, behaviour_values))
+  log_ratio = action_log_prob(logits, actions) - action_log_prob(behaviour_logits, actions)
+  ratio = jnp.exp(log_ratio)
+  surrogate = jnp.minimum(ratio * advantages, jnp.clip(ratio, 1.0 - clip, 1.0 + clip) * advantages)
+  policy_loss = -masked_mean(surrogate, mask)
+  clipped_values = behaviour_values + jnp.clip(values - behaviour_values, -clip, clip)
+  value_losses = jnp.maximum(jnp.square(values - returns), jnp.square(clipped_values - returns))
+  value_loss = 0.5 * masked_mean(value_losses, mask)
+  entropy = masked_mean(categorical_entropy(logits), mask)
+  total = policy_loss + value_coef * value_loss - entropy_coef * entropy
+  return LossTerms(total, policy_loss, value_loss, entropy)
+
+
+def normalize_advantages(advantages: Array, mask: Array, eps: float = 1e-5) -> Array:
+  """(A - mean) / (std + eps) over the entries where mask is 1 (population std).
+
+  Masked entries keep a finite value (they are masked out of the loss anyway). An all-masked
+  batch gives zeros rather than NaN.
+  """
+  count = jnp.maximum(jnp.sum(mask), 1.0)
+  mean = jnp.sum(advantages * mask) / count
+  var = jnp.sum(jnp.square(advantages - mean) * mask) / count
+  return (advantages - mean) / (jnp.sqrt(var) + eps) * mask

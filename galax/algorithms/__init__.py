@@ -22,4 +22,12 @@ def make_algorithm(config: Any) -> Algorithm:
     from galax.algorithms.impala import make_impala  # pylint: disable=g-import-not-at-top
 
     return make_impala(config)
+  if name == "ppo":
+    from galax.algorithms.ppo import make_ppo  # pylint: disable=g-import-not-at-top
+
+    return make_ppo(config)
+  if name in ("hts_a2c", "hts_ppo"):
+    from galax.algorithms.hts import make_hts  # pylint: disable=g-import-not-at-top
+
+    return make_hts(config)
   raise ValueError(f"Unknown algorithm {name!r}.")

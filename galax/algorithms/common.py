@@ -72,13 +72,15 @@ class Setup:
     return self.layout.num_learners * self.layout.envs_per_learner
 
 
-def make_setup(config: Any, steps_per_env_per_update: int) -> Setup:
+def make_setup(config: Any, steps_per_env_per_update: int, env: Any = None) -> Setup:
+  """`env`: envs built by the caller (e.g. HTS actor groups); default `make_env`."""
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices)
   mesh = lx.make_mesh(layout)
   local_envs = layout.local_learners * layout.envs_per_learner
-  env = make_env(config, num_envs=layout.learners_per_device * layout.envs_per_learner,
-                 num_shards=layout.local_devices,
-                 seed_offset=jax.process_index() * local_envs)
+  if env is None:
+    env = make_env(config, num_envs=layout.learners_per_device * layout.envs_per_learner,
+                   num_shards=layout.local_devices,
+                   seed_offset=jax.process_index() * local_envs)
   network = networks.make_network(config.network.name, env.spec, config.network.fc_width,
                                   tuple(config.network.mlp_hidden), config.network.init)
   env_steps_per_update = layout.num_learners * layout.envs_per_learner * steps_per_env_per_update

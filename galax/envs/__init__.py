@@ -7,8 +7,12 @@ __all__ = ["ATARI_DEFAULTS", "BatchedEnv", "EnvSpec", "EnvState", "Timestep", "c
            "env_family", "known_env_ids", "make_env"]
 
 
-def make_env(config, num_envs: int, num_shards: int = 1, seed_offset: int = 0) -> BatchedEnv:
-  """Builds the training envs described by `config.env` (see configs/)."""
+def make_env(config, num_envs: int, num_shards: int = 1, seed_offset: int = 0,
+             env_seeds=None) -> BatchedEnv:
+  """Builds the training envs described by `config.env` (see configs/).
+
+  `env_seeds` (one list of seeds per shard) overrides the contiguous seeds.
+  """
   env = config.env
   return BatchedEnv(
       env_id=env.id,
@@ -20,4 +24,5 @@ def make_env(config, num_envs: int, num_shards: int = 1, seed_offset: int = 0) -
       max_episode_steps=env.max_episode_steps or None,
       num_threads=env.num_threads,
       extra_options=dict(env.options),
+      env_seeds=env_seeds,
   )

@@ -169,6 +169,8 @@ class BatchedEnv:
     max_episode_steps: time limit in agent steps (None: envpool's default).
     num_threads: envpool worker threads per pool (0: envpool's choice).
     extra_options: further envpool.make keyword arguments (validated).
+    env_seeds: optional explicit seeds, one list of `num_envs` seeds per shard (overrides
+      `seed`); lets several pools hold any chosen subset of a global env numbering.
   """
 
   def __init__(
@@ -182,6 +184,7 @@ class BatchedEnv:
       max_episode_steps: int | None = None,
       num_threads: int = 0,
       extra_options: dict[str, Any] | None = None,
+      env_seeds: Any = None,
   ):
     check_env_id(env_id)
     if num_envs < 1 or num_shards < 1:
@@ -192,9 +195,15 @@ class BatchedEnv:
     self.num_envs = num_envs
     self.num_shards = num_shards
     self.seed = seed
-    self._pools = [
-        _make_pool(env_id, num_envs, seed + s * num_envs, self.options) for s in range(num_shards)
-    ]
+    if env_seeds is None:
+      self._pools = [_make_pool(env_id, num_envs, seed + s * num_envs, self.options)
+                     for s in range(num_shards)]
+    else:
+      if len(env_seeds) != num_shards or any(len(x) != num_envs for x in env_seeds):
+        raise ValueError(f"env_seeds must hold {num_shards} list(s) of {num_envs} seeds.")
+      self._pools = [_make_pool(env_id, num_envs, int(shard_seeds[0]),
+                                dict(self.options, env_seed=[int(x) for x in shard_seeds]))
+                     for shard_seeds in env_seeds]
     self._xla = [pool.xla() for pool in self._pools]
     pool = self._pools[0]
     with warnings.catch_warnings():  # gymnasium warns about float64 bounds of Box spaces

@@ -1,0 +1,205 @@
+"""PPO: synchronous proximal policy optimization (Schulman et al. 2017), as in HTS-RL's baseline.
+
+One update of one learner:
+  1. act t_max steps in its b envs with the current parameters (`rollout`),
+  2. GAE advantages and value targets from the behaviour values (`returns.gae_advantages`),
+     advantages normalized over the whole batch (valid steps only),
+  3. `epochs` passes over the t_max * b samples, each a fresh random permutation cut into
+     `minibatches` minibatches; every minibatch is one gradient of the PPO-clip loss
+     (`losses.ppo_loss`: clipped surrogate, clipped value loss with the same clip, entropy
+     bonus), combined (all-reduce for n > 1 learners) and applied by the optimizer.
+
+The minibatch updates are `PPOLearner` "units": `begin` prepares the batch, `unit(u)` runs
+minibatch update u (epoch u // minibatches), `finish` returns the parameters. HTS-PPO
+(galax/algorithms/hts.py) runs the same units spread over the next rollout's env steps.
+
+Shuffling keys derive from `config.seed`, the learner's global index and the update count,
+so a seed reproduces a run bit for bit. The learning rate (Adam, linearly annealed in the
+GFootball config) counts minibatch steps: it reaches zero after the last one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from galax import losses, returns as returns_lib
+from galax.algorithms import common
+from galax.algorithms.a2c import make_combiner, split_learners
+from galax.parallel import learners as lx
+from galax.rollout import Trajectory, episode_log, rollout
+
+
+def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
+  """(advantages, value targets) [T, b] from one learner's trajectory (behaviour values)."""
+  discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
+  advantages = returns_lib.gae_advantages(traj.rewards, discounts, traj.values, traj.truncated,
+                                          gae_lambda)
+  return advantages, advantages + traj.values[:-1]
+
+
+def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
+  """Per-learner base keys for minibatch shuffling (global learner ids first..first+count-1)."""
+  base = jax.random.PRNGKey(seed + 2)
+  return jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(first_learner,
+                                                                    first_learner + count))
+
+
+class PPOLearner:
+  """The PPO update of a device's block of L learners, as `epochs * minibatches` units.
+
+  All arrays carry the learner axis [L, ...] first; per-learner maths is vmapped.
+  """
+
+  def __init__(self, apply_fn: Callable, config: Any, optimizer: optax.GradientTransformation,
+               combiner: Any, learners: int, steps: int, envs: int):
+    ppo = config.ppo
+    self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
+    self.combiner, self.learners = combiner, learners
+    self.epochs, self.minibatches = int(ppo.epochs), int(ppo.minibatches)
+    self.num_units = self.epochs * self.minibatches
+    samples = steps * envs
+    if samples % self.minibatches:
+      raise ValueError(f"config.ppo.minibatches={self.minibatches} must divide the "
+                       f"{samples} samples per update (t_max x envs_per_learner).")
+    self.samples, self.minibatch_size = samples, samples // self.minibatches
+
+  def begin(self, params: Any, opt_state: Any, traj: Trajectory, keys: jax.Array) -> dict:
+    """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
+    config = self.config
+    per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
+    lam = config.gae_lambda if config.returns == "gae" else 1.0
+    advantages, targets = jax.vmap(lambda t: gae_targets(t, config.gamma, lam))(per_learner)
+    mask = per_learner.valid.astype(jnp.float32)
+    if config.ppo.normalize_advantages:
+      advantages = jax.vmap(losses.normalize_advantages)(advantages, mask)
+    flat = lambda x: x.reshape(x.shape[0], -1, *x.shape[3:])  # [L, T, b, ...] -> [L, T*b, ...]
+    batch = dict(obs=flat(per_learner.obs), actions=flat(per_learner.actions),
+                 behaviour_logits=flat(per_learner.behaviour_logits),
+                 behaviour_values=flat(per_learner.values[:, :-1]),
+                 advantages=flat(advantages), targets=flat(targets), mask=flat(mask))
+    perms = jax.vmap(lambda k: jnp.stack([
+        jax.random.permutation(jax.random.fold_in(k, e), self.samples)
+        for e in range(self.epochs)]))(keys)  # [L, epochs, samples]
+    zeros = jnp.zeros((self.learners,), jnp.float32)
+    return dict(params=params, opt_state=opt_state, batch=batch, perms=perms,
+                sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros,
+                          grad_norm=zeros, clip_fraction=zeros))
+
+  def _grads(self, params: Any, mb: dict) -> tuple[Any, dict]:
+    c = self.config
+
+    def loss_fn(p):
+      logits, values = self.apply_fn(p, mb["obs"])
+      terms = losses.ppo_loss(logits, values, mb["actions"], mb["behaviour_logits"],
+                              mb["behaviour_values"], mb["advantages"], mb["targets"],
+                              mb["mask"], c.ppo.clip, c.loss.entropy_coef, c.loss.value_coef)
+      ratio = jnp.exp(losses.action_log_prob(logits, mb["actions"])
+                      - losses.action_log_prob(mb["behaviour_logits"], mb["actions"]))
+      clipped = (jnp.abs(ratio - 1.0) > c.ppo.clip).astype(jnp.float32)
+      return terms.total, (terms, losses.masked_mean(clipped, mb["mask"]))
+
+    grads, (terms, clip_fraction) = jax.grad(loss_fn, has_aux=True)(params)
+    return grads, dict(total=terms.total, policy=terms.policy, value=terms.value,
+                       entropy=terms.entropy, clip_fraction=clip_fraction)
+
+  def unit(self, carry: dict, u: Any) -> dict:
+    """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
+    epoch, index = u // self.minibatches, u % self.minibatches
+    size = self.minibatch_size
+
+    def minibatch(batch, perms):
+      order = jax.lax.dynamic_index_in_dim(perms, epoch, keepdims=False)
+      idx = jax.lax.dynamic_slice_in_dim(order, index * size, size)
+      return jax.tree.map(lambda x: jnp.take(x, idx, axis=0), batch)
+
+    mb = jax.vmap(minibatch)(carry["batch"], carry["perms"])
+    grads, terms = jax.vmap(self._grads)(carry["params"], mb)
+    grads = self.combiner.grads(grads)
+    updates, opt_state = jax.vmap(self.optimizer.update)(grads, carry["opt_state"],
+                                                         carry["params"])
+    params = optax.apply_updates(carry["params"], updates)
+    terms["grad_norm"] = jax.vmap(optax.tree.norm)(grads)
+    sums = jax.tree.map(lambda s, t: s + t, carry["sums"], terms)
+    return dict(carry, params=params, opt_state=opt_state, sums=sums)
+
+  def finish(self, carry: dict) -> tuple[Any, Any, dict]:
+    """(params, opt_state, metrics): losses and grad norm averaged over the units."""
+    means = jax.tree.map(lambda s: s / self.num_units, carry["sums"])
+    grad_norm = means.pop("grad_norm")
+    clip_fraction = means.pop("clip_fraction")
+    return carry["params"], carry["opt_state"], dict(loss=means, grad_norm=grad_norm,
+                                                     clip_fraction=clip_fraction)
+
+
+def run_units(learner: Any, carry: Any, units: range, unroll: bool) -> Any:
+  """Runs learner units in order: a Python loop (unroll) or a `lax.scan` over their ids."""
+  if unroll or len(units) <= 1:
+    for u in units:
+      carry = learner.unit(carry, u)
+    return carry
+  ids = jnp.arange(units.start, units.stop, dtype=jnp.int32)
+  return jax.lax.scan(lambda c, u: (learner.unit(c, u), None), carry, ids)[0]
+
+
+def unroll_units(setup: common.Setup) -> bool:
+  """Unroll learner units in Python where XLA loops are slow (image nets on CPU)."""
+  return common.update_loop_kind(setup.config, setup.env) == "host"
+
+
+def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> Callable:
+  config = setup.config
+  learners = setup.layout.learners_per_device
+  policy = common.block_policy(setup.network.apply, learners)
+  unroll = unroll_units(setup)
+
+  def update(state: common.LearnerState):
+    env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
+                                    state.action_keys, config.t_max, lx.env_shard_index())
+    shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra["key"], state.update_count)
+    carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
+    carry = run_units(learner, carry, range(learner.num_units), unroll)
+    params, opt_state, metrics = learner.finish(carry)
+    params, combiner_state = learner.combiner.params(params, state.extra["combiner"])
+    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
+                              action_keys=keys, update_count=state.update_count + 1,
+                              extra=dict(state.extra, combiner=combiner_state))
+    return new_state, dict(metrics, episodes=episode_log(traj)._asdict())
+
+  return update
+
+
+def make_optimizer_for_units(config: Any, layout: lx.Layout, total_updates: int,
+                             units_per_update: int):
+  """The config's optimizer whose lr schedule counts minibatch steps (units)."""
+  from galax.optimizers import make_optimizer  # pylint: disable=g-import-not-at-top
+
+  optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner,
+                                       layout.num_learners, total_updates * units_per_update)
+  return optimizer, lambda update: schedule(update * units_per_update)
+
+
+def make_ppo(config: Any) -> common.Algorithm:
+  """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
+  setup = common.make_setup(config, config.t_max)
+  layout = setup.layout
+  units = int(config.ppo.epochs) * int(config.ppo.minibatches)
+  optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates, units)
+  combiner = make_combiner(config, layout)
+  learner = PPOLearner(setup.network.apply, config, optimizer, combiner,
+                       layout.learners_per_device, config.t_max, layout.envs_per_learner)
+  first_learner = jax.process_index() * layout.local_learners
+
+  def init():
+    return common.initial_state(setup, optimizer, lambda params: dict(
+        combiner=combiner.init(params),
+        key=learner_keys(config.seed, first_learner, layout.local_learners)))
+
+  return common.Algorithm(
+      config=config, layout=layout, mesh=setup.mesh, env=setup.env, network=setup.network,
+      init=init, step=common.compile_step(setup, make_ppo_update(setup, learner)),
+      env_steps_per_update=setup.envs_per_update * config.t_max,
+      learning_rate=schedule, total_updates=setup.total_updates)
