@@ -46,14 +46,23 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
     "ba3c": ("ba3c_breakout", "many"),
 }
 
-_ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id used for every algorithm.")
+# PPO and HTS-PPO are the HTS paper's GFootball algorithms: they run on --ppo_env.
+PPO_FAMILY = ("ppo", "hts_ppo")
+
+_ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id of the A2C-family algorithms.")
+_PPO_ENV = flags.DEFINE_string("ppo_env", "gfootball/academy_3_vs_1_with_keeper-v1",
+                               "envpool id of PPO and HTS-PPO ('same': --env).")
 _NUM_ENVS = flags.DEFINE_list("num_envs", ["16", "32", "64", "128"], "Total env counts.")
 _LEARNERS = flags.DEFINE_list("learners", ["1", "2", "4", "8"], "Learner counts.")
 _ALGOS = flags.DEFINE_list("algorithms", ["raw", *ALGORITHMS], "What to measure.")
 _SECONDS = flags.DEFINE_float("seconds", 10.0, "Measuring time per figure.")
-_UPDATES = flags.DEFINE_integer("updates_per_call", 10, "Updates per jitted call.")
+_CALL_STEPS = flags.DEFINE_integer(
+    "steps_per_call", 4000, "Env steps per call to the training step, rounded to whole "
+    "updates (at least one): updates_per_call = max(1, round(this / steps per update)).")
 _WEAK = flags.DEFINE_bool("weak_scaling", False, "Fix envs per learner instead of total envs.")
 _PER_LEARNER = flags.DEFINE_integer("envs_per_learner", 16, "Envs per learner (weak scaling).")
+_NETWORK = flags.DEFINE_string("network", "", "Run every algorithm with this network (e.g. "
+                               "archnips) instead of its config's own.")
 _DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
 _OUT = flags.DEFINE_string("out", "", "Write <out>.json and <out>.md.")
 
@@ -66,10 +75,15 @@ def _config(algorithm: str, env_id: str, learners: int, envs_per_learner: int) -
     if env_family(env_id) == "classic_control":  # vector observations need the MLP
       config.network.name = "mlp"
       config.env.options = type(config.env.options)()  # drop Atari options (BA3C's RGB)
+  if _NETWORK.value:
+    config.network.name = _NETWORK.value
   config.num_learners = learners
   config.envs_per_learner = envs_per_learner
   config.num_devices = 0
-  config.updates_per_call = _UPDATES.value
+  steps_per_update = learners * envs_per_learner * config.t_max
+  if algorithm.startswith("hts"):
+    steps_per_update = learners * envs_per_learner * config.hts.alpha
+  config.updates_per_call = max(1, round(_CALL_STEPS.value / steps_per_update))
   config.total_env_steps = 10**9
   config.target_return = 0.0
   return config
@@ -86,14 +100,21 @@ def _grid(algorithm: str) -> list[tuple[int, int]]:
   return pairs
 
 
+def env_of(algorithm: str) -> str:
+  if algorithm in PPO_FAMILY and _PPO_ENV.value != "same":
+    return _PPO_ENV.value
+  return _ENV.value
+
+
 def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> str:
   lines = [f"Measured {info['date']} on {info['device']}; CPU {info['cpu']}; jax {info['jax']}; "
            f"commit {info['commit']}.", "", f"`{command}`", "",
-           "| algorithm | learners | envs | steps/s | vs raw envpool | compile s |",
-           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+           "| algorithm | env | network | learners | envs | steps/s | vs raw envpool | compile s |",
+           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
   for r in rows:
     ratio = f"{r['ratio_to_raw']:.2f}" if r.get("ratio_to_raw") is not None else "-"
-    lines.append(f"| {r['algorithm']} | {r['learners']} | {r['num_envs']} | "
+    lines.append(f"| {r['algorithm']} | {r['env']} | {r.get('network', '-')} | "
+                 f"{r['learners']} | {r['num_envs']} | "
                  f"{r['steps_per_second']:.0f} | {ratio} | {r['compile_s']:.1f} |")
   return "\n".join(lines) + "\n"
 
@@ -103,33 +124,49 @@ def main(argv):
   info = measure.machine()
   command = "python " + " ".join(sys.argv)
   print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}", flush=True)
-  raw: dict[int, float] = {}
-  rows = []
-  totals = sorted({t for a in _ALGOS.value for t, _ in _grid(a)})
   for algorithm in _ALGOS.value:
     if algorithm != "raw" and algorithm not in ALGORITHMS:
       raise ValueError(f"Unknown algorithm {algorithm!r}; choose from {['raw', *ALGORITHMS]}.")
-    for total, learners in (_grid(algorithm) if algorithm != "raw" else [(t, 1) for t in totals]):
-      try:
-        if algorithm == "raw":
-          config = config_lib.load("pong_paac", env__id=_ENV.value, envs_per_learner=total)
-          figure = measure.raw_envpool(config, _SECONDS.value)
-          raw[total] = figure["steps_per_second"]
-        else:
-          config = _config(algorithm, _ENV.value, learners, total // learners)
-          figure = measure.algorithm(config, _SECONDS.value)
-      except (FileNotFoundError, ValueError) as e:
-        print(f"{algorithm:>10}: skipped ({e})", flush=True)
-        break
-      ratio = figure["steps_per_second"] / raw[total] if total in raw else None
-      row = dict(algorithm=algorithm, env=_ENV.value, num_envs=total, learners=learners,
-                 steps_per_second=figure["steps_per_second"], compile_s=figure["compile_s"],
-                 ratio_to_raw=ratio)
-      rows.append(row)
-      print(f"{algorithm:>10} learners {learners:>2} envs {total:>4}: "
-            f"{row['steps_per_second']:>9.0f} steps/s"
-            + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
-            + f", compile {row['compile_s']:.1f}s", flush=True)
+  learning = [a for a in _ALGOS.value if a != "raw"]
+  # Raw envpool is measured for every (env, total envs) an algorithm runs, with that
+  # algorithm's env options (Atari preprocessing, GFootball's representation).
+  jobs = []
+  if "raw" in _ALGOS.value:
+    firsts = {}
+    for algorithm in learning:
+      for total, _ in _grid(algorithm):
+        firsts.setdefault((env_of(algorithm), total), algorithm)
+    jobs += [("raw", env, total, 1, firsts[env, total]) for env, total in sorted(firsts)]
+  jobs += [(a, env_of(a), total, n, a) for a in learning for total, n in _grid(a)]
+  raw: dict[tuple[str, int], float] = {}
+  rows, skipped = [], set()
+  for algorithm, env_id, total, learners, source in jobs:
+    if algorithm in skipped:
+      continue
+    try:
+      if algorithm == "raw":
+        config = _config(source, env_id, 1, total)
+        figure = measure.raw_envpool(config, _SECONDS.value)
+        raw[env_id, total] = figure["steps_per_second"]
+      else:
+        config = _config(algorithm, env_id, learners, total // learners)
+        figure = measure.algorithm(config, _SECONDS.value)
+    except (FileNotFoundError, ValueError) as e:
+      print(f"{algorithm:>10}: skipped ({e})", flush=True)
+      skipped.add(algorithm)
+      continue
+    base = raw.get((env_id, total))
+    ratio = figure["steps_per_second"] / base if base else None
+    row = dict(algorithm=algorithm, env=env_id,
+               network="-" if algorithm == "raw" else config.network.name,
+               num_envs=total, learners=learners,
+               steps_per_second=figure["steps_per_second"], compile_s=figure["compile_s"],
+               ratio_to_raw=ratio)
+    rows.append(row)
+    print(f"{algorithm:>10} {env_id} learners {learners:>2} envs {total:>4}: "
+          f"{row['steps_per_second']:>9.0f} steps/s"
+          + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
+          + f", compile {row['compile_s']:.1f}s", flush=True)
   if _OUT.value:
     os.makedirs(os.path.dirname(_OUT.value) or ".", exist_ok=True)
     with open(_OUT.value + ".json", "w") as f:

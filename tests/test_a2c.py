@@ -43,3 +43,55 @@ def test_different_seeds_differ():
   config.seed = 1
   second, _ = _params_after(config)
   assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(second)))
+
+
+def _random_trajectory(key, steps=5, envs=8, obs_dim=3, actions=2):
+  from galax.rollout import Trajectory
+  k = jax.random.split(key, 6)
+  done = jax.random.bernoulli(k[2], 0.2, (steps, envs))
+  return Trajectory(
+      obs=jax.random.normal(k[0], (steps, envs, obs_dim)),
+      actions=jax.random.randint(k[1], (steps, envs), 0, actions),
+      rewards=jax.random.normal(k[3], (steps, envs)),
+      terminated=done,
+      truncated=jax.random.bernoulli(k[4], 0.1, (steps, envs)) & ~done,
+      valid=jax.random.bernoulli(k[5], 0.9, (steps, envs)),
+      behaviour_logits=np.zeros((steps, envs, actions), np.float32),
+      values=jax.random.normal(k[0], (steps + 1, envs)),
+      episode_over=done, episode_return=np.zeros((steps, envs), np.float32),
+      episode_length=np.zeros((steps, envs), np.int32))
+
+
+@pytest.mark.parametrize("chunks", [2, 4, 8])
+def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
+  from galax.algorithms.a2c import a2c_grads
+  config = load_config("cartpole_a2c", loss__sum_over_time=True)
+
+  def apply_fn(params, obs):  # a linear actor-critic
+    return obs @ params["pi"], (obs @ params["v"])[..., 0]
+
+  params = {"pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
+            "v": np.array([[0.2], [-0.4], [1.5]], np.float32)}
+  traj = _random_trajectory(jax.random.PRNGKey(3))
+  whole, whole_terms = a2c_grads(apply_fn, config, params, traj)
+  chunked, chunked_terms = a2c_grads(apply_fn, config, params, traj, chunks)
+  for a, b in zip(jax.tree.leaves((whole, whole_terms)), jax.tree.leaves((chunked, chunked_terms))):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+  assert np.abs(whole["pi"]).sum() > 0
+
+
+def test_grad_chunks_rule():
+  from types import SimpleNamespace
+  from galax.algorithms.common import grad_chunks
+  image = SimpleNamespace(spec=SimpleNamespace(obs_layout="CHW"))
+  flat = SimpleNamespace(spec=SimpleNamespace(obs_layout="flat"))
+  auto = load_config("cartpole_a2c")
+  assert grad_chunks(auto, flat, 64) == 1
+  on_cpu = jax.devices()[0].platform == "cpu"
+  assert grad_chunks(auto, image, 64) == (4 if on_cpu else 1)
+  assert grad_chunks(auto, image, 48) == (3 if on_cpu else 1)
+  assert grad_chunks(auto, image, 16) == 1
+  assert grad_chunks(auto, image, 2) == 1
+  assert grad_chunks(load_config("cartpole_a2c", grad_chunks=2), image, 64) == 2
+  with pytest.raises(ValueError, match="must divide the 6 envs"):
+    grad_chunks(load_config("cartpole_a2c", grad_chunks=4), image, 6)

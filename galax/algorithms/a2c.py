@@ -44,21 +44,35 @@ def compute_targets(traj: Trajectory, gamma: float, kind: str, gae_lambda: float
   raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")
 
 
-def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory
-              ) -> tuple[Any, losses.LossTerms]:
-  """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`."""
+def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
+              chunks: int = 1) -> tuple[Any, losses.LossTerms]:
+  """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
+
+  With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
+  mean of the chunks' gradients: the loss is a mean over [T, b] (fixed normaliser), so
+  this is the same gradient up to float rounding, computed as k smaller programs
+  (unrolled, not a loop: XLA:CPU is slow on conv gradients inside loops).
+  """
   targets = compute_targets(traj, config.gamma, config.returns, config.gae_lambda)
   mask = traj.valid.astype(jnp.float32)
 
-  def loss_fn(p):
-    logits, values = apply_fn(p, traj.obs)
-    terms = losses.a2c_loss(logits, values, traj.actions, targets, mask,
-                            config.loss.entropy_coef, config.loss.value_coef,
-                            config.loss.sum_over_time)
-    return terms.total, terms
+  def chunk_grads(obs, actions, chunk_targets, chunk_mask):
+    def loss_fn(p):
+      logits, values = apply_fn(p, obs)
+      terms = losses.a2c_loss(logits, values, actions, chunk_targets, chunk_mask,
+                              config.loss.entropy_coef, config.loss.value_coef,
+                              config.loss.sum_over_time)
+      return terms.total, terms
 
-  grads, terms = jax.grad(loss_fn, has_aux=True)(params)
-  return grads, terms
+    return jax.grad(loss_fn, has_aux=True)(params)
+
+  if chunks == 1:
+    return chunk_grads(traj.obs, traj.actions, targets, mask)
+  width = traj.actions.shape[1] // chunks
+  parts = [chunk_grads(*(x[:, c * width:(c + 1) * width]
+                         for x in (traj.obs, traj.actions, targets, mask)))
+           for c in range(chunks)]
+  return jax.tree.map(lambda *xs: sum(xs) / chunks, *parts)
 
 
 def split_learners(traj: Trajectory, learners: int) -> Trajectory:
@@ -81,12 +95,13 @@ def make_a2c_update(setup: common.Setup, optimizer: Any, combiner: Any,
   apply_fn = setup.network.apply
   unroll = common.learner_map_unrolled(config, setup.env, learners)
   policy = common.block_policy(apply_fn, learners, unroll)
+  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner)
 
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
                                     state.action_keys, config.t_max, lx.env_shard_index())
     per_learner = split_learners(traj, learners)
-    grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t),
+    grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks),
                                    state.params, per_learner, unroll=unroll)
     own_grads = grads
     metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
