@@ -11,11 +11,18 @@ ratio to raw envpool stepping with N envs (random actions, same interface). Writ
 --weak_scaling keeps envs per learner fixed (N = n x --envs_per_learner) to compare how
 all-reduce and gossip scale with the number of learners; with --devices=D the learners are
 spread over D virtual CPU devices (set before jax is imported).
+
+Each figure is measured in a fresh child process (--isolate, the default): envpool's
+GFootball pools keep their memory after they are closed (~50 MB per env, measured), so one
+process measuring raw, PPO and HTS-PPO at 16 and 64 envs grew to ~18 GB; a child per figure
+also keeps env threads and compiled programs of earlier figures out of later ones.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import sys
 from typing import Any
@@ -64,6 +71,7 @@ _PER_LEARNER = flags.DEFINE_integer("envs_per_learner", 16, "Envs per learner (w
 _NETWORK = flags.DEFINE_string("network", "", "Run every algorithm with this network (e.g. "
                                "archnips) instead of its config's own.")
 _DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
+_ISOLATE = flags.DEFINE_bool("isolate", True, "Measure each figure in a fresh child process.")
 _OUT = flags.DEFINE_string("out", "", "Write <out>.json and <out>.md.")
 
 
@@ -119,6 +127,28 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> 
   return "\n".join(lines) + "\n"
 
 
+def measure_job(algorithm: str, env_id: str, total: int, learners: int,
+                source: str) -> tuple[dict[str, float], str]:
+  """(figure, network name) of one table row, measured in this process."""
+  if algorithm == "raw":
+    config = _config(source, env_id, 1, total)
+    return measure.raw_envpool(config, _SECONDS.value), "-"
+  config = _config(algorithm, env_id, learners, total // learners)
+  return measure.algorithm(config, _SECONDS.value), config.network.name
+
+
+def _child_job(argv: list[str], job: tuple) -> tuple[dict[str, float], str]:
+  flags.FLAGS(argv)  # a spawned child imports this module afresh: parse the same flags
+  return measure_job(*job)
+
+
+def _in_child(argv: list[str], job: tuple) -> tuple[dict[str, float], str]:
+  """measure_job in a fresh spawned process (jax and envpool threads do not survive fork)."""
+  context = multiprocessing.get_context("spawn")
+  with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+    return pool.submit(_child_job, argv, job).result()
+
+
 def main(argv):
   del argv
   info = measure.machine()
@@ -143,22 +173,22 @@ def main(argv):
   for algorithm, env_id, total, learners, source in jobs:
     if algorithm in skipped:
       continue
+    job = (algorithm, env_id, total, learners, source)
     try:
-      if algorithm == "raw":
-        config = _config(source, env_id, 1, total)
-        figure = measure.raw_envpool(config, _SECONDS.value)
-        raw[env_id, total] = figure["steps_per_second"]
+      if _ISOLATE.value:
+        figure, network = _in_child(sys.argv, job)
       else:
-        config = _config(algorithm, env_id, learners, total // learners)
-        figure = measure.algorithm(config, _SECONDS.value)
+        figure, network = measure_job(*job)
     except (FileNotFoundError, ValueError) as e:
       print(f"{algorithm:>10}: skipped ({e})", flush=True)
       skipped.add(algorithm)
       continue
+    if algorithm == "raw":
+      raw[env_id, total] = figure["steps_per_second"]
     base = raw.get((env_id, total))
     ratio = figure["steps_per_second"] / base if base else None
     row = dict(algorithm=algorithm, env=env_id,
-               network="-" if algorithm == "raw" else config.network.name,
+               network=network,
                num_envs=total, learners=learners,
                steps_per_second=figure["steps_per_second"], compile_s=figure["compile_s"],
                ratio_to_raw=ratio)
