@@ -7,6 +7,7 @@ import pytest
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.parallel.learners import to_host
+from trajectories import random_trajectory
 
 
 def _params_after(config):
@@ -45,23 +46,6 @@ def test_different_seeds_differ():
   assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(second)))
 
 
-def _random_trajectory(key, steps=5, envs=8, obs_dim=3, actions=2):
-  from galax.rollout import Trajectory
-  k = jax.random.split(key, 6)
-  done = jax.random.bernoulli(k[2], 0.2, (steps, envs))
-  return Trajectory(
-      obs=jax.random.normal(k[0], (steps, envs, obs_dim)),
-      actions=jax.random.randint(k[1], (steps, envs), 0, actions),
-      rewards=jax.random.normal(k[3], (steps, envs)),
-      terminated=done,
-      truncated=jax.random.bernoulli(k[4], 0.1, (steps, envs)) & ~done,
-      valid=jax.random.bernoulli(k[5], 0.9, (steps, envs)),
-      behaviour_logits=np.zeros((steps, envs, actions), np.float32),
-      values=jax.random.normal(k[0], (steps + 1, envs)),
-      episode_over=done, episode_return=np.zeros((steps, envs), np.float32),
-      episode_length=np.zeros((steps, envs), np.int32))
-
-
 @pytest.mark.parametrize("chunks", [2, 4, 8])
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   from galax.algorithms.a2c import a2c_grads
@@ -72,7 +56,7 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
 
   params = {"pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
             "v": np.array([[0.2], [-0.4], [1.5]], np.float32)}
-  traj = _random_trajectory(jax.random.PRNGKey(3))
+  traj = random_trajectory(jax.random.PRNGKey(3))
   whole, whole_terms = a2c_grads(apply_fn, config, params, traj)
   chunked, chunked_terms = a2c_grads(apply_fn, config, params, traj, chunks)
   for a, b in zip(jax.tree.leaves((whole, whole_terms)), jax.tree.leaves((chunked, chunked_terms))):
@@ -92,6 +76,9 @@ def test_grad_chunks_rule():
   assert grad_chunks(auto, image, 48) == (3 if on_cpu else 1)
   assert grad_chunks(auto, image, 16) == 1
   assert grad_chunks(auto, image, 2) == 1
+  # The rule counts samples (>= 80 per chunk): IMPALA's unroll 20 gives chunks of 4 envs.
+  assert grad_chunks(auto, image, 32, steps=20) == (8 if on_cpu else 1)
+  assert grad_chunks(auto, image, 64, steps=20) == (16 if on_cpu else 1)
   assert grad_chunks(load_config("cartpole_a2c", grad_chunks=2), image, 64) == 2
   with pytest.raises(ValueError, match="must divide the 6 envs"):
     grad_chunks(load_config("cartpole_a2c", grad_chunks=4), image, 6)

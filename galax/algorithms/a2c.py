@@ -68,10 +68,8 @@ def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
 
   if chunks == 1:
     return chunk_grads(traj.obs, traj.actions, targets, mask)
-  width = traj.actions.shape[1] // chunks
-  parts = [chunk_grads(*(x[:, c * width:(c + 1) * width]
-                         for x in (traj.obs, traj.actions, targets, mask)))
-           for c in range(chunks)]
+  parts = [chunk_grads(*args)
+           for args in common.env_chunks((traj.obs, traj.actions, targets, mask), chunks)]
   return jax.tree.map(lambda *xs: sum(xs) / chunks, *parts)
 
 
@@ -95,7 +93,7 @@ def make_a2c_update(setup: common.Setup, optimizer: Any, combiner: Any,
   apply_fn = setup.network.apply
   unroll = common.learner_map_unrolled(config, setup.env, learners)
   policy = common.block_policy(apply_fn, learners, unroll)
-  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner)
+  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
 
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,

@@ -83,6 +83,7 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
   slots = config.a3c.max_staleness + 1
   apply_fn = setup.network.apply
   policy = common.block_policy(apply_fn, learners)
+  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
 
   def update(state: common.LearnerState):
     key, staleness_key, order_key = jax.random.split(state.extra.key[0], 3)
@@ -99,7 +100,7 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     read = jax.tree.map(lambda h: h[read_slots], history)  # [L, ...]
     env_state, keys, traj = rollout(policy, read, setup.env, state.env_state,
                                     state.action_keys, config.t_max, lx.env_shard_index())
-    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t))(
+    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks))(
         read, split_learners(traj, learners))
 
     # 3. Apply all n gradients in turn to the shared parameters (the same on every device).

@@ -122,12 +122,14 @@ def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int)
   return kind == "unroll"
 
 
-def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int) -> int:
+def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int,
+                steps: int = 5) -> int:
   """How many env chunks a learner's gradient is computed in (`config.grad_chunks`).
 
-  0 (auto) picks, on CPU for image observations, the most chunks of >= 16 envs that divide
-  the learner's envs: XLA:CPU's convolution gradients cost about 2.3x more per sample on
-  320 samples (64 envs x t_max 5) than on 80 (Pong, archnips, jax 0.10:
+  0 (auto) picks, on CPU for image observations, the most chunks of >= 80 samples
+  (`steps` x envs per chunk: 16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that
+  divide the learner's envs: XLA:CPU's convolution gradients cost about 2.3x more per
+  sample on 320 samples (64 envs x t_max 5) than on 80 (Pong, archnips, jax 0.10:
   benchmarks/throughput.py), so a sum of small gradients is faster there (A2C with 64
   envs: 934 -> 1666 steps/s; 128 envs: 647 -> 1661). Elsewhere 1: one batched gradient.
   """
@@ -138,12 +140,25 @@ def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int) -> int:
     on_cpu = jax.devices()[0].platform == "cpu"
     if not (on_cpu and env.spec.obs_layout != "flat"):
       return 1
-    return max(k for k in range(1, max(1, envs_per_learner // 16) + 1)
+    min_envs = max(1, -(-MIN_CHUNK_SAMPLES // steps))
+    return max(k for k in range(1, max(1, envs_per_learner // min_envs) + 1)
                if envs_per_learner % k == 0)
   if envs_per_learner % chunks:
     raise ValueError(f"config.grad_chunks={chunks} must divide the {envs_per_learner} envs "
                      "per learner.")
   return chunks
+
+
+# Samples (time steps x envs) per gradient chunk below which auto chunking stops.
+MIN_CHUNK_SAMPLES = 80
+
+
+def env_chunks(tree: Any, chunks: int, axis: int = 1) -> list[Any]:
+  """`tree` cut into `chunks` equal, consecutive slices along its env `axis` (a list)."""
+  width = jax.tree.leaves(tree)[0].shape[axis] // chunks
+  return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
+                                                      axis=axis), tree)
+          for c in range(chunks)]
 
 
 def initial_params(setup: Setup) -> Any:

@@ -48,12 +48,28 @@ class ImpalaExtra:
 
 
 def impala_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
-                 last_obs: jax.Array) -> tuple[Any, tuple[losses.LossTerms, jax.Array]]:
+                 last_obs: jax.Array,
+                 chunks: int = 1) -> tuple[Any, tuple[losses.LossTerms, jax.Array]]:
   """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
 
   `last_obs` [b, ...] is x_T, whose value bootstraps the last step. Also returns the
   log importance ratios log pi / mu, [T, b].
+
+  With `chunks` = k > 1 the b envs are cut into k equal chunks (V-trace runs along each
+  env's time axis, so the chunks' targets are the whole batch's) and the chunk gradients
+  are combined as the loss reduction combines them: averaged for "mean" (each chunk's
+  mean has the same fixed normaliser), summed for "sum". The same gradient up to float
+  rounding, computed as k smaller programs (see `common.grad_chunks`).
   """
+  if chunks > 1:
+    parts = [impala_grads(apply_fn, config, params, t, o)
+             for t, o in zip(common.env_chunks(traj, chunks),
+                             common.env_chunks(last_obs, chunks, axis=0))]
+    scale = 1.0 / chunks if config.impala.reduction == "mean" else 1.0
+    grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
+                                *[(g, terms) for g, (terms, _) in parts])
+    log_rhos = jnp.concatenate([log_rhos for _, (_, log_rhos) in parts], axis=1)
+    return grads, (terms, log_rhos)
   obs = jnp.concatenate([traj.obs, last_obs[None]], axis=0)  # x_0 .. x_T
   discounts = config.gamma * (1.0 - traj.terminated.astype(jnp.float32))
   mask = traj.valid.astype(jnp.float32)
@@ -81,6 +97,7 @@ def make_impala_update(setup: common.Setup, optimizer: Any, combiner: Any) -> Ca
   lag = config.impala.policy_lag
   apply_fn = setup.network.apply
   policy = common.block_policy(apply_fn, learners)
+  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
 
   def update(state: common.LearnerState):
     rows = jnp.arange(learners)
@@ -93,7 +110,7 @@ def make_impala_update(setup: common.Setup, optimizer: Any, combiner: Any) -> Ca
                                     state.action_keys, config.t_max, lx.env_shard_index())
     last_obs = lx.learner_block(env_state.obs, learners)
     grads, (terms, log_rhos) = jax.vmap(
-        lambda p, t, o: impala_grads(apply_fn, config, p, t, o))(
+        lambda p, t, o: impala_grads(apply_fn, config, p, t, o, chunks))(
             state.params, split_learners(traj, learners), last_obs)
     params, opt_state, grad_norm = optimizer.step(grads, state.opt_state, state.params)
     params, combiner_state = combiner.params(params, state.extra.combiner)
