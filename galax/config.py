@@ -150,10 +150,11 @@ def base_config() -> ml_collections.ConfigDict:
   # after another) | auto (unroll on CPU for image networks: grouped convs are slow there).
   c.learner_map = "auto"
   c.update_loop = "auto"  # scan (one XLA loop per call) | host (a Python loop) | auto
-  # A2C-family and IMPALA gradients in this many env chunks, combined (the same gradient
-  # up to float rounding): 1 = the whole batch at once; 0 = auto (CPU image networks:
-  # chunks of >= 80 samples, t_max x envs, as XLA:CPU's conv gradients slow down per
-  # sample on larger batches).
+  # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
+  # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
+  # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as
+  # XLA:CPU's conv gradients slow down per sample on larger batches; unrolled, so compile
+  # time grows with the chunks).
   c.grad_chunks = 0
   c.log_every_steps = 50_000  # env steps between progress lines / metric rows
   c.checkpoint_every_steps = 0  # env steps between checkpoints; 0 = only at the end

@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import pytest
 
 from galax import losses
 from galax.algorithms.ppo import PPOLearner
@@ -132,6 +133,38 @@ def test_minibatches_cover_every_sample_once_per_epoch():
     for l in range(learners):  # learner l owns envs l*envs .. l*envs + envs - 1
       expected = [t * n + l * envs + e for t in range(steps) for e in range(envs)]
       assert sorted(seen[l]) == expected
+
+
+def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
+  from types import SimpleNamespace
+  from trajectories import random_trajectory
+  c = base_config()
+  c.ppo.epochs, c.ppo.minibatches = 1, 2
+  c.grad_chunks = 4
+  image_env = SimpleNamespace(spec=SimpleNamespace(obs_layout="CHW"))
+
+  def apply_fn(params, obs):  # a linear actor-critic
+    return obs @ params["pi"], (obs @ params["v"])[..., 0]
+
+  def learner(env):
+    return PPOLearner(apply_fn, c, optax.sgd(0.1), Independent(), 1, 8, 4, env)
+
+  whole, chunked = learner(None), learner(image_env)
+  assert (whole.chunks, chunked.chunks) == (1, 4)
+  params = {"pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),
+            "v": jnp.array([[0.2], [-0.4], [1.5]])}
+  traj = random_trajectory(jax.random.PRNGKey(7), steps=8, envs=4, random_behaviour=True)
+  stacked = jax.tree.map(lambda x: x[None], params)
+  carry = whole.begin(stacked, whole.optimizer.init(stacked), traj,
+                      jax.random.PRNGKey(1)[None])
+  mb = jax.tree.map(lambda x: x[0, :whole.minibatch_size], carry["batch"])
+  expected, chunked_result = whole._grads(params, mb), chunked._chunked_grads(params, mb)
+  for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+  assert np.abs(expected[0]["pi"]).sum() > 0
+  with pytest.raises(ValueError, match="samples per PPO minibatch"):
+    c.grad_chunks = 3
+    learner(image_env)
 
 
 def test_ppo_learns_cartpole():

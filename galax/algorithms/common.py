@@ -123,8 +123,10 @@ def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int)
 
 
 def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int,
-                steps: int = 5) -> int:
+                steps: int = 5, what: str = "envs per learner") -> int:
   """How many env chunks a learner's gradient is computed in (`config.grad_chunks`).
+
+  PPO chunks its minibatches of samples: envs_per_learner = the minibatch size, steps = 1.
 
   0 (auto) picks, on CPU for image observations, the most chunks of >= 80 samples
   (`steps` x envs per chunk: 16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that
@@ -144,8 +146,8 @@ def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int,
     return max(k for k in range(1, max(1, envs_per_learner // min_envs) + 1)
                if envs_per_learner % k == 0)
   if envs_per_learner % chunks:
-    raise ValueError(f"config.grad_chunks={chunks} must divide the {envs_per_learner} envs "
-                     "per learner.")
+    raise ValueError(f"config.grad_chunks={chunks} must divide the {envs_per_learner} "
+                     f"{what}.")
   return chunks
 
 

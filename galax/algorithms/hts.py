@@ -585,7 +585,8 @@ def make_hts(config: Any) -> common.Algorithm:
     optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates,
                                                    num_units)
     learner = PPOSegmentLearner(PPOLearner(setup.network.apply, config, optimizer, combiner,
-                                           learners, alpha, layout.envs_per_learner))
+                                           learners, alpha, layout.envs_per_learner,
+                                           setup.env))
   update = make_hts_update(setup, learner, alpha, microbatches, kind)
   local_learners = layout.local_learners
   local_envs = local_learners * layout.envs_per_learner

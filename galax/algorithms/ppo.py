@@ -55,7 +55,9 @@ class PPOLearner:
   """
 
   def __init__(self, apply_fn: Callable, config: Any, optimizer: optax.GradientTransformation,
-               combiner: Any, learners: int, steps: int, envs: int):
+               combiner: Any, learners: int, steps: int, envs: int, env: Any = None):
+    """`env` (the learners' BatchedEnv) lets `config.grad_chunks` = 0 pick the minibatch
+    gradient's chunks (`common.grad_chunks`); without it minibatches are not chunked."""
     ppo = config.ppo
     self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
     self.combiner, self.learners = combiner, learners
@@ -66,6 +68,8 @@ class PPOLearner:
       raise ValueError(f"config.ppo.minibatches={self.minibatches} must divide the "
                        f"{samples} samples per update (t_max x envs_per_learner).")
     self.samples, self.minibatch_size = samples, samples // self.minibatches
+    self.chunks = 1 if env is None else common.grad_chunks(
+        config, env, self.minibatch_size, steps=1, what="samples per PPO minibatch")
 
   def begin(self, params: Any, opt_state: Any, traj: Trajectory, keys: jax.Array) -> dict:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
@@ -106,6 +110,14 @@ class PPOLearner:
     return grads, dict(total=terms.total, policy=terms.policy, value=terms.value,
                        entropy=terms.entropy, clip_fraction=clip_fraction)
 
+  def _chunked_grads(self, params: Any, mb: dict) -> tuple[Any, dict]:
+    """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
+    loss and clip fraction are means with a fixed normaliser: the same up to rounding)."""
+    if self.chunks == 1:
+      return self._grads(params, mb)
+    parts = [self._grads(params, chunk) for chunk in common.env_chunks(mb, self.chunks, 0)]
+    return jax.tree.map(lambda *xs: sum(xs) / self.chunks, *parts)
+
   def unit(self, carry: dict, u: Any) -> dict:
     """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
     epoch, index = u // self.minibatches, u % self.minibatches
@@ -117,7 +129,7 @@ class PPOLearner:
       return jax.tree.map(lambda x: jnp.take(x, idx, axis=0), batch)
 
     mb = jax.vmap(minibatch)(carry["batch"], carry["perms"])
-    grads, terms = jax.vmap(self._grads)(carry["params"], mb)
+    grads, terms = jax.vmap(self._chunked_grads)(carry["params"], mb)
     grads = self.combiner.grads(grads)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, carry["opt_state"],
                                                          carry["params"])
@@ -190,7 +202,8 @@ def make_ppo(config: Any) -> common.Algorithm:
   optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates, units)
   combiner = make_combiner(config, layout)
   learner = PPOLearner(setup.network.apply, config, optimizer, combiner,
-                       layout.learners_per_device, config.t_max, layout.envs_per_learner)
+                       layout.learners_per_device, config.t_max, layout.envs_per_learner,
+                       setup.env)
   first_learner = jax.process_index() * layout.local_learners
 
   def init():
