@@ -70,15 +70,15 @@ def test_grad_chunks_rule():
   image = SimpleNamespace(spec=SimpleNamespace(obs_layout="CHW"))
   flat = SimpleNamespace(spec=SimpleNamespace(obs_layout="flat"))
   auto = load_config("cartpole_a2c")
-  assert grad_chunks(auto, flat, 64) == 1
+  assert grad_chunks(auto, flat, 64, steps=5) == 1
   on_cpu = jax.devices()[0].platform == "cpu"
-  assert grad_chunks(auto, image, 64) == (4 if on_cpu else 1)
-  assert grad_chunks(auto, image, 48) == (3 if on_cpu else 1)
-  assert grad_chunks(auto, image, 16) == 1
-  assert grad_chunks(auto, image, 2) == 1
+  assert grad_chunks(auto, image, 64, steps=5) == (4 if on_cpu else 1)
+  assert grad_chunks(auto, image, 48, steps=5) == (3 if on_cpu else 1)
+  assert grad_chunks(auto, image, 16, steps=5) == 1
+  assert grad_chunks(auto, image, 2, steps=5) == 1
   # The rule counts samples (>= 80 per chunk): IMPALA's unroll 20 gives chunks of 4 envs.
   assert grad_chunks(auto, image, 32, steps=20) == (8 if on_cpu else 1)
   assert grad_chunks(auto, image, 64, steps=20) == (16 if on_cpu else 1)
-  assert grad_chunks(load_config("cartpole_a2c", grad_chunks=2), image, 64) == 2
+  assert grad_chunks(load_config("cartpole_a2c", grad_chunks=2), image, 64, steps=5) == 2
   with pytest.raises(ValueError, match="must divide the 6 envs"):
-    grad_chunks(load_config("cartpole_a2c", grad_chunks=4), image, 6)
+    grad_chunks(load_config("cartpole_a2c", grad_chunks=4), image, 6, steps=5)

@@ -162,8 +162,8 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
-  with pytest.raises(ValueError, match="samples per PPO minibatch"):
-    c.grad_chunks = 3
+  c.grad_chunks = 3
+  with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):
     learner(image_env)
 
 

@@ -49,14 +49,15 @@ def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
   With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
-  mean of the chunks' gradients: the loss is a mean over [T, b] (fixed normaliser), so
-  this is the same gradient up to float rounding, computed as k smaller programs
-  (unrolled, not a loop: XLA:CPU is slow on conv gradients inside loops).
+  mean of the chunks' gradients (`common.mean_over_chunks`): the loss is a mean over
+  [T, b] (fixed normaliser), so this is the same gradient up to float rounding.
   """
   targets = compute_targets(traj, config.gamma, config.returns, config.gae_lambda)
   mask = traj.valid.astype(jnp.float32)
 
-  def chunk_grads(obs, actions, chunk_targets, chunk_mask):
+  def chunk_grads(chunk):
+    obs, actions, chunk_targets, chunk_mask = chunk
+
     def loss_fn(p):
       logits, values = apply_fn(p, obs)
       terms = losses.a2c_loss(logits, values, actions, chunk_targets, chunk_mask,
@@ -66,11 +67,7 @@ def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
 
     return jax.grad(loss_fn, has_aux=True)(params)
 
-  if chunks == 1:
-    return chunk_grads(traj.obs, traj.actions, targets, mask)
-  parts = [chunk_grads(*args)
-           for args in common.env_chunks((traj.obs, traj.actions, targets, mask), chunks)]
-  return jax.tree.map(lambda *xs: sum(xs) / chunks, *parts)
+  return common.mean_over_chunks(chunk_grads, (traj.obs, traj.actions, targets, mask), chunks)
 
 
 def split_learners(traj: Trajectory, learners: int) -> Trajectory:

@@ -122,18 +122,23 @@ def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int)
   return kind == "unroll"
 
 
-def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int,
-                steps: int = 5, what: str = "envs per learner") -> int:
-  """How many env chunks a learner's gradient is computed in (`config.grad_chunks`).
+# Samples (time steps x envs) per gradient chunk below which auto chunking stops.
+MIN_CHUNK_SAMPLES = 80
 
-  PPO chunks its minibatches of samples: envs_per_learner = the minibatch size, steps = 1.
+
+def grad_chunks(config: Any, env: BatchedEnv, batch: int, steps: int,
+                what: str = "envs per learner") -> int:
+  """How many chunks a learner's gradient is computed in (`config.grad_chunks`).
+
+  `batch` is the size of the chunked axis and `steps` the samples each of its entries
+  holds: a learner's envs and t_max for A2C / IMPALA, a PPO minibatch's samples and 1.
 
   0 (auto) picks, on CPU for image observations, the most chunks of >= 80 samples
-  (`steps` x envs per chunk: 16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that
-  divide the learner's envs: XLA:CPU's convolution gradients cost about 2.3x more per
-  sample on 320 samples (64 envs x t_max 5) than on 80 (Pong, archnips, jax 0.10:
-  benchmarks/throughput.py), so a sum of small gradients is faster there (A2C with 64
-  envs: 934 -> 1666 steps/s; 128 envs: 647 -> 1661). Elsewhere 1: one batched gradient.
+  (16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that divide `batch`: XLA:CPU's
+  convolution gradients cost about 2.3x more per sample on 320 samples (64 envs x t_max 5)
+  than on 80 (Pong, archnips, jax 0.10: benchmarks/throughput.py), so a sum of small
+  gradients is faster there (A2C with 64 envs: 934 -> 1666 steps/s; 128 envs: 647 ->
+  1661). Elsewhere 1: one batched gradient.
   """
   chunks = int(config.get("grad_chunks", 1))
   if chunks < 0:
@@ -142,17 +147,11 @@ def grad_chunks(config: Any, env: BatchedEnv, envs_per_learner: int,
     on_cpu = jax.devices()[0].platform == "cpu"
     if not (on_cpu and env.spec.obs_layout != "flat"):
       return 1
-    min_envs = max(1, -(-MIN_CHUNK_SAMPLES // steps))
-    return max(k for k in range(1, max(1, envs_per_learner // min_envs) + 1)
-               if envs_per_learner % k == 0)
-  if envs_per_learner % chunks:
-    raise ValueError(f"config.grad_chunks={chunks} must divide the {envs_per_learner} "
-                     f"{what}.")
+    min_entries = max(1, -(-MIN_CHUNK_SAMPLES // steps))
+    return max(k for k in range(1, max(1, batch // min_entries) + 1) if batch % k == 0)
+  if batch % chunks:
+    raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
   return chunks
-
-
-# Samples (time steps x envs) per gradient chunk below which auto chunking stops.
-MIN_CHUNK_SAMPLES = 80
 
 
 def env_chunks(tree: Any, chunks: int, axis: int = 1) -> list[Any]:
@@ -161,6 +160,19 @@ def env_chunks(tree: Any, chunks: int, axis: int = 1) -> list[Any]:
   return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
                                                       axis=axis), tree)
           for c in range(chunks)]
+
+
+def mean_over_chunks(fn: Callable[[Any], Any], tree: Any, chunks: int, axis: int = 1) -> Any:
+  """The mean of `fn` over `env_chunks(tree, chunks, axis)`; `fn(tree)` when chunks = 1.
+
+  For a loss that is a mean with a fixed normaliser, the mean of the chunks' gradients is
+  the whole batch's gradient (up to float rounding), computed as `chunks` smaller,
+  unrolled programs (XLA:CPU is slow on conv gradients inside loops).
+  """
+  if chunks == 1:
+    return fn(tree)
+  parts = [fn(chunk) for chunk in env_chunks(tree, chunks, axis)]
+  return jax.tree.map(lambda *xs: sum(xs) / chunks, *parts)
 
 
 def initial_params(setup: Setup) -> Any:

@@ -113,10 +113,8 @@ class PPOLearner:
   def _chunked_grads(self, params: Any, mb: dict) -> tuple[Any, dict]:
     """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
     loss and clip fraction are means with a fixed normaliser: the same up to rounding)."""
-    if self.chunks == 1:
-      return self._grads(params, mb)
-    parts = [self._grads(params, chunk) for chunk in common.env_chunks(mb, self.chunks, 0)]
-    return jax.tree.map(lambda *xs: sum(xs) / self.chunks, *parts)
+    return common.mean_over_chunks(lambda chunk: self._grads(params, chunk), mb,
+                                   self.chunks, axis=0)
 
   def unit(self, carry: dict, u: Any) -> dict:
     """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
