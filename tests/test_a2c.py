@@ -4,18 +4,14 @@ import jax
 import numpy as np
 import pytest
 
-from galax.algorithms import make_algorithm
+from algorithm_runs import run_algorithm
 from galax.config import load as load_config
-from galax.parallel.learners import to_host
 from trajectories import random_trajectory
 
 
-def _params_after(config):
-  algorithm = make_algorithm(config)
-  state, metrics = algorithm.step(algorithm.init())
-  params = to_host(state.params)
-  algorithm.env.close()
-  return params, to_host(metrics)
+def _params_after(config, calls=1):
+  state, metrics = run_algorithm(config, calls)
+  return state.params, metrics
 
 
 @pytest.mark.parametrize("name,overrides", [
@@ -30,9 +26,7 @@ def test_update_is_bitwise_deterministic(name, overrides):
   for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(second)):
     np.testing.assert_array_equal(a, b)
   # The update did change the parameters, and produced finite losses.
-  fresh = make_algorithm(config)
-  initial = to_host(fresh.init().params)
-  fresh.env.close()
+  initial, _ = _params_after(config, calls=0)
   assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(initial)))
   assert np.all(np.isfinite(metrics["loss"]["total"]))
 

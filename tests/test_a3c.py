@@ -1,42 +1,26 @@
 """A3C: staleness 0 equals A2C; the history holds the last versions; staleness bounds."""
 
+import functools
+
+import chex
 import jax
 import numpy as np
 import pytest
 
+from algorithm_runs import cartpole_config
+from algorithm_runs import run_algorithm as _run
 from galax.algorithms import make_algorithm
-from galax.config import load as load_config
 from galax.config import validate
 from galax.parallel.learners import to_host
 
-
-def _config(algorithm, **overrides):
-  config = load_config("cartpole_a2c")
-  config.algorithm = algorithm
-  config.update(dict(envs_per_learner=4, updates_per_call=4))
-  config.update(overrides)
-  return config
-
-
-def _run(config, calls=1):
-  algorithm = make_algorithm(config)
-  state, metrics = algorithm.init(), None
-  for _ in range(calls):
-    state, metrics = algorithm.step(state)
-  algorithm.env.close()
-  return to_host(state), to_host(metrics)
-
-
-def _assert_params_close(a, b, rtol=1e-6, atol=1e-7):
-  for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-    np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
+_config = functools.partial(cartpole_config, updates_per_call=4)
 
 
 def test_one_learner_without_staleness_is_a2c():
   # RMSProp with global-norm clipping: any optimizer works for n = 1.
   a2c, a2c_metrics = _run(_config("a2c"))
   a3c, a3c_metrics = _run(_config("a3c"))
-  _assert_params_close(a3c.params, a2c.params)
+  chex.assert_trees_all_close(a3c.params, a2c.params, rtol=1e-6, atol=1e-7)
   np.testing.assert_allclose(a3c_metrics["loss"]["total"], a2c_metrics["loss"]["total"],
                              rtol=1e-6)
   np.testing.assert_array_equal(a3c_metrics["staleness"], np.zeros((4, 1)))
@@ -56,7 +40,7 @@ def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_th
     config.optimizer.update(dict(name="sgd", learning_rate=lr, max_grad_norm=0.0))
   a2c, _ = _run(a2c_config)
   a3c, metrics = _run(a3c_config)
-  _assert_params_close(a3c.params, a2c.params, rtol=1e-4, atol=1e-6)
+  chex.assert_trees_all_close(a3c.params, a2c.params, rtol=1e-4, atol=1e-6)
   # Learner pi(i) is applied i updates after theta_{un}: staleness = the position 0..3.
   np.testing.assert_array_equal(np.sort(metrics["staleness"], axis=1), [[0, 1, 2, 3]] * 4)
   assert len({tuple(row) for row in metrics["staleness"]}) > 1  # the order is shuffled

@@ -5,6 +5,7 @@ import jax
 import numpy as np
 import pytest
 
+from algorithm_runs import jaxpr_primitives as _primitives
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.parallel.learners import to_host
@@ -28,17 +29,6 @@ def _run(**overrides):
 @pytest.fixture(scope="module")
 def single():
   return _run(num_learners=1, envs_per_learner=32)
-
-
-def _primitives(jaxpr) -> list[str]:
-  import jax.extend  # pylint: disable=g-import-not-at-top
-
-  names = []
-  for eqn in jaxpr.eqns:
-    names.append(eqn.primitive.name)
-    for sub in jax.extend.core.jaxprs_in_params(eqn.params):
-      names.extend(_primitives(sub))
-  return names
 
 
 # 1, 2 and 4 learners per device; "unroll" runs a device's learners one after another.

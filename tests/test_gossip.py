@@ -2,12 +2,12 @@
 the Prop. 1 bound, checked against numpy references on 8 virtual CPU devices."""
 
 import jax
-import jax.extend
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.sharding import Mesh, PartitionSpec as P
 
+from algorithm_runs import jaxpr_primitives as _primitives
 from galax.config import load as load_config, validate
 from galax.parallel import diagnostics
 from galax.parallel import topology as topo
@@ -157,15 +157,6 @@ def test_shift_learners_moves_whole_learners(devices, per_device):
   for k, shift in enumerate(shifts):
     np.testing.assert_array_equal(np.asarray(out[:, k]), (ids - shift) % n,
                                   err_msg=f"shift {shift}")
-
-
-def _primitives(jaxpr) -> list[str]:
-  names = []
-  for eqn in jaxpr.eqns:
-    names.append(eqn.primitive.name)
-    for sub in jax.extend.core.jaxprs_in_params(eqn.params):
-      names.extend(_primitives(sub))
-  return names
 
 
 @pytest.mark.parametrize("per_device,name,ppermutes", [

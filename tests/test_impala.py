@@ -1,39 +1,26 @@
 """IMPALA: lag 0 is A2C; with lag K the actors use theta_{u-K} from the queue."""
 
+import functools
+
+import chex
 import jax
 import numpy as np
 import pytest
 
+from algorithm_runs import cartpole_config
+from algorithm_runs import run_algorithm as _run
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.config import validate
 from galax.parallel.learners import to_host
 
-
-def _config(algorithm, **overrides):
-  config = load_config("cartpole_a2c")
-  config.algorithm = algorithm
-  config.update(dict(envs_per_learner=4, updates_per_call=3))
-  config.update(overrides)
-  return config
-
-
-def _run(config):
-  algorithm = make_algorithm(config)
-  state, metrics = algorithm.step(algorithm.init())
-  algorithm.env.close()
-  return to_host(state), to_host(metrics)
-
-
-def _assert_params_close(a, b, rtol=1e-5, atol=1e-6):
-  for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
-    np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
+_config = functools.partial(cartpole_config, updates_per_call=3)
 
 
 def test_lag_zero_is_a2c():
   a2c, a2c_metrics = _run(_config("a2c"))
   impala, metrics = _run(_config("impala", impala=dict(policy_lag=0, reduction="mean")))
-  _assert_params_close(impala.params, a2c.params)
+  chex.assert_trees_all_close(impala.params, a2c.params, rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(metrics["loss"]["total"], a2c_metrics["loss"]["total"],
                              rtol=1e-5, atol=1e-6)
   assert np.all(metrics["abs_log_rho"] < 1e-5)
@@ -60,7 +47,7 @@ def test_lag_two_acts_with_parameters_two_updates_old():
     np.testing.assert_array_equal(q[:, 1], p1)
   # The first update is on-policy: the same as A2C's first update.
   a2c, _ = _run(_config("a2c", updates_per_call=1))
-  _assert_params_close(params[0], a2c.params)
+  chex.assert_trees_all_close(params[0], a2c.params, rtol=1e-5, atol=1e-6)
 
 
 def test_allreduce_learners_with_sharded_state_match_replicated():
@@ -70,7 +57,7 @@ def test_allreduce_learners_with_sharded_state_match_replicated():
   config = _config("impala", **base)
   config.optimizer.sharded_state = True
   sharded, metrics = _run(config)
-  _assert_params_close(sharded.params, replicated.params, rtol=1e-4, atol=1e-6)
+  chex.assert_trees_all_close(sharded.params, replicated.params, rtol=1e-4, atol=1e-6)
   assert np.all(np.isfinite(metrics["loss"]["total"]))
 
 

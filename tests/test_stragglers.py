@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from galax.algorithms import make_algorithm
+from algorithm_runs import run_algorithm
 from galax.config import load as load_config
 from galax.config import validate
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
-from galax.parallel.learners import AXIS, to_host
+from galax.parallel.learners import AXIS
 
 
 def test_kept_mask_and_weights_hand_computed():
@@ -99,10 +99,8 @@ def _allreduce_config(num_kept):
 
 
 def _train_params(config):
-  algorithm = make_algorithm(config)
-  state, metrics = algorithm.step(algorithm.init())
-  algorithm.env.close()
-  return to_host(state.params), to_host(metrics)
+  state, metrics = run_algorithm(config)
+  return state.params, metrics
 
 
 def test_a2c_keeping_all_gradients_is_bitwise_plain_allreduce():

@@ -1,0 +1,43 @@
+"""Shared test helpers: small CartPole configs, a few jitted calls of an algorithm, and the
+primitives of a traced program."""
+
+from typing import Any
+
+import jax
+import jax.extend
+
+from galax.algorithms import make_algorithm
+from galax.config import load as load_config
+from galax.parallel.learners import to_host
+
+
+def cartpole_config(algorithm: str, **overrides: Any):
+  """configs/cartpole_a2c.py with `algorithm`, 4 envs per learner, then `overrides`."""
+  config = load_config("cartpole_a2c")
+  config.algorithm = algorithm
+  config.envs_per_learner = 4
+  config.update(overrides)
+  return config
+
+
+def run_algorithm(config, calls: int = 1) -> tuple[Any, Any]:
+  """Host copies of the state after `calls` jitted calls and of the last call's metrics
+  (None when calls = 0: the initial state)."""
+  algorithm = make_algorithm(config)
+  try:
+    state, metrics = algorithm.init(), None
+    for _ in range(calls):
+      state, metrics = algorithm.step(state)
+    return to_host(state), to_host(metrics)
+  finally:
+    algorithm.env.close()
+
+
+def jaxpr_primitives(jaxpr) -> list[str]:
+  """The names of every primitive in `jaxpr`, its sub-jaxprs included."""
+  names = []
+  for eqn in jaxpr.eqns:
+    names.append(eqn.primitive.name)
+    for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+      names.extend(jaxpr_primitives(sub))
+  return names
