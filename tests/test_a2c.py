@@ -16,7 +16,8 @@ def _params_after(config, calls=1):
 
 @pytest.mark.parametrize("name,overrides", [
     ("cartpole_a2c", dict(updates_per_call=3)),
-    ("pong_paac", dict(updates_per_call=1, envs_per_learner=2)),
+    pytest.param("pong_paac", dict(updates_per_call=1, envs_per_learner=2),
+                 marks=pytest.mark.slow),
 ])
 def test_update_is_bitwise_deterministic(name, overrides):
   config = load_config(name)
@@ -31,6 +32,7 @@ def test_update_is_bitwise_deterministic(name, overrides):
   assert np.all(np.isfinite(metrics["loss"]["total"]))
 
 
+@pytest.mark.slow
 def test_different_seeds_differ():
   config = load_config("cartpole_a2c")
   config.updates_per_call = 2

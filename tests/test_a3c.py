@@ -16,6 +16,7 @@ from galax.parallel.learners import to_host
 _config = functools.partial(cartpole_config, updates_per_call=4)
 
 
+@pytest.mark.slow
 def test_one_learner_without_staleness_is_a2c():
   # RMSProp with global-norm clipping: any optimizer works for n = 1.
   a2c, a2c_metrics = _run(_config("a2c"))
@@ -30,6 +31,7 @@ def test_one_learner_without_staleness_is_a2c():
                                                           jax.tree.leaves(initial.params)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_devices", [4, 2])
 def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_the_lr(
     num_devices):
@@ -46,6 +48,7 @@ def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_th
   assert len({tuple(row) for row in metrics["staleness"]}) > 1  # the order is shuffled
 
 
+@pytest.mark.slow
 def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameters():
   algorithm = make_algorithm(_config("a3c", updates_per_call=1,
                                      a3c=dict(max_staleness=1, staleness="fixed")))
@@ -67,6 +70,7 @@ def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameter
                                             jax.tree.leaves(no_staleness.params)))
 
 
+@pytest.mark.slow
 def test_uniform_staleness_is_bounded_and_runs_are_reproducible():
   config = _config("a3c", num_learners=4, num_devices=2,
                    a3c=dict(max_staleness=3, staleness="uniform"))

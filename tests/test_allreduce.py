@@ -10,6 +10,8 @@ from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.parallel.learners import to_host
 
+pytestmark = pytest.mark.slow  # every test compiles and runs multi-learner programs
+
 UPDATES = 3
 
 

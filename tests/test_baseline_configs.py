@@ -51,6 +51,7 @@ def test_ba3c_network_has_the_papers_size(fc, params):
   assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) + 3_200 == params
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,overrides", [
     ("ba3c_breakout", dict(num_learners=2, envs_per_learner=2)),
     ("impala_atari", dict(envs_per_learner=2, t_max=4)),

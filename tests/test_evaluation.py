@@ -110,6 +110,7 @@ def _small(config, total=4000, every=1600):
   return config
 
 
+@pytest.mark.slow
 def test_training_with_evaluation(tmp_path):
   off = train(_small(load_config("cartpole_a2c"), every=0), log=lambda _: None)
   lines = []
@@ -135,6 +136,7 @@ def test_training_with_evaluation(tmp_path):
   assert on.energy is None  # no GPU here: energy is skipped
 
 
+@pytest.mark.slow
 def test_time_limit_stops_and_evaluates_the_final_policy():
   config = _small(load_config("cartpole_a2c"), total=8000, every=4000)
   config.time_limit_s = 1e-6
@@ -145,6 +147,7 @@ def test_time_limit_stops_and_evaluates_the_final_policy():
   assert any("time limit" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_resume_appends_evaluations(tmp_path):
   config = _small(load_config("cartpole_a2c"), total=1600, every=800)
   train(config, workdir=str(tmp_path), log=lambda _: None)
@@ -156,6 +159,7 @@ def test_resume_appends_evaluations(tmp_path):
   assert records[2].train_time_s >= records[1].train_time_s
 
 
+@pytest.mark.slow
 def test_per_learner_params_and_evaluating_every_learner(tmp_path):
   config = _small(load_config("cartpole_a2c"), total=3200, every=1600)  # 1600 steps per call
   config.num_learners = 2

@@ -60,6 +60,7 @@ def _config():
   return config
 
 
+@pytest.mark.slow
 def test_seeds_as_learners_match_sequential_runs(tmp_path):
   joint = experiment.run_experiment(_config(), [0, 1], str(tmp_path / "a"), "cp",
                                     log=lambda _: None)
@@ -100,6 +101,7 @@ def test_seeds_as_learners_match_sequential_runs(tmp_path):
   assert sorted(r["seed"] for r in runs) == [0, 1] and len(summaries) == 1
 
 
+@pytest.mark.slow
 def test_cli(tmp_path):
   args = [sys.executable, "-m", "galax.experiment", "--seeds=2", f"--out={tmp_path}",
           "--config.total_env_steps=800", "--config.updates_per_call=10",

@@ -335,6 +335,7 @@ def test_grad_cosine_similarity_matches_numpy():
 
 # --- GALA-A2C: the gossip combiner inside the A2C learner --------------------------------
 
+@pytest.mark.slow
 def test_gala_a2c_update_and_its_metrics():
   from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
   from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
@@ -362,6 +363,7 @@ def test_gala_a2c_update_and_its_metrics():
   assert np.all(cos < 1.0 - 1e-6 + np.eye(4))  # different envs: different gradients
 
 
+@pytest.mark.slow
 def test_gala_a2c_step_gossips_with_ppermute_only():
   from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
 
@@ -374,6 +376,7 @@ def test_gala_a2c_step_gossips_with_ppermute_only():
   assert not {"all_gather", "psum", "all_to_all"} & set(prims), sorted(set(prims))
 
 
+@pytest.mark.slow
 def test_gala_training_writes_consensus_metrics(tmp_path):
   from galax.train import train  # pylint: disable=g-import-not-at-top
 

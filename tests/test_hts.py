@@ -94,6 +94,7 @@ def a2c_sgd_run():
   return run(sgd_a2c_config(), SEGMENTS + 1, hlo=A2C_HLO)
 
 
+@pytest.mark.slow
 def test_versions_of_every_update(a2c_sgd_run):
   _, states, metrics = a2c_sgd_run
   for k, m in enumerate(metrics):
@@ -113,6 +114,7 @@ def test_versions_of_every_update(a2c_sgd_run):
     assert_trees_equal(extra.behaviour_params, states[k].params)
 
 
+@pytest.mark.slow
 def test_updates_follow_eq6(a2c_sgd_run):
   """theta_{k+1} - theta_k = -lr * grad L(theta_{k-1}; D_{k-1}), recomputed independently."""
   algo, states, _ = a2c_sgd_run
@@ -143,6 +145,7 @@ def ppo_run():
   return run(make_config("hts_ppo"), SEGMENTS)
 
 
+@pytest.mark.slow
 def test_hts_ppo_versions(ppo_run):
   _, states, metrics = ppo_run
   assert_trees_equal(states[1].params, states[0].params)
@@ -162,11 +165,13 @@ def test_hts_ppo_versions(ppo_run):
 VARIANT = {"env.num_threads": 2, "hts.microbatches": 1, "hts.num_actors": 2}
 
 
+@pytest.mark.slow
 def test_bitwise_determinism_hts_ppo_repeat(ppo_run):
   final = run(make_config("hts_ppo"), SEGMENTS)[1][-1]
   assert_trees_equal(final.params, ppo_run[1][-1].params)
 
 
+@pytest.mark.slow
 def test_bitwise_determinism_hts_ppo_threads_microbatches_actors(ppo_run):
   final = run(make_config("hts_ppo", **VARIANT), SEGMENTS)[1][-1]
   baseline = ppo_run[1][-1]
@@ -175,6 +180,7 @@ def test_bitwise_determinism_hts_ppo_threads_microbatches_actors(ppo_run):
   assert_trees_equal(final.extra.storage, baseline.extra.storage)
 
 
+@pytest.mark.slow
 def test_bitwise_determinism_hts_a2c_threads_microbatches_actors(a2c_sgd_run):
   """A2C's per-step gradient units: 4 micro-batches, 1 actor, 1 thread == 1, 2, 2."""
   final = run(sgd_a2c_config(**VARIANT), SEGMENTS + 1)[1][-1]
@@ -186,6 +192,7 @@ def test_bitwise_determinism_hts_a2c_threads_microbatches_actors(a2c_sgd_run):
 # --- delay off: plain A2C / PPO -------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm,plain", [("hts_a2c", "a2c"), ("hts_ppo", "ppo")])
 def test_delay_off_reduces_to_plain(algorithm, plain):
   hts = run(make_config(algorithm, **{"hts.delayed": False}), 3)
@@ -232,6 +239,7 @@ def _called(line: str) -> list[str]:
   return names
 
 
+@pytest.mark.slow
 def test_learner_runs_between_send_and_recv(a2c_sgd_run):
   """In the compiled segment, every learner unit (the backward pass) runs between a send
   and the next recv: the env threads step while the learner computes."""

@@ -17,6 +17,7 @@ from galax.parallel.learners import to_host
 _config = functools.partial(cartpole_config, updates_per_call=3)
 
 
+@pytest.mark.slow
 def test_lag_zero_is_a2c():
   a2c, a2c_metrics = _run(_config("a2c"))
   impala, metrics = _run(_config("impala", impala=dict(policy_lag=0, reduction="mean")))
@@ -26,6 +27,7 @@ def test_lag_zero_is_a2c():
   assert np.all(metrics["abs_log_rho"] < 1e-5)
 
 
+@pytest.mark.slow
 def test_lag_two_acts_with_parameters_two_updates_old():
   algorithm = make_algorithm(_config("impala", updates_per_call=1,
                                      impala=dict(policy_lag=2, reduction="mean")))
@@ -50,6 +52,7 @@ def test_lag_two_acts_with_parameters_two_updates_old():
   chex.assert_trees_all_close(params[0], a2c.params, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_allreduce_learners_with_sharded_state_match_replicated():
   base = dict(num_learners=4, num_devices=2, combine="allreduce",
               impala=dict(policy_lag=1, reduction="sum"))
@@ -71,6 +74,7 @@ def test_bad_impala_config_is_rejected(overrides, message):
     validate(_config("impala", **overrides))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("chunks", [2, 4])
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunks):

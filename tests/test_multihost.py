@@ -15,6 +15,8 @@ sys.path.insert(0, HERE)
 
 import multihost_worker  # pylint: disable=g-import-not-at-top,wrong-import-position
 
+pytestmark = pytest.mark.slow  # subprocesses
+
 
 def _free_port() -> int:
   with socket.socket() as s:

@@ -1,4 +1,5 @@
-"""The Colab notebooks run top to bottom (CI-sized: GALAX_SMOKE=1 shrinks every run)."""
+"""The Colab notebooks: their committed outputs come from a full run whose checks passed,
+and they run top to bottom (CI-sized: GALAX_SMOKE=1 shrinks every run)."""
 
 import os
 
@@ -10,30 +11,52 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 NOTEBOOKS = sorted(f for f in os.listdir(os.path.join(ROOT, "colabs")) if f.endswith(".ipynb"))
 # The figures each notebook draws at least (a notebook that stops early draws fewer).
 FIGURES = {"quickstart.ipynb": 2, "hts_analysis.ipynb": 3, "gala_epsilon_ball.ipynb": 3}
-# Text a notebook prints only after its own checks passed.
-PRINTS = {"gala_epsilon_ball.ipynb": "within the Prop. 1 bound at every one of"}
+# Lines each notebook prints only after its own checks (asserts in its cells) passed.
+PRINTS = {
+    "quickstart.ipynb": ["each return equal to its length", "report checks passed"],
+    "hts_analysis.ipynb": ["agree with their simulations at every one of"],
+    "gala_epsilon_ball.ipynb": ["within the Prop. 1 bound at every one of"],
+}
+
+
+def _code_outputs(notebook):
+  return [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+
+
+def _assert_checks_passed(notebook, name):
+  """No errors, every figure drawn, and every check's line printed."""
+  outputs = _code_outputs(notebook)
+  assert not [o for o in outputs if o.output_type == "error"]
+  images = [o for o in outputs if "image/png" in o.get("data", {})]
+  assert len(images) >= FIGURES[name], f"{len(images)} figures, expected {FIGURES[name]}"
+  text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+  for line in PRINTS[name]:
+    assert line in text, line
 
 
 def test_every_notebook_is_tested():
-  assert set(FIGURES) == set(NOTEBOOKS)
+  assert set(FIGURES) == set(PRINTS) == set(NOTEBOOKS)
 
 
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_committed_outputs_are_a_complete_run(name):
+  # Readers see the results without running anything: every code cell ran once, in order.
+  notebook = nbformat.read(os.path.join(ROOT, "colabs", name), as_version=4)
+  code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+  assert [cell.execution_count for cell in code] == list(range(1, len(code) + 1))
+  _assert_checks_passed(notebook, name)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_runs(name, tmp_path, monkeypatch):
   monkeypatch.setenv("GALAX_SMOKE", "1")
   monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend draws the figures
   monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   notebook = nbformat.read(os.path.join(ROOT, "colabs", name), as_version=4)
-  # Committed notebooks carry no outputs (clean diffs, nothing stale).
-  assert all(not cell.get("outputs") for cell in notebook.cells if cell.cell_type == "code")
+  for cell in notebook.cells:  # run from scratch, not on top of the committed outputs
+    if cell.cell_type == "code":
+      cell.outputs, cell.execution_count = [], None
   NotebookClient(notebook, timeout=240, kernel_name="python3",
                  resources={"metadata": {"path": str(tmp_path)}}).execute()
-  errors = [o for cell in notebook.cells if cell.cell_type == "code"
-            for o in cell.outputs if o.output_type == "error"]
-  assert not errors
-  images = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs
-            if "image/png" in o.get("data", {})]
-  assert len(images) >= FIGURES[name], f"{len(images)} figures, expected {FIGURES[name]}"
-  text = "".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
-                 for o in cell.outputs if o.output_type == "stream")
-  assert PRINTS.get(name, "") in text
+  _assert_checks_passed(notebook, name)

@@ -135,6 +135,7 @@ def test_minibatches_cover_every_sample_once_per_epoch():
       assert sorted(seen[l]) == expected
 
 
+@pytest.mark.slow
 def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   from types import SimpleNamespace
   from trajectories import random_trajectory
@@ -167,6 +168,7 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
     learner(image_env)
 
 
+@pytest.mark.slow
 def test_ppo_learns_cartpole():
   c = base_config()
   c.algorithm = "ppo"

@@ -133,6 +133,7 @@ def _bytes_per_device(tree):
   return per_device
 
 
+@pytest.mark.slow
 def test_a2c_with_sharded_state_trains_like_replicated_and_holds_n_times_less():
   config = load_config("cartpole_a2c")
   config.update(dict(num_learners=8, envs_per_learner=2, combine="allreduce",

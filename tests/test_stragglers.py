@@ -103,6 +103,7 @@ def _train_params(config):
   return state.params, metrics
 
 
+@pytest.mark.slow
 def test_a2c_keeping_all_gradients_is_bitwise_plain_allreduce():
   plain, _ = _train_params(_allreduce_config(0))
   kept_all, metrics = _train_params(_allreduce_config(4))
@@ -111,6 +112,7 @@ def test_a2c_keeping_all_gradients_is_bitwise_plain_allreduce():
   np.testing.assert_array_equal(metrics["stragglers"]["kept"], np.ones((3, 4)))
 
 
+@pytest.mark.slow
 def test_a2c_dropping_stragglers_keeps_m_per_update_and_changes_the_run():
   plain, _ = _train_params(_allreduce_config(0))
   dropped, metrics = _train_params(_allreduce_config(2))

@@ -18,6 +18,7 @@ from galax.train import train
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
+@pytest.mark.slow
 def test_default_job_solves_cartpole(tmp_path):
   config = load_config("cartpole_a2c")
   result = train(config, workdir=str(tmp_path), log=lambda _: None)
@@ -29,6 +30,7 @@ def test_default_job_solves_cartpole(tmp_path):
   assert json.load(open(tmp_path / "result.json"))["mean_return"] >= 475.0
 
 
+@pytest.mark.slow
 def test_resume_continues_from_the_checkpoint(tmp_path):
   config = load_config("cartpole_a2c")
   config.updates_per_call = 10
@@ -65,6 +67,7 @@ def _run_cli(*args):
                         capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,message", [
     (["--config.envs_per_lerner=4"], "Unknown config key 'config.envs_per_lerner'"),
     (["--config.optimizer.learning_rat=1"], "Did you mean 'config.optimizer.learning_rate'"),
@@ -78,6 +81,7 @@ def test_cli_rejects_bad_config(args, message):
   assert message in proc.stderr + proc.stdout
 
 
+@pytest.mark.slow
 def test_cli_resume_without_checkpoints(tmp_path):
   proc = _run_cli("--resume", f"--workdir={tmp_path / 'nowhere'}")
   assert proc.returncode == 2
