@@ -14,10 +14,10 @@ def _params_after(config, calls=1):
   return state.params, metrics
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,overrides", [
     ("cartpole_a2c", dict(updates_per_call=3)),
-    pytest.param("pong_paac", dict(updates_per_call=1, envs_per_learner=2),
-                 marks=pytest.mark.slow),
+    ("pong_paac", dict(updates_per_call=1, envs_per_learner=2)),
 ])
 def test_update_is_bitwise_deterministic(name, overrides):
   config = load_config(name)
@@ -42,6 +42,7 @@ def test_different_seeds_differ():
   assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(first), jax.tree.leaves(second)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunks", [2, 4, 8])
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   from galax.algorithms.a2c import a2c_grads

@@ -56,6 +56,7 @@ def test_truncation_is_not_termination():
   np.testing.assert_array_equal(ts.episode_length[ts.episode_over], [5, 5])
 
 
+@pytest.mark.slow
 def test_episode_returns_are_full_game_raw_with_episodic_life():
   """SpaceInvaders: 3 lives, raw rewards 5..30, clipped to 1 for training."""
   steps, n = 2500, 2
@@ -90,6 +91,7 @@ def test_episode_returns_are_full_game_raw_with_episodic_life():
   assert max(g[0] for gs in games for g in gs) > ts.reward.sum(axis=0).max() / 10
 
 
+@pytest.mark.slow
 def test_pong_rollout_shapes_and_dtypes():
   env = BatchedEnv("Pong-v5", num_envs=2, seed=0, reward_clip=True)
   net = networks.make_network("archnips", env.spec)
@@ -117,6 +119,7 @@ def test_unknown_envpool_option_is_rejected():
     BatchedEnv("Pong-v5", num_envs=1, extra_options={"framskip": 3})
 
 
+@pytest.mark.slow
 def test_shards_equal_one_big_pool():
   """Shard s of n pools of b envs == envs s*b..(s+1)*b-1 of one pool of n*b envs."""
   big = BatchedEnv("CartPole-v1", num_envs=4, seed=7)
