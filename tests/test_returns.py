@@ -9,6 +9,7 @@ import numpy as np
 from absl.testing import parameterized
 
 from galax import returns
+from trajectories import random_return_inputs
 
 # One env, T = 5, gamma = 0.5. Terminated at t = 1, truncated (time limit) at t = 3.
 REWARDS = jnp.array([1.0, 2.0, 3.0, 4.0, 5.0])
@@ -63,13 +64,8 @@ class ReturnsTest(chex.TestCase):
       ("nstep", returns.nstep_returns),
       ("gae", functools.partial(returns.gae_advantages, lambda_=0.9)))
   def test_batched_equals_per_env(self, fn):
-    rng = np.random.default_rng(0)
-    t, b = 6, 3
-    r = jnp.asarray(rng.normal(size=(t, b)), jnp.float32)
-    term = jnp.asarray(rng.random((t, b)) < 0.2)
-    trunc = jnp.asarray(rng.random((t, b)) < 0.2) & ~term
-    v = jnp.asarray(rng.normal(size=(t + 1, b)), jnp.float32)
-    d = 0.99 * (1.0 - term)
+    b = 3
+    r, d, v, trunc = random_return_inputs(0, steps=6, envs=b)
     fn = self.variant(fn)
     batched = fn(r, d, v, trunc)
     for j in range(b):

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from galax import losses, returns
+from trajectories import random_return_inputs
 
 # The rollout of tests/test_returns.py: T = 5, gamma = 0.5, terminated at t = 1,
 # truncated at t = 3.
@@ -39,13 +40,8 @@ class VTraceTest(chex.TestCase):
 
   @chex.variants(with_jit=True, without_jit=True)
   def test_on_policy_vtrace_equals_nstep_returns_batched(self):
-    rng = np.random.default_rng(0)
     t, b = 7, 4
-    r = jnp.asarray(rng.normal(size=(t, b)), jnp.float32)
-    term = jnp.asarray(rng.random((t, b)) < 0.2)
-    trunc = jnp.asarray(rng.random((t, b)) < 0.2) & ~term
-    v = jnp.asarray(rng.normal(size=(t + 1, b)), jnp.float32)
-    d = 0.99 * (1.0 - term)
+    r, d, v, trunc = random_return_inputs(0, steps=t, envs=b)
     vtrace = self.variant(functools.partial(returns.vtrace, rho_bar=1.0, c_bar=1.0))
     out = vtrace(r, d, v, trunc, jnp.zeros((t, b)))
     nstep = returns.nstep_returns(r, d, v, trunc)

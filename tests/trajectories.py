@@ -1,6 +1,8 @@
-"""Random trajectories for gradient tests (terminations, truncations and masked steps)."""
+"""Random trajectories for gradient and return tests (terminations, truncations and masked
+steps)."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from galax.rollout import Trajectory
@@ -24,3 +26,14 @@ def random_trajectory(key, steps=5, envs=8, obs_dim=3, actions=2,
       values=jax.random.normal(k[0], (steps + 1, envs)),
       episode_over=done, episode_return=np.zeros((steps, envs), np.float32),
       episode_length=np.zeros((steps, envs), np.int32))
+
+
+def random_return_inputs(seed, steps, envs, gamma=0.99):
+  """(rewards, discounts, values, truncated), [steps, envs] ([steps + 1, envs] values), as
+  the estimators of galax.returns take them; about 20% terminated and 20% truncated steps."""
+  rng = np.random.default_rng(seed)
+  rewards = jnp.asarray(rng.normal(size=(steps, envs)), jnp.float32)
+  terminated = jnp.asarray(rng.random((steps, envs)) < 0.2)
+  truncated = jnp.asarray(rng.random((steps, envs)) < 0.2) & ~terminated
+  values = jnp.asarray(rng.normal(size=(steps + 1, envs)), jnp.float32)
+  return rewards, gamma * (1.0 - terminated), values, truncated
