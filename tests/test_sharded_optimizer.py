@@ -48,7 +48,9 @@ def _run_steps(opt, mesh, params, grads_per_step):
   return to_host(params), to_host(opt_state), norms
 
 
-@pytest.mark.parametrize("devices,learners", [(8, 8), (4, 8), (2, 6)])
+# 1 learner per device in the fast tier; 2 and 3 per device in the slow one.
+@pytest.mark.parametrize("devices,learners", [(8, 8), pytest.param(4, 8, marks=pytest.mark.slow),
+                                              pytest.param(2, 6, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("clip", [dict(), dict(clip_average_norm=0.1),
                                   dict(clip_average_norm=0.05, max_grad_norm=0.5)])
 def test_sharded_adam_equals_replicated(devices, learners, clip):
