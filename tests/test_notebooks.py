@@ -1,7 +1,11 @@
 """The Colab notebooks: their committed outputs come from a full run whose checks passed,
 and they run top to bottom (CI-sized: GALAX_SMOKE=1 shrinks every run)."""
 
+import importlib.util
 import os
+import re
+import subprocess
+import tomllib
 
 import nbformat
 import pytest
@@ -36,6 +40,24 @@ def _assert_checks_passed(notebook, name):
 
 def test_every_notebook_is_tested():
   assert set(FIGURES) == set(PRINTS) == set(NOTEBOOKS)
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_first_cell_installs_galax_from_the_repository(name, tmp_path, monkeypatch):
+  # A fresh Colab: galax is missing, the cell pip-installs it from GALAX_REPO (one line).
+  with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+    distribution = tomllib.load(f)["project"]["name"]
+  notebook = nbformat.read(os.path.join(ROOT, "colabs", name), as_version=4)
+  setup = next(cell.source for cell in notebook.cells if cell.cell_type == "code")
+  (url,) = re.findall(r'^GALAX_REPO = "(https://[^"]+)"$', setup, re.M)
+  commands = []
+  monkeypatch.setattr(subprocess, "check_call", commands.append)
+  monkeypatch.setattr(importlib.util, "find_spec", lambda module: None)
+  exec(setup, {})  # pylint: disable=exec-used
+  assert commands[-1][-1] == f"{distribution}[plots] @ git+{url}"
+  exec(setup.replace(url, str(tmp_path)), {})  # pylint: disable=exec-used
+  assert commands[-1][-1] == f"{distribution}[plots] @ {tmp_path.as_uri()}"
+  assert commands[-1][1:4] == ["-m", "pip", "install"]
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
