@@ -10,7 +10,7 @@ import pytest
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.hts import after
+from galax.algorithms.ordering import after
 from galax.config import base_config, validate
 from galax.rollout import Trajectory
 
