@@ -219,9 +219,12 @@ class Segment:
     learner = self.learner
     mutable = {k: carry[k] for k in learner.mutable}
     frozen = {k: v for k, v in carry.items() if k not in learner.mutable}
-    changed = self.call(lambda m, f, i: {k: learner.unit({**f, **m}, i)[k] for k in m},
-                        u, mutable, frozen, u)
-    return {**carry, **changed}
+
+    def changed_entries(m, f, i):  # one trace of the unit (not one per changed entry)
+      out = learner.unit({**f, **m}, i)
+      return {k: out[k] for k in m}
+
+    return {**carry, **self.call(changed_entries, u, mutable, frozen, u)}
 
   def run_units(self, carry: dict, first: jax.Array, count: int) -> dict:
     if self.unroll or count == 1:

@@ -67,7 +67,10 @@ def isolated(fn: Callable, dep: Any, *operands: Any) -> Any:
     shapes = traced["out"] if "out" in traced else jax.eval_shape(fn, *ops)
     return jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
 
-  return jax.lax.cond(_opaque_false(dep), dead, live, *operands)
+  # `switch` traces its branches in order: `live` first, so `dead` needs no trace of its own
+  # (`lax.cond` traces the true branch, here `dead`, first). Index 0 always runs.
+  index = _opaque_false(dep).astype(jnp.int32)
+  return jax.lax.switch(index, [live, dead], *operands)
 
 
 def inline(fn: Callable, dep: Any, *operands: Any) -> Any:
