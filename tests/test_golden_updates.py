@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 from galax.algorithms import make_algorithm
-from galax.config import base_config, validate
+from galax.config import base_config, set_fields, validate
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "data", "golden_updates.json")
 UPDATES = 3
@@ -93,12 +93,7 @@ def case_config(overrides: dict):
   c.updates_per_call = UPDATES
   c.total_env_steps = 100_000
   c.seed = 3
-  for key, value in overrides.items():
-    node = c
-    *path, leaf = key.split(".")
-    for part in path:
-      node = node[part]
-    node[leaf] = value
+  set_fields(c, overrides)
   return validate(c)
 
 

@@ -93,11 +93,11 @@ The micro-batch schedule and the actor groups do change the compiled program, an
 fuses a computation differently depending on its neighbours. The learner's `begin` /
 units / `finish` and every forward pass are therefore each wrapped in
 `galax.algorithms.ordering.isolated` (compiled as its own computation), so results are
-bitwise identical for any number of micro-batches and any `update_loop`. With A actor groups the forward
-pass sees b / A rows instead of b: results stay bitwise identical when the backend computes
-each row of a dense layer independently of the batch size, which XLA:CPU does for our
-networks at >= 8 rows per group (its matrix-vector path for the 1-wide value head differs
-below that). tests/test_hts.py checks threads, micro-batches and actors (16 envs, A = 2).
+bitwise identical for any number of micro-batches and any `update_loop`. With A actor
+groups the forward pass sees b / A rows instead of b: results stay bitwise identical when
+the backend computes each row of a dense layer independently of the batch size, which
+XLA:CPU does for our networks at >= 8 rows per group (its matrix-vector path for the
+1-wide value head differs below that). tests/test_hts.py checks threads, micro-batches and actors (16 envs, A = 2).
 
 Exception: isolation puts the units in nested computations, which XLA:CPU runs ~12x
 slower for convolution gradients (above). Image networks on CPU therefore run the units
@@ -122,15 +122,18 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ml_collections import ConfigDict
 
 from galax.algorithms import common
-from galax.algorithms.a2c import make_combiner
-from galax.algorithms.hts_learners import A2CStepLearner, PPOSegmentLearner
+from galax.algorithms.hts_learners import A2CStepLearner, PPOSegmentLearner, SegmentLearner
 from galax.algorithms.ordering import after, call_for
-from galax.algorithms.ppo import PPOLearner, learner_keys, make_optimizer_for_units, unroll_units
+from galax.algorithms.ppo import PPOLearner, learner_keys
+from galax.algorithms.units import unroll_units
 from galax.envs import EnvSpec
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
+from galax.parallel.combine import Combiner, make_combiner
+from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
 
 # --- state ----------------------------------------------------------------------------
@@ -186,22 +189,21 @@ def empty_storage(spec: EnvSpec, num_envs: int, alpha: int) -> Trajectory:
 # --- the segment ----------------------------------------------------------------------
 
 
-def resolve_microbatches(config: Any, num_units: int, alpha: int) -> int:
-  """config.hts.microbatches, or (0) the largest divisor of both alpha and the units <= 16."""
+def resolve_microbatches(config: ConfigDict, num_units: int, alpha: int) -> int:
+  """config.hts.microbatches (`validate` checks that it divides both), or (0) the largest
+  divisor of both alpha and the units <= 16."""
   m = int(config.hts.microbatches)
   if m == 0:
     common_divisor = math.gcd(num_units, alpha)
     return max(d for d in range(1, min(common_divisor, 16) + 1) if common_divisor % d == 0)
-  if alpha % m or num_units % m:
-    raise ValueError(f"config.hts.microbatches={m} must divide both alpha={alpha} and the "
-                     f"learner's {num_units} units per segment.")
   return m
 
 
 class Segment:
   """The segment (see module docstring) as a block update for `compile_step`."""
 
-  def __init__(self, setup: common.Setup, learner: Any, alpha: int, microbatches: int):
+  def __init__(self, setup: common.Setup, learner: SegmentLearner, alpha: int,
+               microbatches: int):
     self.config, self.learner = setup.config, learner
     self.groups: ActorGroups = setup.env
     self.policy = common.block_policy(setup.network.apply, setup.layout.learners_per_device)
@@ -326,7 +328,8 @@ class Segment:
       keep = lambda new, old: jax.tree.map(
           lambda n, o: jnp.where(learned.reshape((-1,) + (1,) * (n.ndim - 1)), n, o), new, old)
       params, opt_state = keep(params, state.params), keep(opt_state, state.opt_state)
-    params, combiner_state = self.learner.combiner.params(params, x.combiner)
+    params, combiner_state, metrics = common.combine_params(
+        self.learner.combiner, state.params, params, x.combiner, metrics)
     version = x.params_version
     new_extra = x.replace(
         storage=_env_major(traj), behaviour_params=self.learner.keep_behaviour(state.params),
@@ -341,33 +344,33 @@ class Segment:
     return new_state, metrics
 
 
-def make_learner(config: Any, setup: common.Setup, alpha: int, combiner: Any):
-  """HTS-A2C's or HTS-PPO's learner, its optimizer and lr schedule."""
+def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: Combiner
+                 ) -> tuple[SegmentLearner, LearnerOptimizer, Any]:
+  """HTS-A2C's or HTS-PPO's learner, the learners' optimizer and the lr schedule."""
   layout = setup.layout
+  units = num_units(config, alpha)
+  # HTS-A2C takes one optimizer step per segment, HTS-PPO one per minibatch unit.
+  steps = 1 if config.algorithm == "hts_a2c" else units
+  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
+                                               steps_per_update=steps)
   if config.algorithm == "hts_a2c":
-    from galax.optimizers import make_optimizer  # pylint: disable=g-import-not-at-top
-
-    optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner,
-                                         layout.num_learners, setup.total_updates)
     learner = A2CStepLearner(setup.network.apply, config, optimizer, combiner,
                              layout.learners_per_device, alpha)
-    return learner, optimizer, schedule
-  units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-  optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates, units)
-  learner = PPOSegmentLearner(PPOLearner(setup.network.apply, config, optimizer, combiner,
-                                         layout.learners_per_device, alpha,
-                                         layout.envs_per_learner, setup.env))
+  else:
+    ppo = PPOLearner(setup.network.apply, setup.config, optimizer, combiner,
+                     layout.learners_per_device, alpha, layout.envs_per_learner, setup.env)
+    learner = PPOSegmentLearner(ppo)
   return learner, optimizer, schedule
 
 
-def num_units(config: Any, alpha: int) -> int:
+def num_units(config: ConfigDict, alpha: int) -> int:
   """Learner units per segment: alpha time steps (HTS-A2C) or PPO's minibatch updates."""
   if config.algorithm == "hts_a2c":
     return alpha
   return int(config.ppo.epochs) * int(config.ppo.minibatches)
 
 
-def make_hts(config: Any) -> common.Algorithm:
+def make_hts(config: ConfigDict) -> common.Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`) or HTS-PPO (`"hts_ppo"`) from a config."""
   alpha = int(config.hts.alpha or config.t_max)
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices)
@@ -376,7 +379,7 @@ def make_hts(config: Any) -> common.Algorithm:
                        layout.envs_per_learner, layout.local_devices,
                        jax.process_index() * layout.local_learners * layout.envs_per_learner)
   setup = common.make_setup(config, alpha, env=groups)
-  combiner = make_combiner(config, layout)
+  combiner = make_combiner(config, layout.num_learners)
   learner, optimizer, schedule = make_learner(config, setup, alpha, combiner)
   local_learners = layout.local_learners
   first_learner = jax.process_index() * local_learners
@@ -391,9 +394,5 @@ def make_hts(config: Any) -> common.Algorithm:
         key=learner_keys(config.seed, first_learner, local_learners),
         combiner=combiner.init(params))
 
-  return common.Algorithm(
-      config=config, layout=layout, mesh=setup.mesh, env=groups, network=setup.network,
-      init=lambda: common.initial_state(setup, optimizer, init_extra),
-      step=common.compile_step(setup, Segment(setup, learner, alpha, microbatches)),
-      env_steps_per_update=setup.envs_per_update * alpha,
-      learning_rate=schedule, total_updates=setup.total_updates)
+  return common.assemble(setup, Segment(setup, learner, alpha, microbatches), optimizer,
+                         schedule, alpha, init_extra)

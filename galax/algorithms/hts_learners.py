@@ -17,19 +17,42 @@ parameters, of which version, the gradients are taken at).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import jax
 import jax.numpy as jnp
-import optax
+from ml_collections import ConfigDict
 
 from galax import losses
-from galax.algorithms.a2c import compute_targets, split_learners
 from galax.algorithms.ppo import PPOLearner
+from galax.algorithms.units import UnitLearner
+from galax.parallel.combine import Combiner
+from galax.parallel.learners import split_learners
+from galax.parallel.sharded_optimizer import LearnerOptimizer
+from galax.returns import compute_targets
 from galax.rollout import Trajectory
 
 
-def windowed_targets(traj: Trajectory, config: Any, t_max: int) -> jax.Array:
+class SegmentLearner(UnitLearner, Protocol):
+  """A learner whose units the HTS segment hosts (see the module docstring)."""
+
+  combiner: Combiner
+  mutable: tuple[str, ...]  # the carry entries a unit changes
+
+  def begin(self, grad_params: Any, params: Any, opt_state: Any, traj: Trajectory,
+            keys: jax.Array) -> dict:
+    """The carry for D_{k-1} (time-major `traj`), gradients at `grad_params`."""
+
+  def keep_behaviour(self, acting_params: Any) -> Any:
+    """What the state keeps of the acting parameters for the next segment."""
+
+  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
+                     ) -> tuple[Any, Any]:
+    """(parameters, version) the gradients are taken at, from the kept theta_{k-1} and
+    theta_k; `versions` = (version of theta_{k-1}, version of theta_k)."""
+
+
+def windowed_targets(traj: Trajectory, config: ConfigDict, t_max: int) -> jax.Array:
   """A2C targets [T, b] of a T-step trajectory cut into T / t_max rollouts of t_max steps.
 
   Each window bootstraps from the behaviour value at its end, as t_max-step A2C would.
@@ -53,8 +76,8 @@ class A2CStepLearner:
   unit t adds the gradient of time step t at the behaviour parameters to an accumulator.
   """
 
-  def __init__(self, apply_fn: Callable, config: Any, optimizer: optax.GradientTransformation,
-               combiner: Any, learners: int, alpha: int):
+  def __init__(self, apply_fn: Callable, config: ConfigDict, optimizer: LearnerOptimizer,
+               combiner: Combiner, learners: int, alpha: int):
     self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
     self.combiner, self.learners, self.alpha = combiner, learners, alpha
     self.num_units = alpha
@@ -96,12 +119,9 @@ class A2CStepLearner:
     return dict(carry, acc=acc, sums=sums)
 
   def finish(self, carry: dict) -> tuple[Any, Any, dict]:
-    grads = self.combiner.grads(carry["acc"])
-    updates, opt_state = jax.vmap(self.optimizer.update)(grads, carry["opt_state"],
-                                                         carry["params"])
-    params = optax.apply_updates(carry["params"], updates)
-    return params, opt_state, dict(loss=carry["sums"],
-                                   grad_norm=jax.vmap(optax.tree.norm)(grads))
+    params, opt_state, grad_norm = self.optimizer.apply_gradients(
+        carry["acc"], carry["opt_state"], carry["params"])
+    return params, opt_state, dict(loss=carry["sums"], grad_norm=grad_norm)
 
   def keep_behaviour(self, acting_params: Any) -> Any:
     """theta_k, kept to take the next segment's gradients at (it acted for D_k)."""

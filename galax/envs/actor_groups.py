@@ -11,6 +11,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from ml_collections import ConfigDict
 
 from galax.envs import EnvSpec, EnvState, make_env
 
@@ -23,7 +24,7 @@ class ActorGroups:
   A = 1 this is the usual single pool.
   """
 
-  def __init__(self, config: Any, num_groups: int, learners: int, envs_per_learner: int,
+  def __init__(self, config: ConfigDict, num_groups: int, learners: int, envs_per_learner: int,
                num_shards: int, process_offset: int):
     """`learners` per device (L), `num_shards` local devices, `process_offset` this
     process's first global env id."""
