@@ -60,8 +60,8 @@ def base_config() -> ml_collections.ConfigDict:
   c.gossip.peers = 1  # ring: in-peers per learner (1 = GALA's default, weights 1/2)
   c.gossip.delay = 0  # tau: mix with the in-peers' parameters from tau updates ago
   c.gossip.metrics = False  # per update: consensus distances + Prop. 1 bound (all-reduces)
-  # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b);
-  # gathers every learner's gradient on every device, so leave it off for speed.
+  # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b; A2C
+  # only); gathers every learner's gradient on every device, so leave it off for speed.
   c.grad_similarity = False
   # shared: every learner starts from the params of `seed` (GALA, all-reduce);
   # per_learner: learner i starts from seed + i (independent seeds run as learners).
@@ -150,6 +150,9 @@ def base_config() -> ml_collections.ConfigDict:
   # after another) | auto (unroll on CPU for image networks: grouped convs are slow there).
   c.learner_map = "auto"
   c.update_loop = "auto"  # scan (one XLA loop per call) | host (a Python loop) | auto
+  # The 'auto' choices (learner_map, update_loop, grad_chunks) are resolved once when the
+  # algorithm is built (algorithms/common.py's resolve_auto): the run header prints them and
+  # config.json stores them.
   # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
   # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
   # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as
