@@ -60,8 +60,8 @@ def base_config() -> ml_collections.ConfigDict:
   c.gossip.peers = 1  # ring: in-peers per learner (1 = GALA's default, weights 1/2)
   c.gossip.delay = 0  # tau: mix with the in-peers' parameters from tau updates ago
   c.gossip.metrics = False  # per update: consensus distances + Prop. 1 bound (all-reduces)
-  # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b);
-  # gathers every learner's gradient on every device, so leave it off for speed.
+  # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b; A2C
+  # only); gathers every learner's gradient on every device, so leave it off for speed.
   c.grad_similarity = False
   # shared: every learner starts from the params of `seed` (GALA, all-reduce);
   # per_learner: learner i starts from seed + i (independent seeds run as learners).
@@ -150,6 +150,9 @@ def base_config() -> ml_collections.ConfigDict:
   # after another) | auto (unroll on CPU for image networks: grouped convs are slow there).
   c.learner_map = "auto"
   c.update_loop = "auto"  # scan (one XLA loop per call) | host (a Python loop) | auto
+  # The 'auto' choices (learner_map, update_loop, grad_chunks) are resolved once when the
+  # algorithm is built (algorithms/common.py's resolve_auto): the run header prints them and
+  # config.json stores them.
   # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
   # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
   # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as
@@ -233,17 +236,66 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                      f"config.envs_per_learner={config.envs_per_learner}.")
   if config.combine != "independent" and config.num_learners < 2:
     raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
-  if config.combine == "gossip":
-    from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
-
-    make_topology(config.gossip.topology, config.num_learners, config.gossip.peers)
-    if config.gossip.delay < 0:
-      raise ValueError(f"config.gossip.delay must be >= 0, got {config.gossip.delay}.")
+  _validate_gossip(config)
   _validate_baselines(config)
+  _validate_batches(config)
   from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)
   return config
+
+
+def _validate_gossip(config: ml_collections.ConfigDict) -> None:
+  """GALA's gossip fields act only with combine='gossip'; GALA Fig. 2b's gradient cosine
+  matrix only in A2C (the other algorithms have no single per-update gradient to compare)."""
+  gossip = config.gossip
+  if gossip.delay < 0:
+    raise ValueError(f"config.gossip.delay must be >= 0, got {gossip.delay}.")
+  if config.combine == "gossip":
+    from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
+
+    make_topology(gossip.topology, config.num_learners, gossip.peers)
+  elif gossip.metrics or gossip.delay:
+    raise ValueError(f"config.gossip.metrics={gossip.metrics} and config.gossip.delay="
+                     f"{gossip.delay} act only with combine='gossip' (got "
+                     f"combine={config.combine!r}).")
+  if gossip.delay >= 2 and config.combine == "gossip" and config.initial_params != "shared":
+    raise ValueError(f"config.gossip.delay={gossip.delay} with initial_params="
+                     f"{config.initial_params!r}: the first delay - 1 mixes would use each "
+                     "learner's own start for its peers'; use initial_params='shared'.")
+  if config.grad_similarity and config.algorithm != "a2c":
+    raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
+                     f"algorithm='a2c' (got {config.algorithm!r}).")
+
+
+def _validate_batches(config: ml_collections.ConfigDict) -> None:
+  """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
+  _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll"))
+  _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
+  chunks = config.grad_chunks
+  if chunks < 0:
+    raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")
+  steps = (config.hts.alpha or config.t_max) if config.algorithm.startswith("hts") else (
+      config.t_max)
+  ppo = config.ppo
+  if config.algorithm in ("ppo", "hts_ppo"):
+    samples = steps * config.envs_per_learner
+    if samples % ppo.minibatches:
+      raise ValueError(f"config.ppo.minibatches={ppo.minibatches} must divide the {samples} "
+                       f"samples per update ({steps} steps x envs_per_learner).")
+    batch, what = samples // ppo.minibatches, "samples per PPO minibatch"
+  elif config.algorithm == "hts_a2c":
+    batch, what = 1, "time step of an HTS-A2C unit (it does not chunk)"
+  else:
+    batch, what = config.envs_per_learner, "envs per learner"
+  if chunks and batch % chunks:
+    raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
+  if config.algorithm.startswith("hts") and config.hts.microbatches:
+    m = config.hts.microbatches
+    units = steps if config.algorithm == "hts_a2c" else ppo.epochs * ppo.minibatches
+    if steps % m or units % m:
+      raise ValueError(f"config.hts.microbatches={m} must divide both alpha={steps} and the "
+                       f"learner's {units} units per segment.")
 
 
 def _validate_baselines(config: ml_collections.ConfigDict) -> None:
@@ -301,9 +353,15 @@ def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   config = module.get_config()
-  for key, value in overrides.items():
+  return set_fields(config, {key.replace("__", "."): value for key, value in overrides.items()})
+
+
+def set_fields(config: ml_collections.ConfigDict, values: dict[str, Any]
+               ) -> ml_collections.ConfigDict:
+  """Sets dotted fields in place ({"optimizer.name": "adam"}); returns the config."""
+  for key, value in values.items():
     node = config
-    *parents, leaf = key.split("__")
+    *parents, leaf = key.split(".")
     for parent in parents:
       node = node[parent]
     node[leaf] = value

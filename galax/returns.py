@@ -24,11 +24,14 @@ cuts its traces the same way.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
+
+if TYPE_CHECKING:
+  from galax.rollout import Trajectory
 
 Array = chex.Array
 
@@ -176,3 +179,15 @@ def vtrace(rewards: Array, discounts: Array, values: Array, truncated: Array, lo
   next_vs = jnp.where(truncated, values[1:], next_vs)
   pg_advantages = rhos * (rewards + discounts * next_vs - values[:-1])
   return VTraceReturns(vs, pg_advantages)
+
+
+def compute_targets(traj: Trajectory, gamma: float, kind: str, gae_lambda: float) -> jax.Array:
+  """A2C's targets G_t [T, b] from a learner's trajectory (its behaviour values bootstrap):
+  n-step returns (`kind="nstep"`) or lambda-returns (`"gae"`), with
+  discount_t = gamma (1 - terminated_t)."""
+  discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
+  if kind == "nstep":
+    return nstep_returns(traj.rewards, discounts, traj.values, traj.truncated)
+  if kind == "gae":
+    return lambda_returns(traj.rewards, discounts, traj.values, traj.truncated, gae_lambda)
+  raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")

@@ -13,7 +13,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from galax.envs import BatchedEnv, EnvState
+from galax.envs import BatchedEnv, EnvState, Timestep
 
 # policy(params, obs [B, ...]) -> (logits [B, A], value [B])
 PolicyFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
@@ -62,6 +62,29 @@ def sample_actions(keys: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.A
   return pairs[:, 0], actions
 
 
+def act(policy: PolicyFn, params: Any, obs: jax.Array, keys: jax.Array
+        ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+  """One policy step: (new keys, actions, logits, values) for observations [B, ...]."""
+  logits, value = policy(params, obs)
+  keys, actions = sample_actions(keys, logits)
+  return keys, actions, logits, value
+
+
+def record_step(obs: jax.Array, actions: jax.Array, logits: jax.Array, value: jax.Array,
+                ts: Timestep) -> Trajectory:
+  """One env step as a trajectory row (fields [B, ...]; `values` without the bootstrap).
+
+  Stacked over time (`lax.scan`) and closed by `with_bootstrap`, rows make a `Trajectory`.
+  """
+  return Trajectory(obs, actions, ts.reward, ts.terminated, ts.truncated, ts.valid, logits,
+                    value, ts.episode_over, ts.episode_return, ts.episode_length)
+
+
+def with_bootstrap(steps: Trajectory, last_value: jax.Array) -> Trajectory:
+  """Time-stacked rows [T, B] plus V(o_T) [B]: the trajectory (values [T + 1, B])."""
+  return steps._replace(values=jnp.concatenate([steps.values, last_value[None]], axis=0))
+
+
 def rollout(policy: PolicyFn, params: Any, env: BatchedEnv, env_state: EnvState,
             action_keys: jax.Array, num_steps: int, shard_index: Any = 0
             ) -> tuple[EnvState, jax.Array, Trajectory]:
@@ -69,21 +92,14 @@ def rollout(policy: PolicyFn, params: Any, env: BatchedEnv, env_state: EnvState,
 
   def step(carry, _):
     env_state, keys = carry
-    logits, value = policy(params, env_state.obs)
-    keys, actions = sample_actions(keys, logits)
+    keys, actions, logits, value = act(policy, params, env_state.obs, keys)
     next_env_state, ts = env.step(env_state, actions, shard_index)
-    out = (env_state.obs, actions, ts.reward, ts.terminated, ts.truncated, ts.valid, logits,
-           value, ts.episode_over, ts.episode_return, ts.episode_length)
-    return (next_env_state, keys), out
+    return (next_env_state, keys), record_step(env_state.obs, actions, logits, value, ts)
 
-  (env_state, action_keys), out = jax.lax.scan(step, (env_state, action_keys), None,
-                                               length=num_steps)
-  (obs, actions, rewards, terminated, truncated, valid, logits, values, over, ep_ret,
-   ep_len) = out
+  (env_state, action_keys), steps = jax.lax.scan(step, (env_state, action_keys), None,
+                                                 length=num_steps)
   _, last_value = policy(params, env_state.obs)
-  values = jnp.concatenate([values, last_value[None]], axis=0)
-  return env_state, action_keys, Trajectory(obs, actions, rewards, terminated, truncated, valid,
-                                            logits, values, over, ep_ret, ep_len)
+  return env_state, action_keys, with_bootstrap(steps, last_value)
 
 
 def episode_log(traj: Trajectory) -> EpisodeLog:

@@ -27,6 +27,7 @@ from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
 from galax.algorithms import make_algorithm
+from galax.algorithms.common import describe_choices
 from galax.parallel.learners import to_host
 
 
@@ -63,6 +64,7 @@ def train(config: Any, workdir: str | None = None, resume: bool = False,
     ckpt_lib.check_resume_dir(checkpoint_dir)
 
   algorithm = make_algorithm(config)
+  config = algorithm.config  # with the 'auto' choices resolved (common.resolve_auto)
   state = algorithm.init()
   env_steps, updates, elapsed_before, train_before = 0, 0, 0.0, 0.0
   checkpointer = ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints) if workdir else None
@@ -82,6 +84,7 @@ def train(config: Any, workdir: str | None = None, resume: bool = False,
   log(f"{config.algorithm} on {config.env.id}: {layout.num_learners} learner(s) x "
       f"{layout.envs_per_learner} envs on {layout.num_devices} {jax.devices()[0].platform} "
       f"device(s); {algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps")
+  log(f"resolved: {describe_choices(config)}")
 
   tracker = metrics_lib.EpisodeTracker(config.stats_window)
   learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)

@@ -10,7 +10,7 @@ import pytest
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.hts import after
+from galax.algorithms.ordering import after
 from galax.config import base_config, validate
 from galax.rollout import Trajectory
 
@@ -310,3 +310,19 @@ def test_experiment_configs_validate(name):
                                                                              0.08)
     assert (config.ppo.epochs, config.ppo.minibatches, config.loss.entropy_coef) == (2, 8, 0.003)
     assert config.optimizer.max_grad_norm == 0.64 and config.optimizer.anneal == "linear"
+
+
+def test_each_hosted_unit_is_traced_once(monkeypatch):
+  """One trace per unit call site: not one per changed carry entry, nor one more for the
+  isolated call's dead branch (HTS-PPO, 4 pieces of 1 unit: was 4 x 3 entries x 2 = 24)."""
+  from galax.algorithms.ppo import PPOLearner  # pylint: disable=g-import-not-at-top
+
+  calls = []
+  unit = PPOLearner.unit
+  monkeypatch.setattr(PPOLearner, "unit", lambda self, c, u: (calls.append(u), unit(self, c, u))[1])
+  algo = make_algorithm(make_config("hts_ppo", **{"hts.microbatches": 4}))
+  try:
+    algo.step.lower(algo.init())
+  finally:
+    algo.env.close()
+  assert len(calls) == 4

@@ -37,7 +37,7 @@ def _run_steps(opt, mesh, params, grads_per_step):
   opt_state = jax.vmap(opt.init)(params)
   sharding = NamedSharding(mesh, P(AXIS))
   put = lambda t: jax.tree.map(lambda x: jax.device_put(x, sharding), t)
-  step = jax.jit(jax.shard_map(opt.step, mesh=mesh, in_specs=(P(AXIS),) * 3,
+  step = jax.jit(jax.shard_map(opt.apply_gradients, mesh=mesh, in_specs=(P(AXIS),) * 3,
                                out_specs=(P(AXIS),) * 3, check_vma=False))
   params, opt_state = put(params), put(opt_state)
   norms = []

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from ml_collections import ConfigDict
 
 from galax.algorithms.common import Algorithm
 
 
-def make_algorithm(config: Any) -> Algorithm:
+def make_algorithm(config: ConfigDict) -> Algorithm:
   """Builds the algorithm named by `config.algorithm`."""
   name = config.algorithm
   if name == "a2c":

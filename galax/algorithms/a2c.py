@@ -21,30 +21,21 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import optax
+from ml_collections import ConfigDict
 
-from galax import losses, returns as returns_lib
+from galax import losses
 from galax.algorithms import common
-from galax.parallel import combine as combine_lib
 from galax.parallel import diagnostics
 from galax.parallel import learners as lx
-from galax.parallel import topology as topology_lib
-from galax.parallel.sharded_optimizer import ReplicatedOptimizer, make_learner_optimizer
-from galax.parallel.stragglers import make_straggler_model
+from galax.parallel.combine import Combiner, make_combiner
+from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimizer,
+                                              make_learner_optimizer)
+from galax.parallel.stragglers import StragglerModel, make_straggler_model
+from galax.returns import compute_targets
 from galax.rollout import Trajectory, episode_log, rollout
 
 
-def compute_targets(traj: Trajectory, gamma: float, kind: str, gae_lambda: float) -> jax.Array:
-  """Return targets G_t [T, b] from a learner's trajectory (behaviour values bootstrap)."""
-  discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
-  if kind == "nstep":
-    return returns_lib.nstep_returns(traj.rewards, discounts, traj.values, traj.truncated)
-  if kind == "gae":
-    return returns_lib.lambda_returns(traj.rewards, discounts, traj.values, traj.truncated,
-                                      gae_lambda)
-  raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")
-
-
-def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
+def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Any, traj: Trajectory,
               chunks: int = 1) -> tuple[Any, losses.LossTerms]:
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
@@ -70,14 +61,9 @@ def a2c_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
   return common.mean_over_chunks(chunk_grads, (traj.obs, traj.actions, targets, mask), chunks)
 
 
-def split_learners(traj: Trajectory, learners: int) -> Trajectory:
-  """A block's trajectory [T, L * b, ...] -> [L, T, b, ...] (values: [L, T + 1, b])."""
-  return jax.tree.map(
-      lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), traj)
-
-
-def make_a2c_update(setup: common.Setup, optimizer: Any, combiner: Any,
-                    stragglers: Any = None) -> Callable:
+def make_a2c_update(setup: common.Setup,
+                    optimizer: LearnerOptimizer | optax.GradientTransformation,
+                    combiner: Combiner, stragglers: StragglerModel | None = None) -> Callable:
   """The block update (see module docstring) for `compile_step`.
 
   `optimizer` is a learner optimizer of `galax.parallel.sharded_optimizer` (or a plain
@@ -95,21 +81,20 @@ def make_a2c_update(setup: common.Setup, optimizer: Any, combiner: Any,
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
                                     state.action_keys, config.t_max, lx.env_shard_index())
-    per_learner = split_learners(traj, learners)
+    per_learner = lx.split_learners(traj, learners)
     grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks),
                                    state.params, per_learner, unroll=unroll)
     own_grads = grads
     metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
     if stragglers is not None:
       grads, metrics["stragglers"] = stragglers.drop_late(grads, state.update_count[0])
-    params, opt_state, metrics["grad_norm"] = optimizer.step(grads, state.opt_state,
-                                                             state.params)
-    params, extra, combine_metrics = combiner.after_step(state.params, params, state.extra)
+    params, opt_state, metrics["grad_norm"] = optimizer.apply_gradients(
+        grads, state.opt_state, state.params)
+    params, extra, metrics = common.combine_params(combiner, state.params, params,
+                                                   state.extra, metrics)
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
                               action_keys=keys, update_count=state.update_count + 1,
                               extra=extra)
-    if combine_metrics:
-      metrics[combiner.name] = combine_metrics
     if config.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
       metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(own_grads)
     return new_state, metrics
@@ -117,35 +102,10 @@ def make_a2c_update(setup: common.Setup, optimizer: Any, combiner: Any,
   return update
 
 
-def make_combiner(config: Any, layout: lx.Layout) -> Any:
-  if config.combine == "independent":
-    return combine_lib.Independent()
-  if config.combine == "allreduce":
-    return combine_lib.AllReduce()
-  if config.combine == "gossip":
-    g = config.gossip
-    topology = topology_lib.make_topology(g.topology, layout.num_learners, g.peers)
-    return combine_lib.Gossip(topology, delay=g.delay, metrics=g.metrics)
-  raise ValueError(f"Unknown combine {config.combine!r}; "
-                   "choose 'independent', 'allreduce' or 'gossip'.")
-
-
-def make_a2c(config: Any) -> common.Algorithm:
+def make_a2c(config: ConfigDict) -> common.Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
   setup = common.make_setup(config, config.t_max)
-  layout = setup.layout
-  combiner = make_combiner(config, layout)
+  combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
-  return common.Algorithm(
-      config=config,
-      layout=layout,
-      mesh=setup.mesh,
-      env=setup.env,
-      network=setup.network,
-      init=lambda: common.initial_state(setup, optimizer, combiner.init),
-      step=common.compile_step(setup, update),
-      env_steps_per_update=setup.envs_per_update * config.t_max,
-      learning_rate=schedule,
-      total_updates=setup.total_updates,
-  )
+  return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner.init)

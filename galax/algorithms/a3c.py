@@ -47,9 +47,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from ml_collections import ConfigDict
 
 from galax.algorithms import common
-from galax.algorithms.a2c import a2c_grads, split_learners
+from galax.algorithms.a2c import a2c_grads
 from galax.optimizers import make_optimizer
 from galax.parallel import learners as lx
 from galax.rollout import episode_log, rollout
@@ -101,7 +102,7 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     env_state, keys, traj = rollout(policy, read, setup.env, state.env_state,
                                     state.action_keys, config.t_max, lx.env_shard_index())
     grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks))(
-        read, split_learners(traj, learners))
+        read, lx.split_learners(traj, learners))
 
     # 3. Apply all n gradients in turn to the shared parameters (the same on every device).
     all_grads = jax.tree.map(lambda g: jax.lax.all_gather(g, lx.AXIS, axis=0, tiled=True), grads)
@@ -130,14 +131,16 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
   return update
 
 
-def make_a3c(config: Any) -> common.Algorithm:
+def make_a3c(config: ConfigDict) -> common.Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
   setup = common.make_setup(config, config.t_max)
   layout = setup.layout
   n = layout.num_learners
-  applications = setup.total_updates * n
+  # A3C applies one learner's gradient at a time to the one shared parameter set (not a
+  # block of learners: no `LearnerOptimizer`); per-tensor clipping, first in the chain,
+  # thus clips each learner's gradient on its own, the meaning it has everywhere.
   optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner, n,
-                                       applications)
+                                       setup.total_updates * n)
   slots = config.a3c.max_staleness + 1
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
@@ -148,15 +151,6 @@ def make_a3c(config: Any) -> common.Algorithm:
     return A3CExtra(history=history,
                     key=np.broadcast_to(np.asarray(key), (devices, *key.shape)).copy())
 
-  return common.Algorithm(
-      config=config,
-      layout=layout,
-      mesh=setup.mesh,
-      env=setup.env,
-      network=setup.network,
-      init=lambda: common.initial_state(setup, optimizer, init_extra),
-      step=common.compile_step(setup, make_a3c_update(setup, optimizer)),
-      env_steps_per_update=setup.envs_per_update * config.t_max,
-      learning_rate=lambda update: schedule(update * n),  # rounds -> applications
-      total_updates=setup.total_updates,
-  )
+  return common.assemble(setup, make_a3c_update(setup, optimizer), optimizer,
+                         lambda update: schedule(update * n),  # rounds -> applications
+                         config.t_max, init_extra)

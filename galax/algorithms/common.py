@@ -8,6 +8,7 @@ over the learner axis) and `step(state)` runs `updates_per_call` updates in one 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any, Callable
 
@@ -17,11 +18,20 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jax.sharding import Mesh, PartitionSpec as P
+from ml_collections import ConfigDict
 
 from galax import networks
 from galax.envs import BatchedEnv, EnvState, make_env
+from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
+from galax.parallel.combine import Combiner
+from galax.parallel.sharded_optimizer import LearnerOptimizer
 from galax.rollout import init_action_keys
+
+
+Envs = BatchedEnv | ActorGroups  # a device's training envs (HTS: its actor groups)
+# The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
+Optimizer = LearnerOptimizer | optax.GradientTransformation
 
 
 @flax.struct.dataclass
@@ -40,7 +50,7 @@ class LearnerState:
 class Algorithm:
   """A compiled training program. `step` is jitted; `init` builds fresh state."""
 
-  config: Any
+  config: ConfigDict
   layout: lx.Layout
   mesh: Mesh
   env: BatchedEnv
@@ -60,7 +70,7 @@ class Algorithm:
 class Setup:
   """Envs, network and layout for a config (before the algorithm-specific parts)."""
 
-  config: Any
+  config: ConfigDict
   layout: lx.Layout
   mesh: Mesh
   env: BatchedEnv
@@ -72,7 +82,8 @@ class Setup:
     return self.layout.num_learners * self.layout.envs_per_learner
 
 
-def make_setup(config: Any, steps_per_env_per_update: int, env: Any = None) -> Setup:
+def make_setup(config: ConfigDict, steps_per_env_per_update: int,
+               env: Envs | None = None) -> Setup:
   """`env`: envs built by the caller (e.g. HTS actor groups); default `make_env`."""
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices)
   mesh = lx.make_mesh(layout)
@@ -81,6 +92,7 @@ def make_setup(config: Any, steps_per_env_per_update: int, env: Any = None) -> S
     env = make_env(config, num_envs=layout.learners_per_device * layout.envs_per_learner,
                    num_shards=layout.local_devices,
                    seed_offset=jax.process_index() * local_envs)
+  config = resolve_auto(config, env, layout.learners_per_device)
   network = networks.make_network(config.network.name, env.spec, config.network.fc_width,
                                   tuple(config.network.mlp_hidden), config.network.init)
   env_steps_per_update = layout.num_learners * layout.envs_per_learner * steps_per_env_per_update
@@ -89,6 +101,41 @@ def make_setup(config: Any, steps_per_env_per_update: int, env: Any = None) -> S
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
   total_updates = calls * per_call
   return Setup(config, layout, mesh, env, network, total_updates)
+
+
+def resolve_auto(config: ConfigDict, env: Envs, learners_per_device: int
+                 ) -> ConfigDict:
+  """A copy of `config` with its 'auto' choices resolved for this platform and env:
+  `learner_map` ('vmap' | 'unroll'), `update_loop` ('scan' | 'host') and `grad_chunks`
+  (>= 1). Resolved once, here; `Algorithm.config` holds the copy, which `train` prints in
+  its header and saves as config.json."""
+  config = copy.deepcopy(config)
+  config.learner_map = "unroll" if learner_map_unrolled(config, env, learners_per_device) \
+      else "vmap"
+  config.update_loop = update_loop_kind(config, env)
+  if config.grad_chunks == 0:
+    batch, steps = chunked_batch(config)
+    config.grad_chunks = grad_chunks(config, env, batch, steps) if batch > 1 else 1
+  return config
+
+
+def chunked_batch(config: ConfigDict) -> tuple[int, int]:
+  """(size of the chunked axis, samples per entry) of a learner's gradient: its envs and
+  t_max (A2C, A3C, IMPALA), a PPO minibatch's samples and 1; (1, 1) for HTS-A2C, whose
+  per-time-step units are not chunked."""
+  if config.algorithm in ("ppo", "hts_ppo"):
+    steps = config.t_max if config.algorithm == "ppo" else (config.hts.alpha or config.t_max)
+    return steps * config.envs_per_learner // config.ppo.minibatches, 1
+  if config.algorithm == "hts_a2c":
+    return 1, 1
+  return config.envs_per_learner, config.t_max
+
+
+def describe_choices(config: ConfigDict) -> str:
+  """The resolved choices for a run header: combine mode, learner_map, update_loop, chunks."""
+  combine = config.combine + ("+sharded_state" if config.optimizer.sharded_state else "")
+  return (f"combine={combine}, learner_map={config.learner_map}, "
+          f"update_loop={config.update_loop}, grad_chunks={config.grad_chunks}")
 
 
 def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Callable:
@@ -106,16 +153,14 @@ def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Cal
   return policy
 
 
-def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int) -> bool:
+def learner_map_unrolled(config: ConfigDict, env: BatchedEnv, learners_per_device: int) -> bool:
   """Whether a device's learners run their networks unrolled (True) or vmapped.
 
   'auto' unrolls on CPU for image observations with several learners per device: vmapped
   per-learner convolution weights become one grouped convolution, which XLA:CPU runs
   about 1.7x slower than the learners' convolutions one by one (measured, jax 0.10).
   """
-  kind = config.learner_map
-  if kind not in ("auto", "vmap", "unroll"):
-    raise ValueError(f"config.learner_map={kind!r}; use 'auto', 'vmap' or 'unroll'.")
+  kind = config.learner_map  # checked by `galax.config.validate`
   if kind == "auto":
     on_cpu = jax.devices()[0].platform == "cpu"
     return on_cpu and env.spec.obs_layout != "flat" and learners_per_device > 1
@@ -126,7 +171,7 @@ def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int)
 MIN_CHUNK_SAMPLES = 80
 
 
-def grad_chunks(config: Any, env: BatchedEnv, batch: int, steps: int,
+def grad_chunks(config: ConfigDict, env: BatchedEnv, batch: int, steps: int,
                 what: str = "envs per learner") -> int:
   """How many chunks a learner's gradient is computed in (`config.grad_chunks`).
 
@@ -140,16 +185,14 @@ def grad_chunks(config: Any, env: BatchedEnv, batch: int, steps: int,
   gradients is faster there (A2C with 64 envs: 934 -> 1666 steps/s; 128 envs: 647 ->
   1661). Elsewhere 1: one batched gradient.
   """
-  chunks = int(config.get("grad_chunks", 1))
-  if chunks < 0:
-    raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")
+  chunks = int(config.grad_chunks)
   if chunks == 0:
     on_cpu = jax.devices()[0].platform == "cpu"
     if not (on_cpu and env.spec.obs_layout != "flat"):
       return 1
     min_entries = max(1, -(-MIN_CHUNK_SAMPLES // steps))
     return max(k for k in range(1, max(1, batch // min_entries) + 1) if batch % k == 0)
-  if batch % chunks:
+  if batch % chunks:  # `galax.config.validate` rejects this for configs it checked
     raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
   return chunks
 
@@ -184,7 +227,7 @@ def initial_params(setup: Setup) -> Any:
   are n seeds (learner i's params equal those of a single-learner run with seed + i).
   """
   seed, count = setup.config.seed, setup.layout.local_learners
-  if setup.config.get("initial_params", "shared") == "per_learner":
+  if setup.config.initial_params == "per_learner":
     first = jax.process_index() * count
     each = [networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
             for i in range(first, first + count)]
@@ -193,7 +236,7 @@ def initial_params(setup: Setup) -> Any:
   return lx.replicate_for_learners(params, count)
 
 
-def initial_state(setup: Setup, optimizer: optax.GradientTransformation,
+def initial_state(setup: Setup, optimizer: Optimizer,
                   extra_fn: Callable[[Any], Any] | None = None) -> LearnerState:
   """Fresh global state: identical params, own optimizer state, reset envs, per-env keys."""
   layout = setup.layout
@@ -212,7 +255,32 @@ def initial_state(setup: Setup, optimizer: optax.GradientTransformation,
   return lx.global_from_local(setup.mesh, state)
 
 
-def update_loop_kind(config: Any, env: BatchedEnv) -> str:
+def assemble(setup: Setup, update: Callable[[Any], tuple[Any, Any]], optimizer: Optimizer,
+             learning_rate: optax.Schedule, steps_per_env: int,
+             init_extra: Callable[[Any], Any] | None = None) -> Algorithm:
+  """The `Algorithm` of a block update: fresh state from `initial_state`, the update
+  compiled by `compile_step`. `steps_per_env` env steps per env and update (t_max, alpha);
+  `optimizer` is a `LearnerOptimizer` (or anything with a per-learner `init`)."""
+  return Algorithm(
+      config=setup.config, layout=setup.layout, mesh=setup.mesh, env=setup.env,
+      network=setup.network,
+      init=lambda: initial_state(setup, optimizer, init_extra),
+      step=compile_step(setup, update),
+      env_steps_per_update=setup.envs_per_update * steps_per_env,
+      learning_rate=learning_rate, total_updates=setup.total_updates)
+
+
+def combine_params(combiner: Combiner, old_params: Any, new_params: Any, state: Any,
+                   metrics: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+  """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip), its
+  metrics (GALA's consensus, with `gossip.metrics`) added under the combiner's name."""
+  params, state, combine_metrics = combiner.after_step(old_params, new_params, state)
+  if combine_metrics:
+    metrics = dict(metrics, **{combiner.name: combine_metrics})
+  return params, state, metrics
+
+
+def update_loop_kind(config: ConfigDict, env: BatchedEnv) -> str:
   """'scan' fuses the updates of a call into one XLA while loop; 'host' loops in Python.
 
   'auto' picks 'host' on CPU for image observations: XLA:CPU computes convolution
@@ -223,9 +291,7 @@ def update_loop_kind(config: Any, env: BatchedEnv) -> str:
   if kind == "auto":
     on_cpu = jax.devices()[0].platform == "cpu"
     kind = "host" if on_cpu and env.spec.obs_layout != "flat" else "scan"
-  if kind not in ("scan", "host"):
-    raise ValueError(f"config.update_loop={kind!r}; use 'auto', 'scan' or 'host'.")
-  return kind
+  return kind  # checked by `galax.config.validate`
 
 
 def compile_step(setup: Setup, update_block: Callable[[Any], tuple[Any, Any]],

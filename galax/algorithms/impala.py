@@ -32,12 +32,13 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
-from galax.algorithms.a2c import make_combiner, split_learners
 from galax.parallel import learners as lx
-from galax.parallel.sharded_optimizer import make_learner_optimizer
+from galax.parallel.combine import Combiner, make_combiner
+from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.rollout import Trajectory, episode_log, rollout
 
 
@@ -47,7 +48,7 @@ class ImpalaExtra:
   combiner: Any = ()  # the combiner's own state
 
 
-def impala_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
+def impala_grads(apply_fn: Callable, config: ConfigDict, params: Any, traj: Trajectory,
                  last_obs: jax.Array,
                  chunks: int = 1) -> tuple[Any, tuple[losses.LossTerms, jax.Array]]:
   """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
@@ -90,7 +91,8 @@ def impala_grads(apply_fn: Callable, config: Any, params: Any, traj: Trajectory,
   return grads, aux
 
 
-def make_impala_update(setup: common.Setup, optimizer: Any, combiner: Any) -> Callable:
+def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combiner: Combiner
+                       ) -> Callable:
   """The block update (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device
@@ -111,30 +113,31 @@ def make_impala_update(setup: common.Setup, optimizer: Any, combiner: Any) -> Ca
     last_obs = lx.learner_block(env_state.obs, learners)
     grads, (terms, log_rhos) = jax.vmap(
         lambda p, t, o: impala_grads(apply_fn, config, p, t, o, chunks))(
-            state.params, split_learners(traj, learners), last_obs)
-    params, opt_state, grad_norm = optimizer.step(grads, state.opt_state, state.params)
-    params, combiner_state = combiner.params(params, state.extra.combiner)
+            state.params, lx.split_learners(traj, learners), last_obs)
+    params, opt_state, grad_norm = optimizer.apply_gradients(grads, state.opt_state,
+                                                             state.params)
     queue = state.extra.queue
     if lag:
       queue = jax.tree.map(lambda q, p: q.at[rows, slot].set(p), queue, state.params)
-    mask = split_learners(traj, learners).valid
+    mask = lx.split_learners(traj, learners).valid
     abs_log_rho = jnp.sum(jnp.abs(log_rhos) * mask, axis=(1, 2)) / jnp.maximum(
         jnp.sum(mask, axis=(1, 2)), 1)
+    metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
+                   episodes=episode_log(traj)._asdict())
+    params, combiner_state, metrics = common.combine_params(combiner, state.params, params,
+                                                            state.extra.combiner, metrics)
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
                               action_keys=keys, update_count=state.update_count + 1,
                               extra=ImpalaExtra(queue, combiner_state))
-    metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
-                   episodes=episode_log(traj)._asdict())
     return new_state, metrics
 
   return update
 
 
-def make_impala(config: Any) -> common.Algorithm:
+def make_impala(config: ConfigDict) -> common.Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
   setup = common.make_setup(config, config.t_max)
-  layout = setup.layout
-  combiner = make_combiner(config, layout)
+  combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   lag = config.impala.policy_lag
 
@@ -143,15 +146,5 @@ def make_impala(config: Any) -> common.Algorithm:
         lambda x: np.repeat(np.asarray(x)[:, None], lag, axis=1), params)
     return ImpalaExtra(queue, combiner.init(params))
 
-  return common.Algorithm(
-      config=config,
-      layout=layout,
-      mesh=setup.mesh,
-      env=setup.env,
-      network=setup.network,
-      init=lambda: common.initial_state(setup, optimizer, init_extra),
-      step=common.compile_step(setup, make_impala_update(setup, optimizer, combiner)),
-      env_steps_per_update=setup.envs_per_update * config.t_max,
-      learning_rate=schedule,
-      total_updates=setup.total_updates,
-  )
+  update = make_impala_update(setup, optimizer, combiner)
+  return common.assemble(setup, update, optimizer, schedule, config.t_max, init_extra)

@@ -7,7 +7,8 @@ One update of one learner:
   3. `epochs` passes over the t_max * b samples, each a fresh random permutation cut into
      `minibatches` minibatches; every minibatch is one gradient of the PPO-clip loss
      (`losses.ppo_loss`: clipped surrogate, clipped value loss with the same clip, entropy
-     bonus), combined (all-reduce for n > 1 learners) and applied by the optimizer.
+     bonus), clipped, combined (all-reduce for n > 1 learners) and applied by the
+     learners' optimizer (`LearnerOptimizer.apply_gradients`, as in every algorithm).
 
 The minibatch updates are `PPOLearner` "units": `begin` prepares the batch, `unit(u)` runs
 minibatch update u (epoch u // minibatches), `finish` returns the parameters. HTS-PPO
@@ -25,11 +26,16 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 import optax
+from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
-from galax.algorithms.a2c import make_combiner, split_learners
+from galax.algorithms.units import run_units, unroll_units
+from galax.envs import BatchedEnv
 from galax.parallel import learners as lx
+from galax.parallel.combine import Combiner, make_combiner
+from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimizer,
+                                              make_learner_optimizer)
 from galax.rollout import Trajectory, episode_log, rollout
 
 
@@ -54,19 +60,22 @@ class PPOLearner:
   All arrays carry the learner axis [L, ...] first; per-learner maths is vmapped.
   """
 
-  def __init__(self, apply_fn: Callable, config: Any, optimizer: optax.GradientTransformation,
-               combiner: Any, learners: int, steps: int, envs: int, env: Any = None):
-    """`env` (the learners' BatchedEnv) lets `config.grad_chunks` = 0 pick the minibatch
-    gradient's chunks (`common.grad_chunks`); without it minibatches are not chunked."""
+  def __init__(self, apply_fn: Callable, config: ConfigDict,
+               optimizer: LearnerOptimizer | optax.GradientTransformation,
+               combiner: Combiner, learners: int, steps: int, envs: int,
+               env: BatchedEnv | None = None):
+    """`optimizer`: the learners' optimizer (a plain optax transformation is applied per
+    learner after `combiner.grads`). `env` (the learners' BatchedEnv) lets
+    `config.grad_chunks` = 0 pick the minibatch gradient's chunks (`common.grad_chunks`);
+    without it minibatches are not chunked."""
     ppo = config.ppo
+    if isinstance(optimizer, optax.GradientTransformation):
+      optimizer = ReplicatedOptimizer(optimizer, combiner)
     self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
     self.combiner, self.learners = combiner, learners
     self.epochs, self.minibatches = int(ppo.epochs), int(ppo.minibatches)
     self.num_units = self.epochs * self.minibatches
-    samples = steps * envs
-    if samples % self.minibatches:
-      raise ValueError(f"config.ppo.minibatches={self.minibatches} must divide the "
-                       f"{samples} samples per update (t_max x envs_per_learner).")
+    samples = steps * envs  # `galax.config.validate` checks that minibatches divide them
     self.samples, self.minibatch_size = samples, samples // self.minibatches
     self.chunks = 1 if env is None else common.grad_chunks(
         config, env, self.minibatch_size, steps=1, what="samples per PPO minibatch")
@@ -74,7 +83,7 @@ class PPOLearner:
   def begin(self, params: Any, opt_state: Any, traj: Trajectory, keys: jax.Array) -> dict:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
     config = self.config
-    per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
+    per_learner = lx.split_learners(traj, self.learners)  # [L, T, b, ...]
     lam = config.gae_lambda if config.returns == "gae" else 1.0
     advantages, targets = jax.vmap(lambda t: gae_targets(t, config.gamma, lam))(per_learner)
     mask = per_learner.valid.astype(jnp.float32)
@@ -128,11 +137,8 @@ class PPOLearner:
 
     mb = jax.vmap(minibatch)(carry["batch"], carry["perms"])
     grads, terms = jax.vmap(self._chunked_grads)(carry["params"], mb)
-    grads = self.combiner.grads(grads)
-    updates, opt_state = jax.vmap(self.optimizer.update)(grads, carry["opt_state"],
-                                                         carry["params"])
-    params = optax.apply_updates(carry["params"], updates)
-    terms["grad_norm"] = jax.vmap(optax.tree.norm)(grads)
+    params, opt_state, terms["grad_norm"] = self.optimizer.apply_gradients(
+        grads, carry["opt_state"], carry["params"])
     sums = jax.tree.map(lambda s, t: s + t, carry["sums"], terms)
     return dict(carry, params=params, opt_state=opt_state, sums=sums)
 
@@ -143,21 +149,6 @@ class PPOLearner:
     clip_fraction = means.pop("clip_fraction")
     return carry["params"], carry["opt_state"], dict(loss=means, grad_norm=grad_norm,
                                                      clip_fraction=clip_fraction)
-
-
-def run_units(learner: Any, carry: Any, units: range, unroll: bool) -> Any:
-  """Runs learner units in order: a Python loop (unroll) or a `lax.scan` over their ids."""
-  if unroll or len(units) <= 1:
-    for u in units:
-      carry = learner.unit(carry, u)
-    return carry
-  ids = jnp.arange(units.start, units.stop, dtype=jnp.int32)
-  return jax.lax.scan(lambda c, u: (learner.unit(c, u), None), carry, ids)[0]
-
-
-def unroll_units(setup: common.Setup) -> bool:
-  """Unroll learner units in Python where XLA loops are slow (image nets on CPU)."""
-  return common.update_loop_kind(setup.config, setup.env) == "host"
 
 
 def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> Callable:
@@ -173,7 +164,8 @@ def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> Callable:
     carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
     carry = run_units(learner, carry, range(learner.num_units), unroll)
     params, opt_state, metrics = learner.finish(carry)
-    params, combiner_state = learner.combiner.params(params, state.extra["combiner"])
+    params, combiner_state, metrics = common.combine_params(
+        learner.combiner, state.params, params, state.extra["combiner"], metrics)
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
                               action_keys=keys, update_count=state.update_count + 1,
                               extra=dict(state.extra, combiner=combiner_state))
@@ -182,35 +174,22 @@ def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> Callable:
   return update
 
 
-def make_optimizer_for_units(config: Any, layout: lx.Layout, total_updates: int,
-                             units_per_update: int):
-  """The config's optimizer whose lr schedule counts minibatch steps (units)."""
-  from galax.optimizers import make_optimizer  # pylint: disable=g-import-not-at-top
-
-  optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner,
-                                       layout.num_learners, total_updates * units_per_update)
-  return optimizer, lambda update: schedule(update * units_per_update)
-
-
-def make_ppo(config: Any) -> common.Algorithm:
+def make_ppo(config: ConfigDict) -> common.Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
   setup = common.make_setup(config, config.t_max)
   layout = setup.layout
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-  optimizer, schedule = make_optimizer_for_units(config, layout, setup.total_updates, units)
-  combiner = make_combiner(config, layout)
-  learner = PPOLearner(setup.network.apply, config, optimizer, combiner,
+  combiner = make_combiner(config, layout.num_learners)
+  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
+                                               steps_per_update=units)
+  learner = PPOLearner(setup.network.apply, setup.config, optimizer, combiner,
                        layout.learners_per_device, config.t_max, layout.envs_per_learner,
                        setup.env)
   first_learner = jax.process_index() * layout.local_learners
 
-  def init():
-    return common.initial_state(setup, optimizer, lambda params: dict(
-        combiner=combiner.init(params),
-        key=learner_keys(config.seed, first_learner, layout.local_learners)))
+  def init_extra(params):
+    return dict(combiner=combiner.init(params),
+                key=learner_keys(config.seed, first_learner, layout.local_learners))
 
-  return common.Algorithm(
-      config=config, layout=layout, mesh=setup.mesh, env=setup.env, network=setup.network,
-      init=init, step=common.compile_step(setup, make_ppo_update(setup, learner)),
-      env_steps_per_update=setup.envs_per_update * config.t_max,
-      learning_rate=schedule, total_updates=setup.total_updates)
+  return common.assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
+                         config.t_max, init_extra)

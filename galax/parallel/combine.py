@@ -1,6 +1,12 @@
-"""How learners combine: the one place where all-reduce A2C and GALA differ.
+"""How learners combine: where all-reduce A2C and GALA differ.
 
-A combiner acts on a device's block of L learners inside `shard_map` over `AXIS`:
+All-reduce averages gradients before the optimizer step, GALA mixes parameters after it;
+every algorithm takes its combiner from `make_combiner` and calls it at both points. One
+exception: with `optimizer.sharded_state` the all-reduce happens inside the sharded
+optimizer (a reduce-scatter and an all-gather, galax/parallel/sharded_optimizer.py), which
+then does not call `grads`.
+
+A combiner (`Combiner`) acts on a device's block of L learners inside `shard_map` over `AXIS`:
 
   grads(g)          before the optimizer step (all-reduce averages gradients here)
   params(x, state)  after the optimizer step (gossip mixes parameters here)
@@ -18,15 +24,46 @@ along a ring of devices (GALA-A2C; topologies in `galax.parallel.topology`).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ml_collections import ConfigDict
 
 from galax.parallel import diagnostics
 from galax.parallel.learners import AXIS
-from galax.parallel.topology import Topology, prop1_window
+from galax.parallel.topology import Topology, make_topology, prop1_window
+
+
+class Combiner(Protocol):
+  """How a device's block of L learners combines with the others (see module docstring)."""
+
+  name: str
+
+  def init(self, params_block: Any) -> Any:
+    """The combiner's state (kept in `LearnerState.extra`) for the block's parameters."""
+
+  def grads(self, grads_block: Any) -> Any:
+    """The block's gradients [L, ...], combined, before the optimizer step."""
+
+  def params(self, params_block: Any, state: Any) -> tuple[Any, Any]:
+    """The block's parameters [L, ...], combined, after the optimizer step."""
+
+  def after_step(self, old_params: Any, new_params: Any, state: Any
+                 ) -> tuple[Any, Any, dict[str, Any]]:
+    """`params` plus the combiner's metrics; `old_params` are those before the step."""
+
+
+def make_combiner(config: ConfigDict, num_learners: int) -> Combiner:
+  """The combiner of `config.combine` (checked by `galax.config.validate`)."""
+  if config.combine == "allreduce":
+    return AllReduce()
+  if config.combine == "gossip":
+    g = config.gossip
+    topology = make_topology(g.topology, num_learners, g.peers)
+    return Gossip(topology, delay=g.delay, metrics=g.metrics)
+  return Independent()
 
 
 class Independent:
@@ -132,8 +169,6 @@ class Gossip(Independent):
   name = "gossip"
 
   def __init__(self, topology: Topology, delay: int = 0, metrics: bool = False):
-    if delay < 0:
-      raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
     self.topology = topology
     self.delay = int(delay)
     self.metrics = bool(metrics)

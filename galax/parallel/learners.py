@@ -114,6 +114,13 @@ def learner_block(tree: Any, learners: int) -> Any:
   return jax.tree.map(lambda x: x.reshape(learners, x.shape[0] // learners, *x.shape[1:]), tree)
 
 
+def split_learners(tree: Any, learners: int) -> Any:
+  """A block's time-major data [T, L * b, ...] -> [L, T, b, ...] (e.g. a `Trajectory`,
+  whose values [T + 1, L * b] become [L, T + 1, b])."""
+  return jax.tree.map(
+      lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), tree)
+
+
 def flatten_block(tree: Any) -> Any:
   """[L, b, ...] -> [L * b, ...]."""
   return jax.tree.map(lambda x: x.reshape(math.prod(x.shape[:2]), *x.shape[2:]), tree)

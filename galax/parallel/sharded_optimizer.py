@@ -1,4 +1,9 @@
-"""The optimizer step of learners that share parameters: state replicated or sharded.
+"""The learners' one apply-update: combine gradients -> clip -> optimizer -> apply.
+
+Every algorithm applies its gradients through a `LearnerOptimizer` (in the spirit of
+Flax's `TrainState.apply_gradients`): A2C, all-reduce A2C, GALA, IMPALA, PPO's minibatch
+steps, HTS-A2C and HTS-PPO. (A3C applies one learner's gradient at a time to one shared
+parameter set, with the same optax chain: per-tensor clipping of that gradient first.)
 
 Distributed BA3C (Adamski et al. 2018) keeps the weights and the Adam moments on parameter
 servers, each holding a slice of the model; workers send gradients and fetch weights. On
@@ -9,13 +14,16 @@ as one all-reduce).
 
 Both classes below act inside `shard_map` on a device's block of L learners:
 
-  init(params)                     the optimizer state of ONE learner (vmap-ed over learners)
-  step(grads, opt_state, params)   -> (params, opt_state, grad_norm [L]): combine the block's
-                                   gradients [L, ...], update, new params for its L learners
+  init(params)              the optimizer state of ONE learner (vmap-ed over learners)
+  apply_gradients(grads, opt_state, params)
+                            -> (params, opt_state, grad_norm [L]): clip each learner's
+                            gradient per tensor, combine the block's gradients [L, ...],
+                            clip globally, update, new params for its L learners
 
 Per-tensor clipping by average norm (`optimizer.clip_average_norm`) applies to each
 learner's own gradient, before combining: BA3C's tensorpack workers clipped their gradients
 before SyncReplicas averaged them. Global-norm clipping applies to the combined gradient.
+This is the one meaning of `clip_average_norm` in every algorithm.
 
 `ReplicatedOptimizer` is the plain path: the combiner combines gradients (all-reduce: pmean),
 then every learner runs the whole optimizer on its own copy of the state.
@@ -32,15 +40,28 @@ A device then holds L * S numbers per optimizer moment instead of L * P: n times
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from ml_collections import ConfigDict
 
 from galax import networks, optimizers
+from galax.parallel.combine import Combiner
 from galax.parallel.learners import AXIS
+
+
+class LearnerOptimizer(Protocol):
+  """The optimizer step of a device's block of L learners (see the module docstring)."""
+
+  def init(self, params: Any) -> Any:
+    """The optimizer state of one learner."""
+
+  def apply_gradients(self, grads: Any, opt_state: Any, params: Any
+                      ) -> tuple[Any, Any, jax.Array]:
+    """(params, opt_state, norm of the combined gradient [L]) after one step."""
 
 
 def clip_each_learner(grads: Any, clip_average_norm: float) -> Any:
@@ -57,7 +78,7 @@ class ReplicatedOptimizer:
   `optimizer` must not clip by average norm itself when `clip_average_norm` > 0.
   """
 
-  def __init__(self, optimizer: optax.GradientTransformation, combiner: Any,
+  def __init__(self, optimizer: optax.GradientTransformation, combiner: Combiner,
                clip_average_norm: float = 0.0):
     self.optimizer = optimizer
     self.combiner = combiner
@@ -66,7 +87,8 @@ class ReplicatedOptimizer:
   def init(self, params: Any) -> Any:
     return self.optimizer.init(params)
 
-  def step(self, grads: Any, opt_state: Any, params: Any) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: Any, opt_state: Any, params: Any
+                      ) -> tuple[Any, Any, jax.Array]:
     grads = clip_each_learner(grads, self.clip_average_norm)
     grads = self.combiner.grads(grads)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
@@ -124,7 +146,8 @@ class ShardedOptimizer:
       grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
     return grads, norm
 
-  def step(self, grads: Any, opt_state: Any, params: Any) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: Any, opt_state: Any, params: Any
+                      ) -> tuple[Any, Any, jax.Array]:
     layout = self.layout
     n, size = layout.num_shards, layout.shard_size
     learners = jax.tree.leaves(grads)[0].shape[0]  # L
@@ -158,22 +181,26 @@ def params_shapes(setup: Any) -> Any:
                                                      jax.random.PRNGKey(0)))
 
 
-def make_learner_optimizer(config: Any, setup: Any, combiner: Any, total_updates: int
-                           ) -> tuple[Any, optax.Schedule]:
+def make_learner_optimizer(config: ConfigDict, setup: Any, combiner: Combiner, total_updates: int,
+                           steps_per_update: int = 1
+                           ) -> tuple[LearnerOptimizer, optax.Schedule]:
   """The learners' optimizer step for `config.optimizer` (sharded_state picks ZeRO-1).
 
-  Returns it and the learning-rate schedule (a function of the update count).
+  `steps_per_update`: optimizer steps per update (PPO's minibatch steps, A3C's n
+  applications); the lr schedule counts steps. Returns the optimizer and the learning rate
+  as a function of the update count.
   """
   cfg = config.optimizer
   layout = setup.layout
+  total_steps = total_updates * steps_per_update
+  schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
+                                      total_steps)
+  per_update = schedule if steps_per_update == 1 else (
+      lambda update: schedule(update * steps_per_update))
   if cfg.sharded_state:
-    schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
-                                        total_updates)
-    sharded = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
-                               params_shapes(setup), layout.num_learners,
-                               cfg.clip_average_norm, cfg.max_grad_norm)
-    return sharded, schedule
-  optimizer, schedule = optimizers.make_optimizer(cfg, layout.envs_per_learner,
-                                                  layout.num_learners, total_updates,
-                                                  per_tensor_clip=False)
-  return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm), schedule
+    return ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
+                            params_shapes(setup), layout.num_learners,
+                            cfg.clip_average_norm, cfg.max_grad_norm), per_update
+  optimizer, _ = optimizers.make_optimizer(cfg, layout.envs_per_learner, layout.num_learners,
+                                           total_steps, per_tensor_clip=False)
+  return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm), per_update

@@ -28,6 +28,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from ml_collections import ConfigDict
 
 from galax.parallel.learners import AXIS
 
@@ -97,7 +98,7 @@ class StragglerModel:
     return grads, metrics
 
 
-def make_straggler_model(config: Any) -> StragglerModel | None:
+def make_straggler_model(config: ConfigDict) -> StragglerModel | None:
   """The model of `config.stragglers`, or None when every gradient is kept (num_kept 0)."""
   cfg = config.stragglers
   if not cfg.num_kept:

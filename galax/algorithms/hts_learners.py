@@ -1,0 +1,164 @@
+"""HTS-RL's learners: the learner's work on the storage D_{k-1} as a sequence of units.
+
+A learner's work is `begin` (prepare a carry from the storage), `num_units` calls of
+`unit(carry, u)` (each changes only the carry entries named in `mutable`), and `finish`
+(parameters, optimizer state, metrics). The segment (galax/algorithms/hts.py) spreads the
+units over its env steps.
+
+  HTS-A2C (`A2CStepLearner`): unit t adds the gradient of time step t of D_{k-1} at
+    theta_{k-1}; `finish` takes one optimizer step from theta_k (Eq. 6).
+  HTS-PPO (`PPOSegmentLearner`): unit u is PPO minibatch update u, started at theta_k;
+    the storage's behaviour logits (theta_{k-1}) give the ratios.
+
+How the learners differ for the segment is their behaviour here, not a switch there:
+`keep_behaviour` (what the state carries as theta_{k-1}) and `gradient_point` (which
+parameters, of which version, the gradients are taken at).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+import jax
+import jax.numpy as jnp
+from ml_collections import ConfigDict
+
+from galax import losses
+from galax.algorithms.ppo import PPOLearner
+from galax.algorithms.units import UnitLearner
+from galax.parallel.combine import Combiner
+from galax.parallel.learners import split_learners
+from galax.parallel.sharded_optimizer import LearnerOptimizer
+from galax.returns import compute_targets
+from galax.rollout import Trajectory
+
+
+class SegmentLearner(UnitLearner, Protocol):
+  """A learner whose units the HTS segment hosts (see the module docstring)."""
+
+  combiner: Combiner
+  mutable: tuple[str, ...]  # the carry entries a unit changes
+
+  def begin(self, grad_params: Any, params: Any, opt_state: Any, traj: Trajectory,
+            keys: jax.Array) -> dict:
+    """The carry for D_{k-1} (time-major `traj`), gradients at `grad_params`."""
+
+  def keep_behaviour(self, acting_params: Any) -> Any:
+    """What the state keeps of the acting parameters for the next segment."""
+
+  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
+                     ) -> tuple[Any, Any]:
+    """(parameters, version) the gradients are taken at, from the kept theta_{k-1} and
+    theta_k; `versions` = (version of theta_{k-1}, version of theta_k)."""
+
+
+def windowed_targets(traj: Trajectory, config: ConfigDict, t_max: int) -> jax.Array:
+  """A2C targets [T, b] of a T-step trajectory cut into T / t_max rollouts of t_max steps.
+
+  Each window bootstraps from the behaviour value at its end, as t_max-step A2C would.
+  """
+  steps = traj.rewards.shape[0]
+  windows = steps // t_max
+  cut = lambda x: x.reshape(windows, t_max, *x.shape[1:])
+  values = jnp.concatenate([cut(traj.values[:-1]), traj.values[t_max::t_max][:, None]], axis=1)
+  window_trajs = Trajectory(None, None, cut(traj.rewards), cut(traj.terminated),
+                            cut(traj.truncated), None, None, values, None, None, None)
+  targets = jax.vmap(lambda t: compute_targets(t, config.gamma, config.returns,
+                                               config.gae_lambda))(window_trajs)
+  return targets.reshape(steps, *targets.shape[2:])
+
+
+class A2CStepLearner:
+  """HTS-A2C's learner: grad L(theta_{k-1}; D_{k-1}) in per-time-step units, then one step.
+
+  L is the A2C loss (`losses.a2c_loss`) of the alpha x b storage, normalized by alpha * b;
+  it is the sum over t of the losses of the time steps, each normalized the same way, so
+  unit t adds the gradient of time step t at the behaviour parameters to an accumulator.
+  """
+
+  def __init__(self, apply_fn: Callable, config: ConfigDict, optimizer: LearnerOptimizer,
+               combiner: Combiner, learners: int, alpha: int):
+    self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
+    self.combiner, self.learners, self.alpha = combiner, learners, alpha
+    self.num_units = alpha
+    self.mutable = ("acc", "sums")  # the carry entries a unit changes
+    # a2c_loss with sum_over_time multiplies by the rollout length t_max.
+    self.scale = (config.t_max if config.loss.sum_over_time else 1.0) / alpha
+
+  def begin(self, behaviour_params: Any, params: Any, opt_state: Any, traj: Trajectory,
+            keys: jax.Array) -> dict:
+    del keys
+    per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
+    targets = jax.vmap(lambda t: windowed_targets(t, self.config, self.config.t_max))(
+        per_learner)
+    zeros = jnp.zeros((self.learners,), jnp.float32)
+    return dict(grad_params=behaviour_params, params=params, opt_state=opt_state,
+                obs=per_learner.obs, actions=per_learner.actions, targets=targets,
+                mask=per_learner.valid.astype(jnp.float32),
+                acc=jax.tree.map(jnp.zeros_like, behaviour_params),
+                sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros))
+
+  def _step_grads(self, params: Any, row: dict) -> tuple[Any, losses.LossTerms]:
+    c = self.config
+
+    def loss_fn(p):
+      logits, values = self.apply_fn(p, row["obs"])
+      terms = losses.a2c_loss(logits, values, row["actions"], row["targets"], row["mask"],
+                              c.loss.entropy_coef, c.loss.value_coef)
+      return self.scale * terms.total, terms
+
+    return jax.grad(loss_fn, has_aux=True)(params)
+
+  def unit(self, carry: dict, t: Any) -> dict:
+    """Adds the gradient of time step t (a Python int or traced int32)."""
+    row = {k: jax.lax.dynamic_index_in_dim(carry[k], t, axis=1, keepdims=True)
+           for k in ("obs", "actions", "targets", "mask")}  # [L, 1, b, ...]
+    grads, terms = jax.vmap(self._step_grads)(carry["grad_params"], row)
+    acc = jax.tree.map(jnp.add, carry["acc"], grads)
+    sums = {k: carry["sums"][k] + getattr(terms, k) / self.alpha for k in carry["sums"]}
+    return dict(carry, acc=acc, sums=sums)
+
+  def finish(self, carry: dict) -> tuple[Any, Any, dict]:
+    params, opt_state, grad_norm = self.optimizer.apply_gradients(
+        carry["acc"], carry["opt_state"], carry["params"])
+    return params, opt_state, dict(loss=carry["sums"], grad_norm=grad_norm)
+
+  def keep_behaviour(self, acting_params: Any) -> Any:
+    """theta_k, kept to take the next segment's gradients at (it acted for D_k)."""
+    return acting_params
+
+  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
+                     ) -> tuple[Any, Any]:
+    """The gradients are taken at theta_{k-1} (`kept`): (params, version)."""
+    del params
+    return kept, versions[0]
+
+
+class PPOSegmentLearner:
+  """HTS-PPO's learner: `PPOLearner` started at theta_k on D_{k-1} (ratios vs theta_{k-1})."""
+
+  def __init__(self, ppo: PPOLearner):
+    self.ppo, self.num_units = ppo, ppo.num_units
+    self.combiner = ppo.combiner
+    self.mutable = ("params", "opt_state", "sums")
+
+  def begin(self, behaviour_params, params, opt_state, traj, keys):
+    del behaviour_params  # the storage holds the behaviour logits and values
+    return self.ppo.begin(params, opt_state, traj, keys)
+
+  def unit(self, carry, u):
+    return self.ppo.unit(carry, u)
+
+  def finish(self, carry):
+    return self.ppo.finish(carry)
+
+  def keep_behaviour(self, acting_params: Any) -> Any:
+    """Nothing: the storage holds the behaviour logits and values."""
+    del acting_params
+    return ()
+
+  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
+                     ) -> tuple[Any, Any]:
+    """The minibatch steps start at theta_k: (params, version)."""
+    del kept
+    return params, versions[1]

@@ -1,0 +1,85 @@
+"""Ordering pure computation around envpool's custom calls, and compiling it in isolation.
+
+Used by HTS-RL's segment (galax/algorithms/hts.py) to run the learner's work while the
+envs step: send -> learner units -> recv.
+
+XLA orders the envpool custom calls by their handle token but may move pure computation
+across them, and `lax.optimization_barrier` does not survive into the XLA:CPU schedule
+(measured: the learner ran before `send` or after `recv`). `after(x, dep)` therefore adds
+a true data dependency that is a bitwise no-op (a select on a predicate that is always
+false but that XLA cannot evaluate before `dep` exists).
+
+XLA fuses a computation differently depending on its neighbours (a learner unit next to
+another unit or next to an env step; measured: PPO parameters then differ in the last
+bit, 1e-7). `isolated(fn, dep, ...)` wraps `fn` in a `lax.cond` on an always-true
+predicate only known at run time: XLA compiles the branch on its own, identically
+wherever it sits, so results are bitwise the same for every schedule. The price: XLA:CPU
+runs convolution gradients ~12x slower in nested computations, so image networks on CPU
+call `inline` instead (`call_for`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import jax
+import jax.numpy as jnp
+
+from galax.envs import EnvSpec
+
+
+def _opaque_false(dep: Any) -> jax.Array:
+  """A bool scalar that is always False, but only known to be once `dep` is computed.
+
+  -0.0 * |s| is -0.0 for finite s and NaN otherwise; neither is > 0. XLA does not fold
+  float multiplications by zero (NaN semantics), so it must wait for `dep`.
+  """
+  leaves = [x for x in jax.tree.leaves(dep) if x.size]
+  s = sum(jnp.ravel(x)[0].astype(jnp.float32) for x in leaves)
+  return jnp.float32(-0.0) * jnp.abs(s) > 0
+
+
+def after(x: Any, dep: Any) -> Any:
+  """`x`, bitwise unchanged, with a data dependency on `dep` (orders work around custom calls).
+
+  The dead branch must differ from `x` structurally, or XLA folds select(p, v, v) to v.
+  """
+  false = _opaque_false(dep)
+
+  def tie(v):
+    v = jnp.asarray(v)
+    other = ~v if v.dtype == jnp.bool_ else v + jnp.ones((), v.dtype)
+    return jnp.where(false, other, v)
+
+  return jax.tree.map(tie, x)
+
+
+def isolated(fn: Callable, dep: Any, *operands: Any) -> Any:
+  """fn(*operands), ordered after `dep`, compiled as its own XLA computation (see above)."""
+  traced = {}
+
+  def live(*ops):
+    out = fn(*ops)
+    traced["out"] = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), out)
+    return out
+
+  def dead(*ops):  # never runs; reuses the shapes of `live` when it was traced first
+    shapes = traced["out"] if "out" in traced else jax.eval_shape(fn, *ops)
+    return jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+
+  # `switch` traces its branches in order: `live` first, so `dead` needs no trace of its own
+  # (`lax.cond` traces the true branch, here `dead`, first). Index 0 always runs.
+  index = _opaque_false(dep).astype(jnp.int32)
+  return jax.lax.switch(index, [live, dead], *operands)
+
+
+def inline(fn: Callable, dep: Any, *operands: Any) -> Any:
+  """fn(*operands) among its neighbours (`isolated`'s signature, without the isolation)."""
+  del dep
+  return fn(*operands)
+
+
+def call_for(spec: EnvSpec) -> Callable:
+  """`isolated`, or `inline` for image networks on CPU (fast conv gradients, see above)."""
+  cpu_images = jax.devices()[0].platform == "cpu" and spec.obs_layout != "flat"
+  return inline if cpu_images else isolated

@@ -1,0 +1,42 @@
+"""Learner work as a fixed sequence of "units" (PPO's minibatch steps, HTS-A2C's time steps).
+
+`begin` prepares a carry, `unit(carry, u)` runs unit u (0 <= u < num_units, a Python int or
+a traced int32), `finish(carry)` returns (params, opt_state, metrics). PPO runs the units
+after its rollout; HTS-RL spreads them over the next segment's env steps.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+
+from galax.algorithms import common
+
+
+class UnitLearner(Protocol):
+  """A learner whose work is `num_units` units over a carry (see the module docstring)."""
+
+  num_units: int
+
+  def unit(self, carry: dict, u: Any) -> dict:
+    """Unit u applied to the carry."""
+
+  def finish(self, carry: dict) -> tuple[Any, Any, dict]:
+    """(params, opt_state, metrics) from the carry after the last unit."""
+
+
+def run_units(learner: UnitLearner, carry: dict, units: range, unroll: bool) -> dict:
+  """Runs learner units in order: a Python loop (unroll) or a `lax.scan` over their ids."""
+  if unroll or len(units) <= 1:
+    for u in units:
+      carry = learner.unit(carry, u)
+    return carry
+  ids = jnp.arange(units.start, units.stop, dtype=jnp.int32)
+  return jax.lax.scan(lambda c, u: (learner.unit(c, u), None), carry, ids)[0]
+
+
+def unroll_units(setup: common.Setup) -> bool:
+  """Unroll learner units in Python where XLA loops are slow (image nets on CPU)."""
+  return common.update_loop_kind(setup.config, setup.env) == "host"

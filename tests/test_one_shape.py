@@ -1,0 +1,88 @@
+"""One shape for every algorithm: one apply-update with one meaning of per-tensor clipping,
+honest config (flags that would do nothing are rejected), 'auto' choices resolved once."""
+
+import pytest
+
+from galax.algorithms import make_algorithm
+from galax.config import base_config, set_fields, validate
+from galax.parallel import combine as combine_lib
+from galax.parallel import sharded_optimizer
+
+
+def small_config(**overrides):
+  c = base_config()
+  c.env.id = "CartPole-v1"
+  c.env.num_threads = 1
+  c.network.mlp_hidden = (8, 8)
+  c.envs_per_learner = 8
+  c.t_max = 4
+  c.ppo.epochs, c.ppo.minibatches = 1, 2
+  c.updates_per_call = 1
+  set_fields(c, overrides)
+  return c
+
+
+@pytest.mark.parametrize("algorithm", ["a2c", "impala", "ppo", "hts_a2c", "hts_ppo"])
+def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkeypatch):
+  """Every algorithm applies gradients through `LearnerOptimizer.apply_gradients`: each
+  learner's gradient is clipped per tensor, then combined (optimizers.py's one meaning)."""
+  events = []
+  clip = sharded_optimizer.clip_each_learner
+  mean = combine_lib.AllReduce.grads
+  monkeypatch.setattr(sharded_optimizer, "clip_each_learner",
+                      lambda g, c: (events.append(("clip", c)), clip(g, c))[1])
+  monkeypatch.setattr(combine_lib.AllReduce, "grads",
+                      lambda self, g: (events.append(("combine",)), mean(self, g))[1])
+  config = validate(small_config(algorithm=algorithm, num_learners=2, combine="allreduce",
+                                 **{"optimizer.clip_average_norm": 0.1}))
+  algo = make_algorithm(config)
+  try:
+    algo.step.lower(algo.init())
+  finally:
+    algo.env.close()
+  assert ("clip", 0.1) in events
+  assert events.index(("clip", 0.1)) < events.index(("combine",))
+  assert events.count(("clip", 0.1)) == events.count(("combine",))
+
+
+@pytest.mark.parametrize("overrides,match", [
+    ({"algorithm": "ppo", "num_learners": 2, "combine": "gossip", "grad_similarity": True},
+     "grad_similarity"),
+    ({"num_learners": 2, "combine": "allreduce", "gossip.metrics": True}, "gossip.metrics"),
+    ({"num_learners": 2, "gossip.delay": 1}, "gossip.delay"),
+    ({"num_learners": 4, "combine": "gossip", "gossip.delay": 2,
+      "initial_params": "per_learner"}, "initial_params"),
+    ({"learner_map": "grouped"}, "learner_map"),
+    ({"update_loop": "python"}, "update_loop"),
+    ({"grad_chunks": -1}, "grad_chunks"),
+    ({"grad_chunks": 3}, "must divide the 8 envs per learner"),
+    ({"algorithm": "ppo", "grad_chunks": 3}, "must divide the 16 samples per PPO minibatch"),
+    ({"algorithm": "hts_a2c", "grad_chunks": 2}, "HTS-A2C"),
+    ({"algorithm": "ppo", "ppo.minibatches": 5}, "ppo.minibatches=5"),
+    ({"algorithm": "hts_ppo", "hts.microbatches": 3}, "hts.microbatches=3"),
+])
+def test_flags_that_would_do_nothing_or_break_are_rejected(overrides, match):
+  with pytest.raises(ValueError, match=match):
+    validate(small_config(**overrides))
+
+
+def test_gossip_metrics_act_outside_a2c():
+  """gossip.metrics reports GALA's consensus metrics in every algorithm that gossips."""
+  config = validate(small_config(algorithm="impala", num_learners=2, combine="gossip",
+                                 **{"gossip.metrics": True}))
+  algo = make_algorithm(config)
+  try:
+    _, metrics = algo.step(algo.init())
+  finally:
+    algo.env.close()
+  assert "consensus_distance" in metrics["gossip"]
+
+
+def test_auto_choices_are_resolved_once_into_the_algorithms_config():
+  config = validate(small_config())
+  algo = make_algorithm(config)
+  algo.env.close()
+  assert config.update_loop == "auto" and config.grad_chunks == 0  # the caller's, untouched
+  resolved = algo.config
+  assert (resolved.learner_map, resolved.grad_chunks) == ("vmap", 1)
+  assert resolved.update_loop == "scan"  # vector observations: one XLA loop everywhere
