@@ -180,11 +180,9 @@ def run_record(*, name: str, method: str, config: Any, seed: int, mode: str, sim
 
 
 def _write_json(path: str, data: Any) -> None:
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  tmp = path + ".tmp"
-  with open(tmp, "w") as f:
-    json.dump(data, f, indent=1, allow_nan=False)
-  os.replace(tmp, path)
+  from galax.metrics import write_json  # pylint: disable=g-import-not-at-top
+
+  write_json(path, data, indent=1)
 
 
 def _final_params(state: Any, learner: int) -> Any:
