@@ -131,10 +131,22 @@ def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
 
 # 3. Damaged checkpoints.
 
-def _two_checkpoints(tmp_path):
-  config = tiny_config(total_env_steps=2 * STEPS_PER_CALL, checkpoint_every_steps=STEPS_PER_CALL)
-  train(config, workdir=str(tmp_path), log=quiet)
-  return config, tmp_path / "checkpoints"
+def _two_checkpoints_config():
+  return tiny_config(total_env_steps=2 * STEPS_PER_CALL, checkpoint_every_steps=STEPS_PER_CALL)
+
+
+@pytest.fixture(scope="module")
+def two_checkpoints_run(tmp_path_factory):
+  """A finished run with checkpoints at 800 and 1600 (trained once, copied per test)."""
+  workdir = tmp_path_factory.mktemp("two_checkpoints")
+  train(_two_checkpoints_config(), workdir=str(workdir), log=quiet)
+  return workdir
+
+
+@pytest.fixture
+def two_checkpoints(tmp_path, two_checkpoints_run):
+  shutil.copytree(two_checkpoints_run, tmp_path, dirs_exist_ok=True)
+  return _two_checkpoints_config(), tmp_path / "checkpoints"
 
 
 def _largest_file(directory):
@@ -149,8 +161,8 @@ def _truncate(path):
 
 @pytest.mark.parametrize("damage", ["array_file", "meta/metadata", "state/_METADATA",
                                     "commit_success.txt"])
-def test_resume_falls_back_past_a_damaged_checkpoint(tmp_path, damage):
-  config, ckpt_dir = _two_checkpoints(tmp_path)
+def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage):
+  config, ckpt_dir = two_checkpoints
   latest = ckpt_dir / "1600"
   if damage == "array_file":
     _truncate(_largest_file(latest / "state" / "d"))
@@ -170,17 +182,17 @@ def test_resume_falls_back_past_a_damaged_checkpoint(tmp_path, damage):
   assert not latest.exists()  # moved aside, so that step 1600 can be saved again
 
 
-def test_resume_with_no_restorable_checkpoint_names_the_directory(tmp_path):
-  config, ckpt_dir = _two_checkpoints(tmp_path)
+def test_resume_with_no_restorable_checkpoint_names_the_directory(tmp_path, two_checkpoints):
+  config, ckpt_dir = two_checkpoints
   for step in ("800", "1600"):
     _truncate(ckpt_dir / step / "meta" / "metadata")
   with pytest.raises(FileNotFoundError, match=f"no checkpoint in {ckpt_dir} restores"):
     train(config, workdir=str(tmp_path), resume=True, log=quiet)
 
 
-def test_a_save_killed_before_its_rename_is_ignored(tmp_path):
+def test_a_save_killed_before_its_rename_is_ignored(tmp_path, two_checkpoints):
   """Orbax's tmp directory (what a kill mid-save leaves) is never taken for a checkpoint."""
-  config, ckpt_dir = _two_checkpoints(tmp_path)
+  config, ckpt_dir = two_checkpoints
   shutil.copytree(ckpt_dir / "1600", ckpt_dir / "2400.orbax-checkpoint-tmp-1")
   lines = []
   train(config, workdir=str(tmp_path), resume=True, log=lines.append)
