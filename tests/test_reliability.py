@@ -161,7 +161,7 @@ def _truncate(path):
 
 @pytest.mark.parametrize("damage", ["array_file", "meta/metadata", "state/_METADATA",
                                     "commit_success.txt"])
-def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage):
+def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage, capsys):
   config, ckpt_dir = two_checkpoints
   latest = ckpt_dir / "1600"
   if damage == "array_file":
@@ -171,11 +171,12 @@ def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage):
   else:
     _truncate(latest / damage)
   algorithm = make_algorithm(config)
-  warnings = []
   checkpointer = ckpt_lib.Checkpointer(str(ckpt_dir))
-  _, meta = checkpointer.restore(algorithm.init(), warn=warnings.append)
+  capsys.readouterr()
+  _, meta = checkpointer.restore(algorithm.init())  # warns with print
   checkpointer.close()
   algorithm.env.close()
+  warnings = capsys.readouterr().out.strip().splitlines()
   assert meta["env_steps"] == 800
   assert len(warnings) == 1 and str(latest) in warnings[0] and "damaged" in warnings[0]
   assert "\n" not in warnings[0]
@@ -374,3 +375,15 @@ def test_resumed_params_match_the_checkpoint(tmp_path):
   for a, b in zip(jax.tree.leaves(to_host(result.state.params)),
                   jax.tree.leaves(to_host(state.params))):
     np.testing.assert_array_equal(a, b)
+
+
+# The fault-injection script, CI-sized.
+
+@pytest.mark.slow
+def test_fault_injection_small(tmp_path):
+  proc = subprocess.run(
+      [sys.executable, os.path.join(ROOT, "benchmarks", "fault_injection.py"), "--kills=3",
+       "--total_env_steps=4000", f"--workdir={tmp_path}"],
+      cwd=ROOT, capture_output=True, text=True, timeout=1200)
+  assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+  assert "rows lost: 0" in proc.stdout and "bitwise equal" in proc.stdout
