@@ -258,9 +258,9 @@ def train(config: Any, workdir: str | None = None, resume: bool = False,
       state, metrics = algorithm.step(state)
       updates += algorithm.updates_per_call
       env_steps += per_call
-      unchecked = metrics[divergence.FLAGS_KEY]
+      unchecked = metrics.get(divergence.FLAGS_KEY, {})
       metrics = to_host(metrics)
-      diverged = diverged_message(metrics.pop(divergence.FLAGS_KEY),
+      diverged = diverged_message(metrics.pop(divergence.FLAGS_KEY, {}),
                                   updates - algorithm.updates_per_call,
                                   algorithm.env_steps_per_update, last_good)
       if diverged:

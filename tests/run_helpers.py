@@ -15,20 +15,10 @@ STEPS_PER_CALL = 800  # 10 updates x 16 envs x t_max 5
 
 def tiny_config(**overrides):
   """CartPole A2C in calls of 800 env steps, a row per call, checkpoints every 2 calls."""
-  config = load_config("cartpole_a2c")
-  config.updates_per_call = 10
-  config.total_env_steps = 4 * STEPS_PER_CALL
-  config.log_every_steps = STEPS_PER_CALL
-  config.checkpoint_every_steps = 2 * STEPS_PER_CALL
-  config.keep_checkpoints = 10
-  config.target_return = 0.0
-  config.tensorboard = False
-  for key, value in overrides.items():
-    node = config
-    *parents, leaf = key.split("__")
-    for parent in parents:
-      node = node[parent]
-    node[leaf] = value
+  defaults = dict(updates_per_call=10, total_env_steps=4 * STEPS_PER_CALL,
+                  log_every_steps=STEPS_PER_CALL, checkpoint_every_steps=2 * STEPS_PER_CALL,
+                  keep_checkpoints=10, target_return=0.0, tensorboard=False)
+  config = load_config("cartpole_a2c", **{**defaults, **overrides})
   return config
 
 
