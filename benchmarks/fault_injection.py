@@ -5,8 +5,8 @@
 
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
 checkpoint's final rename is slowed down (`--save_delay_s`, patched into orbax in the
-child process only) so that kills also land inside saves. Some kills land during start-up
-and compilation. After each kill the run is restarted with `--resume` (or afresh when no
+child process only) so that kills also land inside saves. Every 4th kill lands during
+start-up or compilation, the others 0-3 s after the launch's first progress row. After each kill the run is restarted with `--resume` (or afresh when no
 checkpoint exists yet). At the end it checks:
 
 * the run finished (exit 0, result.json at the planned step count);
@@ -153,7 +153,7 @@ def inject(kills: int, total: int, delay: float, seed: int, workdir: str) -> dic
     resuming = has_checkpoint(workdir)
     proc = launch(workdir, total, delay, log_path)
     if launch_index < kills:
-      if rng.random() < 0.2:  # during start-up / compilation
+      if launch_index % 4 == 3:  # every 4th: during start-up / compilation
         time.sleep(rng.uniform(0.5, 8.0))
       elif wait_for_progress(proc, log_path):
         time.sleep(rng.uniform(0.0, 3.0))
