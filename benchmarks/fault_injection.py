@@ -91,18 +91,23 @@ def wait_for_progress(proc: subprocess.Popen, log_path: str, timeout: float = 30
   return False
 
 
-def resumed_step(log_path: str) -> int:
+def launch_start(log_path: str) -> int | None:
+  """The step a launch started training from: its restored step, 0 if it started afresh
+  and trained, None if it was killed before (it saved nothing)."""
   with open(log_path) as f:
     found = re.search(r"resumed from \S+ at (\d+) env steps", f.read())
-  return int(found.group(1)) if found else 0
+  if found:
+    return int(found.group(1))
+  return 0 if progressed(log_path) else None
 
 
-def lineage(starts: list[int]) -> list[int]:
-  """The resume steps the final state descends from (launch k continues the checkpoint
-  saved by the latest earlier launch that started below its step)."""
+def lineage(starts: list[int | None]) -> list[int]:
+  """The resume steps the final state descends from: launch k continues the checkpoint
+  saved by the latest earlier launch that started below its step (launches that never
+  started training saved nothing and are skipped)."""
   chain, k = [starts[-1]], len(starts) - 1
   while chain[-1] > 0:
-    k = max(j for j in range(k) if starts[j] < chain[-1])
+    k = max(j for j in range(k) if starts[j] is not None and starts[j] < chain[-1])
     chain.append(starts[k])
   return chain[::-1]
 
@@ -169,8 +174,9 @@ def inject(kills: int, total: int, delay: float, seed: int, workdir: str) -> dic
     counts["resumes"] += resuming
     with open(log_path) as f:
       counts["damaged_reported"] += f.read().count("is damaged")
-    starts.append(resumed_step(log_path) if resuming else 0)
-    print(f"launch {launch_index}: from step {starts[-1]}, exit {proc.returncode}", flush=True)
+    starts.append(launch_start(log_path))
+    started = "killed before training" if starts[-1] is None else f"from step {starts[-1]}"
+    print(f"launch {launch_index}: {started}, exit {proc.returncode}", flush=True)
   counts.update(final_exit=proc.returncode, starts=starts)
   return counts
 
