@@ -67,6 +67,11 @@ def has_checkpoint(workdir: str) -> bool:
   return os.path.isdir(directory) and any(n.isdigit() for n in os.listdir(directory))
 
 
+def tmp_dirs(workdir: str) -> set[str]:
+  """Orbax's unfinished saves (a save renames its tmp directory when it completes)."""
+  return set(glob.glob(os.path.join(workdir, "checkpoints", "*.orbax-checkpoint-tmp*")))
+
+
 def launch(workdir: str, total: int, delay: float, log_path: str) -> subprocess.Popen:
   resume = ["--resume"] if has_checkpoint(workdir) else []
   env = dict(os.environ, SAVE_DELAY_S=str(delay), PYTHONUNBUFFERED="1")
@@ -155,7 +160,7 @@ def inject(kills: int, total: int, delay: float, seed: int, workdir: str) -> dic
   starts = []
   for launch_index in range(kills + 1):
     log_path = os.path.join(workdir, f"launch{launch_index}.log")
-    resuming = has_checkpoint(workdir)
+    resuming, tmp_before = has_checkpoint(workdir), tmp_dirs(workdir)
     proc = launch(workdir, total, delay, log_path)
     if launch_index < kills:
       if launch_index % 4 == 3:  # every 4th: during start-up / compilation
@@ -167,8 +172,7 @@ def inject(kills: int, total: int, delay: float, seed: int, workdir: str) -> dic
         counts["kills"] += 1
         counts["kills_in_startup"] += not progressed(log_path)
       proc.wait()
-      tmp = glob.glob(os.path.join(workdir, "checkpoints", "*.orbax-checkpoint-tmp*"))
-      counts["kills_in_save"] += bool(tmp)
+      counts["kills_in_save"] += bool(tmp_dirs(workdir) - tmp_before)
     else:
       proc.wait()
     counts["resumes"] += resuming
