@@ -1,20 +1,36 @@
 """Orbax checkpoints of the learner state (not of the envs, whose C++ state lives in envpool).
 
 On resume the learners get back their parameters, optimizer state, sampling keys and
-counters; envs start fresh episodes.
+counters; envs start fresh episodes. The metadata (`meta`) carries the loop's counters,
+clocks and running episode statistics.
+
+A save is atomic: orbax writes `<step>.orbax-checkpoint-tmp-*`, writes
+`commit_success.txt` into it and renames it to `<step>`, so a kill during a save leaves
+at most a tmp directory (ignored, and removed by the next run), never a `<step>`
+directory that looks complete. `restore` treats a step without `commit_success.txt`, or
+one whose files fail to restore (truncated, edited), as damaged: it moves it aside to
+`<directory>.damaged/` with a warning and falls back to the next newest.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import shutil
+from typing import Any, Callable
 
 import orbax.checkpoint as ocp
+
+COMMIT_MARKER = "commit_success.txt"  # orbax's, written just before the final rename
 
 
 def _saveable(state: Any) -> dict[str, Any]:
   return dict(params=state.params, opt_state=state.opt_state, action_keys=state.action_keys,
               update_count=state.update_count, extra=state.extra)
+
+
+def _one_line(error: BaseException) -> str:
+  text = " ".join(str(error).split())
+  return f"{type(error).__name__}: {text[:160]}" if text else type(error).__name__
 
 
 class Checkpointer:
@@ -23,7 +39,8 @@ class Checkpointer:
   def __init__(self, directory: str, keep: int = 3):
     self.directory = os.path.abspath(directory)
     self._manager = ocp.CheckpointManager(
-        self.directory, options=ocp.CheckpointManagerOptions(max_to_keep=keep, create=True))
+        self.directory, options=ocp.CheckpointManagerOptions(
+            max_to_keep=keep, create=True, cleanup_tmp_directories=True))
 
   def save(self, env_steps: int, state: Any, meta: dict[str, Any]) -> None:
     self._manager.save(env_steps, args=ocp.args.Composite(
@@ -33,15 +50,50 @@ class Checkpointer:
   def latest_step(self) -> int | None:
     return self._manager.latest_step()
 
-  def restore(self, template_state: Any) -> tuple[Any, dict[str, Any]]:
-    """Restores the latest checkpoint into a fresh state (same shapes and shardings)."""
-    step = self._manager.latest_step()
-    if step is None:
+  def step_dir(self, step: int) -> str:
+    return os.path.join(self.directory, str(step))
+
+  def restore(self, template_state: Any, warn: Callable[[str], None] = print
+              ) -> tuple[Any, dict[str, Any]]:
+    """Restores the newest checkpoint that restores into a fresh state (same shapes).
+
+    Damaged newer ones are moved aside with a warning; raises FileNotFoundError naming
+    the directory if none restores.
+    """
+    steps = sorted(self._manager.all_steps(), reverse=True)
+    if not steps:
       raise FileNotFoundError(f"No checkpoint found in {self.directory}.")
-    restored = self._manager.restore(step, args=ocp.args.Composite(
-        state=ocp.args.StandardRestore(_saveable(template_state)), meta=ocp.args.JsonRestore()))
-    state = template_state.replace(**restored["state"])
-    return state, dict(restored["meta"])
+    problems = []
+    for step in steps:
+      try:
+        if not os.path.exists(os.path.join(self.step_dir(step), COMMIT_MARKER)):
+          raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
+        restored = self._manager.restore(step, args=ocp.args.Composite(
+            state=ocp.args.StandardRestore(_saveable(template_state)),
+            meta=ocp.args.JsonRestore()))
+        meta = dict(restored["meta"])
+        if int(meta["env_steps"]) != step:
+          raise ValueError(f"its metadata says env step {meta['env_steps']}")
+      except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
+        problems.append(f"{step}: {_one_line(e)}")
+        aside = self._move_aside(step)
+        warn(f"warning: checkpoint {self.step_dir(step)} is damaged ({_one_line(e)}); "
+             f"moved it to {aside} and trying the next newest")
+        continue
+      return template_state.replace(**restored["state"]), meta
+    raise FileNotFoundError(f"--resume: no checkpoint in {self.directory} restores "
+                            f"({'; '.join(problems)}).")
+
+  def _move_aside(self, step: int) -> str:
+    """Moves a damaged step out of orbax's view (so that it can be saved again)."""
+    aside_dir = self.directory + ".damaged"
+    os.makedirs(aside_dir, exist_ok=True)
+    target, k = os.path.join(aside_dir, str(step)), 1
+    while os.path.exists(target):
+      target, k = os.path.join(aside_dir, f"{step}.{k}"), k + 1
+    shutil.move(self.step_dir(step), target)
+    self._manager.reload()
+    return target
 
   def close(self) -> None:
     self._manager.close()

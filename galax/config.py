@@ -336,18 +336,28 @@ def _validate_baselines(config: ml_collections.ConfigDict) -> None:
     _positive(config, "impala.rho_bar", "impala.c_bar")
 
 
+def config_path(name_or_path: str) -> str:
+  """The file of a config: an existing file, or a name in configs/ ("pong_paac").
+
+  Raises FileNotFoundError (one line, listing the available names) otherwise.
+  """
+  if os.path.isfile(name_or_path):
+    return name_or_path
+  path = os.path.join(CONFIGS_DIR, f"{os.path.basename(name_or_path).removesuffix('.py')}.py")
+  if os.sep not in name_or_path and os.path.isfile(path):
+    return path
+  names = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR)
+                 if f.endswith(".py") and not f.startswith("_"))
+  raise FileNotFoundError(f"No config {name_or_path!r}: not a file, and not one of "
+                          f"{', '.join(names)} (in {CONFIGS_DIR}).")
+
+
 def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   """Loads an experiment config: a name in configs/ ("pong_paac") or a file path.
 
   Keyword overrides use '__' for nesting: load("pong_paac", optimizer__eps=0.01).
   """
-  path = name_or_path
-  if not os.path.exists(path):
-    path = os.path.join(CONFIGS_DIR, f"{name_or_path.removesuffix('.py')}.py")
-  if not os.path.exists(path):
-    names = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR)
-                   if f.endswith(".py") and not f.startswith("_"))
-    raise FileNotFoundError(f"No config {name_or_path!r}: not a file, and not one of {names}.")
+  path = config_path(name_or_path)
   spec = importlib.util.spec_from_file_location(f"galax_config_{os.path.basename(path)[:-3]}",
                                                 path)
   module = importlib.util.module_from_spec(spec)

@@ -180,11 +180,9 @@ def run_record(*, name: str, method: str, config: Any, seed: int, mode: str, sim
 
 
 def _write_json(path: str, data: Any) -> None:
-  os.makedirs(os.path.dirname(path), exist_ok=True)
-  tmp = path + ".tmp"
-  with open(tmp, "w") as f:
-    json.dump(data, f, indent=1, allow_nan=False)
-  os.replace(tmp, path)
+  from galax.metrics import write_json  # pylint: disable=g-import-not-at-top
+
+  write_json(path, data, indent=1)
 
 
 def _final_params(state: Any, learner: int) -> Any:
@@ -339,10 +337,14 @@ def _cli() -> None:
   from absl import app, flags  # pylint: disable=g-import-not-at-top
   from ml_collections import config_flags  # pylint: disable=g-import-not-at-top
 
+  from galax import cli  # pylint: disable=g-import-not-at-top
   from galax.config import CONFIGS_DIR  # pylint: disable=g-import-not-at-top
 
-  config_flags.DEFINE_config_file("config", os.path.join(CONFIGS_DIR, "cartpole_a2c.py"),
-                                  "Experiment config file.", lock_config=True)
+  default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
+  sys.argv = cli.prepare_argv(sys.argv, default_config)  # run.py's checks, one-line errors
+  config_flags.DEFINE_config_file("config", default_config,
+                                  "Experiment config: a file, or a name in configs/.",
+                                  lock_config=True)
   flags.DEFINE_string("seeds", "0,1,2", "Seeds: 0,1,2 or 0-4.")
   flags.DEFINE_string("out", "results", "Results directory.")
   flags.DEFINE_string("name", "", "Experiment name (default: the config file's name).")
@@ -350,15 +352,7 @@ def _cli() -> None:
   flags.DEFINE_enum("mode", "auto", ["auto", "sequential", "learners"], "How seeds run.")
   flags.DEFINE_integer("best_policy_episodes", 10, "Episodes of the best-policy "
                        "re-evaluation (GALA Table 1); 0 = skip.")
-
-  def guarded(argv):
-    try:
-      main(argv)
-    except (ValueError, FileNotFoundError) as e:
-      print(f"error: {e}", file=sys.stderr)
-      sys.exit(2)
-
-  app.run(guarded)
+  app.run(cli.guarded(main))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 import csv
+import json
+import math
 import os
 from typing import Any, Mapping
 
@@ -27,6 +29,17 @@ class EpisodeTracker:
     self.returns.extend(order(returns)[mask].tolist())
     self.lengths.extend(order(lengths)[mask].astype(int).tolist())
     self.completed += int(mask.sum())
+
+  def to_json(self) -> dict[str, Any]:
+    """What a checkpoint keeps, so that a resumed run continues these statistics."""
+    return dict(returns=list(self.returns), lengths=list(self.lengths),
+                completed=self.completed)
+
+  def load_json(self, data: Mapping[str, Any] | None) -> None:
+    if data:
+      self.returns.extend(float(x) for x in data["returns"])
+      self.lengths.extend(int(x) for x in data["lengths"])
+      self.completed = int(data["completed"])
 
   @property
   def mean_return(self) -> float:
@@ -59,23 +72,57 @@ def scalar_summary(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, fl
   return out
 
 
-class MetricsWriter:
-  """Appends rows to `<workdir>/metrics.csv` (flushed per row) and TensorBoard."""
+def truncate_csv(path: str, max_step: int, step_column: str = "env_steps") -> int:
+  """Keeps the rows of `path` with `step_column` <= max_step; returns how many it dropped.
 
-  def __init__(self, workdir: str, tensorboard: bool = True, append: bool = False):
+  Rows a kill left half-written (too few fields, unreadable step) are dropped too. The
+  file is rewritten atomically (a temp file, then os.replace).
+  """
+  if not os.path.exists(path):
+    return 0
+  with open(path, newline="") as f:
+    rows = list(csv.reader(f))
+  if not rows:
+    return 0
+  header, kept = rows[0], [rows[0]]
+  column = header.index(step_column) if step_column in header else 0
+  for row in rows[1:]:
+    try:
+      if len(row) == len(header) and int(row[column]) <= max_step:
+        kept.append(row)
+    except ValueError:
+      pass
+  tmp = path + ".tmp"
+  with open(tmp, "w", newline="") as f:
+    csv.writer(f).writerows(kept)
+  os.replace(tmp, path)
+  return len(rows) - len(kept)
+
+
+class MetricsWriter:
+  """Appends rows to `<workdir>/metrics.csv` (flushed per row) and TensorBoard.
+
+  `resume_step`: continue a run from its checkpoint at that step: CSV rows after it are
+  dropped, and TensorBoard is told to purge the events after it (`purge_step`), so steps
+  stay strictly increasing after a kill and resume.
+  """
+
+  def __init__(self, workdir: str, tensorboard: bool = True, resume_step: int | None = None):
     os.makedirs(workdir, exist_ok=True)
     self.path = os.path.join(workdir, "metrics.csv")
     self._fields: list[str] | None = None
-    if append and os.path.exists(self.path):
+    append = resume_step is not None and os.path.exists(self.path)
+    if append:
+      truncate_csv(self.path, resume_step)
       with open(self.path, newline="") as f:
-        header = next(csv.reader(f), None)
-      self._fields = header
+        self._fields = next(csv.reader(f), None)
     self._file = open(self.path, "a" if append else "w", newline="")
     self._tb = None
     if tensorboard:
       from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
-      self._tb = SummaryWriter(os.path.join(workdir, "tb"))
+      purge = None if resume_step is None else resume_step + 1
+      self._tb = SummaryWriter(os.path.join(workdir, "tb"), purge_step=purge)
 
   def write(self, step: int, row: Mapping[str, float]) -> None:
     row = {"env_steps": step, **row}
@@ -102,3 +149,23 @@ class MetricsWriter:
     self._file.close()
     if self._tb is not None:
       self._tb.close()
+
+
+def json_safe(value: Any) -> Any:
+  """`value` with NaN and infinities replaced by None (strict JSON has no NaN)."""
+  if isinstance(value, float) and not math.isfinite(value):
+    return None
+  if isinstance(value, Mapping):
+    return {k: json_safe(v) for k, v in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [json_safe(v) for v in value]
+  return value
+
+
+def write_json(path: str, data: Any, indent: int = 2) -> None:
+  """Writes strict JSON (NaN -> null) atomically: a temp file, then os.replace."""
+  os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    json.dump(json_safe(data), f, indent=indent, allow_nan=False)
+  os.replace(tmp, path)

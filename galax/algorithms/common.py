@@ -20,7 +20,7 @@ import optax
 from jax.sharding import Mesh, PartitionSpec as P
 from ml_collections import ConfigDict
 
-from galax import networks
+from galax import divergence, networks
 from galax.envs import BatchedEnv, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
@@ -302,6 +302,7 @@ def compile_step(setup: Setup, update_block: Callable[[Any], tuple[Any, Any]],
   learners. Metrics leaves must have the learner (or env) axis first; updates are stacked
   in front, so the global metrics are [U, n, ...] or [U, n * b, ...].
   """
+  update_block = divergence.with_finite_flags(update_block)  # metrics["finite"], every algorithm
   updates = int(setup.config.updates_per_call)
   in_specs = P(lx.AXIS) if state_specs is None else state_specs
 

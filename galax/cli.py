@@ -1,0 +1,112 @@
+"""What the command lines (run.py, `python -m galax.experiment`) share: reading `--config`
+(a file or a name in configs/), checking `--config.<key>` overrides before ml_collections
+sees them, and turning expected failures into one line and an exit status.
+
+Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from typing import Any, Callable, NoReturn, Sequence
+
+EXIT_BAD_INPUT = 2
+EXIT_DIVERGED = 3
+EXIT_INTERRUPTED = 130
+
+
+def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
+  print(f"error: {message}", file=sys.stderr)
+  sys.exit(status)
+
+
+def _config_arg(argv: Sequence[str]) -> tuple[int, str] | None:
+  """(index, value) of the --config flag in argv (`--config=X` or `--config X`), or None."""
+  for i, arg in enumerate(argv):
+    if arg.startswith("--config="):
+      return i, arg.split("=", 1)[1]
+    if arg == "--config" and i + 1 < len(argv):
+      return i + 1, argv[i + 1]
+  return None
+
+
+def resolve_config_arg(argv: list[str]) -> list[str]:
+  """argv with --config's name ("pong_paac") replaced by its file; FileNotFoundError if none.
+
+  A ':suffix' (ml_collections passes it to get_config) is kept.
+  """
+  from galax.config import config_path  # pylint: disable=g-import-not-at-top
+
+  found = _config_arg(argv)
+  if found is None:
+    return list(argv)
+  index, value = found
+  name, colon, suffix = value.partition(":")
+  resolved = config_path(name) + colon + suffix
+  argv = list(argv)
+  argv[index] = f"--config={resolved}" if argv[index].startswith("--config=") else resolved
+  return argv
+
+
+def unknown_override(config: Any, dotted: str) -> str | None:
+  """The first part of `dotted` that the config lacks, with suggestions, or None."""
+  node, walked = config, []
+  for part in dotted.split("."):
+    keys = list(node.keys()) if hasattr(node, "keys") else []
+    if part not in keys:
+      close = difflib.get_close_matches(part, keys, n=3)
+      where = ".".join(["config", *walked])
+      hint = f" Did you mean {', '.join(repr('.'.join([where, c])) for c in close)}?" if close else ""
+      return f"Unknown config key {'.'.join([where, part])!r} (from --config.{dotted}).{hint}"
+    node, walked = node[part], [*walked, part]
+  return None
+
+
+def prepare_argv(argv: list[str], default_config: str) -> list[str]:
+  """Resolves --config and checks --config.<key> overrides; exits with one line if bad.
+
+  (ml_collections applies overrides while the flag is parsed and would raise a bare
+  KeyError traceback; a missing config file would give a long one.)
+  """
+  from galax.config import load  # pylint: disable=g-import-not-at-top
+
+  try:
+    argv = resolve_config_arg(argv)
+  except FileNotFoundError as e:
+    fail(str(e))
+  overrides = [a[len("--config."):].split("=", 1)[0] for a in argv[1:]
+               if a.startswith("--config.") and "=" in a]
+  if overrides:
+    found = _config_arg(argv)
+    path = found[1].split(":")[0] if found else default_config
+    try:
+      config = load(path)
+    except Exception:  # pylint: disable=broad-except
+      return argv  # a broken config file gets ml_collections' own error
+    for dotted in overrides:
+      message = unknown_override(config, dotted)
+      if message:
+        fail(message)
+  return argv
+
+
+def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], Any]:
+  """`main` with expected failures as one line: bad input (2), divergence (3), Ctrl-C (130).
+
+  The training loop has already said what it saved when it was interrupted or diverged.
+  """
+
+  def run(argv: Sequence[str]) -> Any:
+    from galax.train import Diverged  # pylint: disable=g-import-not-at-top
+
+    try:
+      return main(argv)
+    except (ValueError, FileNotFoundError) as e:
+      fail(str(e))
+    except Diverged as e:
+      fail(str(e), EXIT_DIVERGED)
+    except KeyboardInterrupt:
+      sys.exit(EXIT_INTERRUPTED)
+
+  return run

@@ -1,0 +1,77 @@
+"""Divergence detection: finiteness flags computed inside the jitted step, read on the host.
+
+Every update adds `metrics["finite"]`: for each floating metric (losses, norms, ...) and
+each parameter tensor, whether all of its values are finite,
+
+    finite_q = all_i isfinite(q_i),
+
+a reduction the update computes anyway as part of its program (no host sync per update).
+The training loop fetches the flags with the other metrics once per call and stops at
+the first update with a non-finite quantity, before anything saves that state.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+FLAGS_KEY = "finite"
+# Metrics that are not computed from the parameters (env statistics).
+_UNCHECKED = ("episodes",)
+
+
+def _named_leaves(tree: Any, prefix: str) -> list[tuple[str, jax.Array]]:
+  leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
+  return [(prefix + "/".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path), x)
+          for path, x in leaves]
+
+
+def finite_flags(metrics: Mapping[str, Any], params: Any, learners: int) -> dict[str, jax.Array]:
+  """{"<order>:<name>": bool [learners]} per floating metric and parameter tensor.
+
+  Keys carry their order (metrics in their order, then parameters) because pytrees sort
+  dict keys; `first_nonfinite` reads it back.
+  """
+  quantities = [leaf for key, value in metrics.items() if key not in _UNCHECKED
+                for leaf in _named_leaves({key: value}, "")]  # in the metrics' own order
+  quantities += _named_leaves(params, "params/")
+  flags = {}
+  for name, x in quantities:
+    if jnp.issubdtype(jnp.asarray(x).dtype, jnp.inexact):
+      flags[f"{len(flags):04d}:{name}"] = jnp.broadcast_to(jnp.all(jnp.isfinite(x)), (learners,))
+  return flags
+
+
+def with_finite_flags(update_block: Callable[[Any], tuple[Any, Any]]
+                      ) -> Callable[[Any], tuple[Any, Any]]:
+  """`update_block` whose metrics also hold `FLAGS_KEY`: flags over its metrics and params.
+
+  The flags have the learner axis first (like every metric), from the state's params.
+  """
+
+  def update(state: Any) -> tuple[Any, Any]:
+    state, metrics = update_block(state)
+    learners = jax.tree.leaves(state.params)[0].shape[0]
+    return state, {**metrics, FLAGS_KEY: finite_flags(metrics, state.params, learners)}
+
+  return update
+
+
+def first_nonfinite(flags: Mapping[str, np.ndarray]) -> tuple[int, str, int] | None:
+  """(update index in the call, first non-finite quantity, how many) or None if all finite.
+
+  `flags`: host arrays [updates, learners] keyed as `finite_flags` makes them.
+  """
+  names = sorted(flags)
+  if not names:
+    return None
+  ok = np.stack([np.asarray(flags[k]).reshape(np.shape(flags[k])[0], -1).all(-1)
+                 for k in names])  # [quantities, updates]
+  if ok.all():
+    return None
+  update = int(np.argmax(~ok.all(0)))
+  bad = np.flatnonzero(~ok[:, update])
+  return update, names[bad[0]].split(":", 1)[1], len(bad)

@@ -1,0 +1,71 @@
+"""Helpers for tests of whole runs: a tiny CartPole config, the CLI, metrics files."""
+
+import csv
+import glob
+import os
+import struct
+import subprocess
+import sys
+
+from galax.config import load as load_config
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+STEPS_PER_CALL = 800  # 10 updates x 16 envs x t_max 5
+
+
+def tiny_config(**overrides):
+  """CartPole A2C in calls of 800 env steps, a row per call, checkpoints every 2 calls."""
+  defaults = dict(updates_per_call=10, total_env_steps=4 * STEPS_PER_CALL,
+                  log_every_steps=STEPS_PER_CALL, checkpoint_every_steps=2 * STEPS_PER_CALL,
+                  keep_checkpoints=10, target_return=0.0, tensorboard=False)
+  config = load_config("cartpole_a2c", **{**defaults, **overrides})
+  return config
+
+
+def run_cli(*args, module=None, timeout=180):
+  """Runs run.py (or `python -m module`) with args; returns the CompletedProcess."""
+  command = [sys.executable, "-m", module] if module else [
+      sys.executable, os.path.join(ROOT, "run.py")]
+  return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT,
+                        timeout=timeout)
+
+
+def csv_rows(path):
+  with open(path, newline="") as f:
+    return list(csv.DictReader(f))
+
+
+def csv_steps(path):
+  return [int(row["env_steps"]) for row in csv_rows(path)]
+
+
+def tensorboard_events(logdir):
+  """Every event of the event files in `logdir`, in file order (TFRecord framing)."""
+  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
+
+  events = []
+  for path in sorted(glob.glob(os.path.join(logdir, "events.out.tfevents.*"))):
+    with open(path, "rb") as f:
+      data = f.read()
+    i = 0
+    while i + 12 <= len(data):
+      (length,) = struct.unpack("<Q", data[i:i + 8])
+      event = event_pb2.Event()
+      event.ParseFromString(data[i + 12:i + 12 + length])
+      events.append(event)
+      i += 12 + length + 4
+  return events
+
+
+def tensorboard_series(logdir, tag):
+  """The steps TensorBoard shows for `tag`: a purge (session START at step s) drops >= s."""
+  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
+
+  steps = []
+  for event in tensorboard_events(logdir):
+    if event.HasField("session_log") and event.session_log.status == event_pb2.SessionLog.START:
+      steps = [s for s in steps if s < event.step]
+    for value in event.summary.value:
+      if value.tag == tag:
+        steps.append(event.step)
+  return steps
