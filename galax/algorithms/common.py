@@ -19,7 +19,7 @@ import optax
 from jax.sharding import Mesh, PartitionSpec as P
 
 from galax import networks
-from galax.envs import BatchedEnv, EnvState, make_env
+from galax.envs import Env, EnvState, make_env
 from galax.parallel import learners as lx
 from galax.rollout import init_action_keys
 
@@ -43,7 +43,7 @@ class Algorithm:
   config: Any
   layout: lx.Layout
   mesh: Mesh
-  env: BatchedEnv
+  env: Env
   network: networks.ActorCritic
   init: Callable[[], Any]
   step: Callable[[Any], tuple[Any, dict[str, Any]]]
@@ -63,7 +63,7 @@ class Setup:
   config: Any
   layout: lx.Layout
   mesh: Mesh
-  env: BatchedEnv
+  env: Env
   network: networks.ActorCritic
   total_updates: int
 
@@ -106,7 +106,7 @@ def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Cal
   return policy
 
 
-def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int) -> bool:
+def learner_map_unrolled(config: Any, env: Env, learners_per_device: int) -> bool:
   """Whether a device's learners run their networks unrolled (True) or vmapped.
 
   'auto' unrolls on CPU for image observations with several learners per device: vmapped
@@ -126,7 +126,7 @@ def learner_map_unrolled(config: Any, env: BatchedEnv, learners_per_device: int)
 MIN_CHUNK_SAMPLES = 80
 
 
-def grad_chunks(config: Any, env: BatchedEnv, batch: int, steps: int,
+def grad_chunks(config: Any, env: Env, batch: int, steps: int,
                 what: str = "envs per learner") -> int:
   """How many chunks a learner's gradient is computed in (`config.grad_chunks`).
 
@@ -212,7 +212,7 @@ def initial_state(setup: Setup, optimizer: optax.GradientTransformation,
   return lx.global_from_local(setup.mesh, state)
 
 
-def update_loop_kind(config: Any, env: BatchedEnv) -> str:
+def update_loop_kind(config: Any, env: Env) -> str:
   """'scan' fuses the updates of a call into one XLA while loop; 'host' loops in Python.
 
   'auto' picks 'host' on CPU for image observations: XLA:CPU computes convolution
