@@ -27,8 +27,14 @@ def check_env_id(env_id: str) -> None:
   """Raises ValueError naming close matches if no backend knows `env_id`."""
   if is_gymnax_id(env_id):
     check_gymnax_id(env_id)
-  else:
+    return
+  try:
     pool.check_env_id(env_id)
+  except ValueError as e:
+    if "gymnax/" + env_id in gymnax_env_ids():
+      raise ValueError(f"Unknown env id {env_id!r}: envpool has no such environment; gymnax "
+                       f"has it as {'gymnax/' + env_id!r}.") from e
+    raise
 
 
 def make_env(config, num_envs: int, num_shards: int = 1, seed_offset: int = 0,

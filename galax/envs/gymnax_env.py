@@ -64,7 +64,7 @@ def check_gymnax_id(env_id: str) -> None:
     close = difflib.get_close_matches(env_id, ids, n=5)
     hint = f" Did you mean one of {close}?" if close else ""
     raise ValueError(f"Unknown env id {env_id!r}: gymnax has no such environment.{hint} "
-                     f"(gymnax ids: {ids})")
+                     f"(gymnax.registered_envs lists all of them; prefix them with {PREFIX!r}.)")
 
 
 @flax.struct.dataclass
