@@ -6,8 +6,11 @@ import jax
 import numpy as np
 import pytest
 
+from galax import networks
 from galax.algorithms import make_algorithm
 from galax.config import base_config, validate
+from galax.config import load as load_config
+from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry
 from galax.parallel.learners import to_host
 
@@ -107,3 +110,33 @@ def test_hts_on_gymnax_one_step_delay_and_actor_group_determinism():
       np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
   for a, b in zip(jax.tree.leaves(states[-1].params), jax.tree.leaves(grouped[-1].params)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo"]
+
+
+@pytest.mark.parametrize("name", MINATAR_CONFIGS)
+def test_minatar_configs_validate_with_the_papers_network(name):
+  config = validate(load_config(name))
+  assert config.env.id == "gymnax/Breakout-MinAtar" and config.network.name == "minatar"
+  spec = EnvSpec("gymnax/Breakout-MinAtar", "gymnax", (10, 10, 4), np.float32, 3, "HWC", 1000)
+  net = networks.make_network(config.network.name, spec)
+  shapes = jax.eval_shape(lambda: networks.init_params(net, spec, jax.random.PRNGKey(0)))
+  # conv 16 3x3 on 4 channels, fc 128 on 8x8x16, policy (3) and value heads
+  expected = (3 * 3 * 4 * 16 + 16) + (8 * 8 * 16 * 128 + 128) + (128 * 3 + 3) + (128 + 1)
+  assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MINATAR_CONFIGS)
+def test_minatar_config_trains_one_call(name):
+  config = load_config(name, envs_per_learner=4, t_max=4, updates_per_call=1)
+  if config.algorithm == "hts_a2c":
+    config.hts.alpha = 4
+  if config.algorithm == "ppo":
+    config.ppo.minibatches = 2
+  algorithm = make_algorithm(config)
+  _, metrics = algorithm.step(algorithm.init())
+  metrics = to_host(metrics)
+  assert np.all(np.isfinite(metrics["loss"]["total"]))
+  assert np.all(metrics["grad_norm"] > 0)
