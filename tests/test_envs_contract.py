@@ -205,3 +205,18 @@ def test_cli_prints_one_line_for_a_bad_gymnax_id():
   assert proc.returncode != 0 and "Traceback" not in proc.stderr
   errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
   assert len(errors) == 1 and "gymnax/CartPole-v1" in errors[0]
+
+
+def test_evaluator_plays_full_gymnax_episodes():
+  from galax import evaluation  # pylint: disable=g-import-not-at-top
+
+  config = _config("gymnax/CartPole-v1", seed=7)
+  config.eval.episodes, config.eval.num_envs = 6, 3
+  always_right = lambda params, obs: (jnp.stack([jnp.zeros(obs.shape[:-1]),
+                                                 jnp.ones(obs.shape[:-1])], -1),
+                                      jnp.zeros(obs.shape[:-1]))
+  evaluator = evaluation.Evaluator(config, always_right, num_policies=1)
+  out = evaluator.evaluate({"w": np.zeros((1,))})
+  assert out.completed.all() and out.returns.shape == (1, 6)
+  np.testing.assert_array_equal(out.lengths[0], out.returns[0])  # CartPole: 1 per step
+  assert np.all((out.returns >= 8) & (out.returns <= 12))  # pushing right falls in ~10

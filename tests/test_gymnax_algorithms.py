@@ -27,12 +27,7 @@ def make_config(**overrides):
   c.optimizer.name = "adam"
   c.optimizer.learning_rate = 1e-2
   c.updates_per_call = 2
-  for key, value in overrides.items():
-    node = c
-    *path, leaf = key.split(".")
-    for part in path:
-      node = node[part]
-    node[leaf] = value
+  c.update(overrides)  # nested dicts update the nested fields they name
   return validate(c)
 
 
@@ -41,12 +36,13 @@ CASES = {
     "allreduce": {"num_learners": 2, "combine": "allreduce"},
     "gossip": {"num_learners": 4, "num_devices": 2, "combine": "gossip"},
     "ppo": {"algorithm": "ppo"},
-    "hts_a2c": {"algorithm": "hts_a2c", "hts.num_actors": 2},  # slow: ~70 s to compile
-    "hts_ppo": {"algorithm": "hts_ppo", "hts.num_actors": 2},
+    "hts_a2c": {"algorithm": "hts_a2c", "hts": {"num_actors": 2}},  # slow: ~70 s to compile
+    "hts_ppo": {"algorithm": "hts_ppo", "hts": {"num_actors": 2}},
     "a3c": {"algorithm": "a3c", "num_learners": 2},
     "impala": {"algorithm": "impala"},
     "ba3c_sharded_stragglers": {"num_learners": 4, "num_devices": 2, "combine": "allreduce",
-                                "optimizer.sharded_state": True, "stragglers.num_kept": 3},
+                                "optimizer": {"sharded_state": True},
+                                "stragglers": {"num_kept": 3}},
 }
 
 
@@ -79,9 +75,8 @@ def test_algorithm_trains_on_gymnax(name):
 
 
 def _hts_run(num_actors):
-  config = make_config(**{"algorithm": "hts_a2c", "optimizer.name": "sgd",
-                          "optimizer.learning_rate": 0.05, "optimizer.max_grad_norm": 0.0,
-                          "hts.num_actors": num_actors, "updates_per_call": 1})
+  config = make_config(algorithm="hts_a2c", updates_per_call=1, hts={"num_actors": num_actors},
+                       optimizer={"name": "sgd", "learning_rate": 0.05, "max_grad_norm": 0.0})
   algorithm = make_algorithm(config)
   state = algorithm.init()
   states, metrics = [to_host(state)], []
