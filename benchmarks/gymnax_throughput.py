@@ -95,8 +95,12 @@ def main(argv):
     for n in map(int, _NUM_ENVS.value):
       rows.append(_measure(env_id, n))
       print(_table(rows[-1:]).splitlines()[-1], flush=True)
+      _write(info, rows)  # after every row: a cut-short run keeps what it measured
+  print(_table(rows))
+
+
+def _write(info: dict, rows: list[dict]) -> None:
   table = _table(rows)
-  print(table)
   if _JSON.value:
     with open(_JSON.value, "w") as f:
       json.dump(dict(machine=info, rows=rows), f, indent=2)
