@@ -39,11 +39,13 @@ def base_config() -> ml_collections.ConfigDict:
   c.total_env_steps = 1_000_000  # agent steps of all learners together (x4 for Atari frames)
 
   c.env = ml_collections.ConfigDict()
-  c.env.id = "CartPole-v1"  # any envpool id: Pong-v5, Breakout-v5, gfootball/academy_...-v1
+  # any envpool id (Pong-v5, Breakout-v5, gfootball/academy_...-v1) or gymnax id
+  # (gymnax/CartPole-v1, gymnax/Breakout-MinAtar: docs/environments.md)
+  c.env.id = "CartPole-v1"
   c.env.episodic_life = False  # Atari: a lost life ends the *training* episode
   c.env.reward_clip = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
-  c.env.max_episode_steps = 0  # time limit in agent steps; 0 = envpool's default
-  c.env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice
+  c.env.max_episode_steps = 0  # time limit in agent steps; 0 = the env's default
+  c.env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice (envpool only)
   # Extra envpool.make options (validated against the env's own), set in a config file:
   # c.env.options = ml_collections.ConfigDict(dict(noop_max=0)).
   c.env.options = ml_collections.ConfigDict()
@@ -242,6 +244,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)
+  _validate_gymnax_env(config)
   return config
 
 
@@ -296,6 +299,23 @@ def _validate_batches(config: ml_collections.ConfigDict) -> None:
     if steps % m or units % m:
       raise ValueError(f"config.hts.microbatches={m} must divide both alpha={steps} and the "
                        f"learner's {units} units per segment.")
+
+
+def _validate_gymnax_env(config: ml_collections.ConfigDict) -> None:
+  """A gymnax env (id "gymnax/...") rejects the envpool-only options it would ignore."""
+  from galax.envs import is_gymnax_id  # pylint: disable=g-import-not-at-top
+
+  if not is_gymnax_id(config.env.id):
+    return
+  envpool_only = dict(episodic_life=config.env.episodic_life, reward_clip=config.env.reward_clip,
+                      num_threads=config.env.num_threads, options=dict(config.env.options))
+  for name, value in envpool_only.items():
+    if value:
+      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnax env "
+                       f"{config.env.id!r} has no such setting (leave it unset).")
+  if config.env.max_episode_steps < 0:
+    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
+                     f"{config.env.max_episode_steps}.")
 
 
 def _validate_baselines(config: ml_collections.ConfigDict) -> None:

@@ -7,7 +7,7 @@ The papers score agents on evaluation episodes, not on the training stream:
 * greedy actions argmax_a pi(a|s) (GALA Table 1) or actions sampled from pi (config);
 * N episodes per evaluated policy (10 in GALA and HTS-RL).
 
-An `Evaluator` owns its own `BatchedEnv` (seeds disjoint from the training envs') and one
+An `Evaluator` owns its own envs (`eval_env`) (seeds disjoint from the training envs') and one
 jitted `lax.while_loop` that plays every eval env until each has finished its quota of
 episodes. It never touches the training state, so a run trains bit for bit the same with
 evaluation on or off.
@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.envs import BatchedEnv, EnvState, env_family
+from galax.envs import BatchedEnv, Env, EnvState, GymnaxEnv, env_family, is_gymnax_id
 from galax.parallel.learners import to_host
 from galax.rollout import init_action_keys, sample_actions
 
@@ -77,20 +77,22 @@ class EvalOutput(NamedTuple):
   completed: np.ndarray
 
 
-def eval_env(config: Any, num_envs: int, seed_offset: int = 0) -> BatchedEnv:
+def eval_env(config: Any, num_envs: int, seed_offset: int = 0) -> Env:
   """The evaluation envs of `config`: full games, raw rewards, eval no-op starts."""
+  limit = config.eval.max_episode_steps or config.env.max_episode_steps or None
+  seed = config.seed + EVAL_SEED_OFFSET + seed_offset
+  if is_gymnax_id(config.env.id):
+    return GymnaxEnv(config.env.id, num_envs=num_envs, seed=seed, max_episode_steps=limit)
   family = env_family(config.env.id)
   options = dict(config.env.options)
   if family == "atari":
     options["noop_max"] = int(config.eval.noop_max)
-  limit = config.eval.max_episode_steps or config.env.max_episode_steps or None
-  return BatchedEnv(config.env.id, num_envs=num_envs,
-                    seed=config.seed + EVAL_SEED_OFFSET + seed_offset, num_shards=1,
+  return BatchedEnv(config.env.id, num_envs=num_envs, seed=seed, num_shards=1,
                     episodic_life=False, reward_clip=False, max_episode_steps=limit,
                     num_threads=config.env.num_threads, extra_options=options)
 
 
-def make_play(apply_fn: Callable, env: BatchedEnv, num_policies: int, episodes_per_env: int,
+def make_play(apply_fn: Callable, env: Env, num_policies: int, episodes_per_env: int,
               greedy: bool) -> Callable:
   """A jitted `play(params [P, ...], env_state, keys [B, 2]) -> (returns, lengths, count)`.
 

@@ -10,10 +10,13 @@ Torsos (all ReLU, VALID padding unless stated):
              padded the input with)
   impala_shallow  conv 16 8x8/4, conv 32 4x4/2, fc 256 (IMPALA's shallow net; same shape
              as archnips, kept as its own name for the baseline configs)
+  minatar    conv 16 3x3/1, fc 128 (the MinAtar paper's network, Young & Tian 2019:
+             10x10xC -> 8x8x16 -> 128)
   mlp        fc 64, fc 64 with tanh (classic control)
 
-Image observations are uint8 and scaled by 1/255. Atari frames arrive channels-first
-[stack, 84, 84] and are transposed to NHWC; GFootball's SMM arrives HWC already.
+Integer (uint8) image observations are scaled by 1/255; float ones (MinAtar's 0/1
+channels) are used as they are. Atari frames arrive channels-first [stack, 84, 84] and
+are transposed to NHWC; GFootball's SMM and MinAtar arrive HWC already.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ TORSOS: dict[str, dict[str, Any]] = {
     "archnature": dict(convs=((32, 8, 4), (64, 4, 2), (64, 3, 1)), fc=512),
     "impala_shallow": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
     "gala": dict(convs=((32, 8, 4), (64, 4, 2), (32, 3, 1)), fc=512),
+    "minatar": dict(convs=((16, 3, 1),), fc=128),
 }
 
 
@@ -92,7 +96,9 @@ class ActorCritic(nn.Module):
     if self.obs_layout == "flat":
       x = obs.astype(jnp.float32)
     else:
-      x = obs.astype(jnp.float32) / 255.0
+      x = obs.astype(jnp.float32)
+      if jnp.issubdtype(obs.dtype, jnp.integer):
+        x = x / 255.0
       if self.obs_layout == "CHW":
         x = jnp.moveaxis(x, -3, -1)
     h = self.torso(x)
@@ -109,7 +115,7 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
   if name == "mlp":
     if image:
       raise ValueError(f"network 'mlp' expects vector observations, {spec.env_id} has "
-                       f"images of shape {spec.obs_shape}; use archnips/archnature/ba3c.")
+                       f"images of shape {spec.obs_shape}; use archnips/archnature/ba3c/minatar.")
     torso: nn.Module = MLPTorso(tuple(mlp_hidden), init_scheme=init_scheme)
   elif name == "ba3c":
     torso = ConvTorso(((32, 5, 1), (32, 5, 1), (64, 5, 1), (64, 3, 1)), fc_width or 128,

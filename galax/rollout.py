@@ -1,4 +1,4 @@
-"""Acting: a `lax.scan` of policy steps over a batch of envpool environments.
+"""Acting: a `lax.scan` of policy steps over a batch of environments (`galax.envs.Env`).
 
 Action sampling uses one PRNG key per environment, split at every step. An env's actions
 thus depend only on its own key stream and observations, never on how envs are grouped
@@ -13,7 +13,7 @@ from typing import Any, Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from galax.envs import BatchedEnv, EnvState, Timestep
+from galax.envs import Env, EnvState, Timestep
 
 # policy(params, obs [B, ...]) -> (logits [B, A], value [B])
 PolicyFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
@@ -23,7 +23,7 @@ class Trajectory(NamedTuple):
   """t_max steps of B envs, time-major [T, B, ...].
 
   obs[t] is the observation at which actions[t] was taken; `values` has one more entry,
-  V(o_T), to bootstrap the last step. `valid` is False for envpool's auto-reset steps.
+  V(o_T), to bootstrap the last step. `valid` is False for auto-reset steps.
   Values and logits are the behaviour policy's (the parameters that acted).
   """
 
@@ -85,7 +85,7 @@ def with_bootstrap(steps: Trajectory, last_value: jax.Array) -> Trajectory:
   return steps._replace(values=jnp.concatenate([steps.values, last_value[None]], axis=0))
 
 
-def rollout(policy: PolicyFn, params: Any, env: BatchedEnv, env_state: EnvState,
+def rollout(policy: PolicyFn, params: Any, env: Env, env_state: EnvState,
             action_keys: jax.Array, num_steps: int, shard_index: Any = 0
             ) -> tuple[EnvState, jax.Array, Trajectory]:
   """Acts for `num_steps` steps in every env with `params`; returns the new state and data."""

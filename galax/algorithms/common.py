@@ -21,7 +21,7 @@ from jax.sharding import Mesh, PartitionSpec as P
 from ml_collections import ConfigDict
 
 from galax import divergence, networks
-from galax.envs import BatchedEnv, EnvState, make_env
+from galax.envs import Env, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
@@ -29,7 +29,7 @@ from galax.parallel.sharded_optimizer import LearnerOptimizer
 from galax.rollout import init_action_keys
 
 
-Envs = BatchedEnv | ActorGroups  # a device's training envs (HTS: its actor groups)
+Envs = Env | ActorGroups  # a device's training envs (HTS: its actor groups)
 # The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
 Optimizer = LearnerOptimizer | optax.GradientTransformation
 
@@ -53,7 +53,7 @@ class Algorithm:
   config: ConfigDict
   layout: lx.Layout
   mesh: Mesh
-  env: BatchedEnv
+  env: Env
   network: networks.ActorCritic
   init: Callable[[], Any]
   step: Callable[[Any], tuple[Any, dict[str, Any]]]
@@ -73,7 +73,7 @@ class Setup:
   config: ConfigDict
   layout: lx.Layout
   mesh: Mesh
-  env: BatchedEnv
+  env: Env
   network: networks.ActorCritic
   total_updates: int
 
@@ -153,7 +153,7 @@ def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Cal
   return policy
 
 
-def learner_map_unrolled(config: ConfigDict, env: BatchedEnv, learners_per_device: int) -> bool:
+def learner_map_unrolled(config: ConfigDict, env: Env, learners_per_device: int) -> bool:
   """Whether a device's learners run their networks unrolled (True) or vmapped.
 
   'auto' unrolls on CPU for image observations with several learners per device: vmapped
@@ -171,7 +171,7 @@ def learner_map_unrolled(config: ConfigDict, env: BatchedEnv, learners_per_devic
 MIN_CHUNK_SAMPLES = 80
 
 
-def grad_chunks(config: ConfigDict, env: BatchedEnv, batch: int, steps: int,
+def grad_chunks(config: ConfigDict, env: Env, batch: int, steps: int,
                 what: str = "envs per learner") -> int:
   """How many chunks a learner's gradient is computed in (`config.grad_chunks`).
 
@@ -280,7 +280,7 @@ def combine_params(combiner: Combiner, old_params: Any, new_params: Any, state: 
   return params, state, metrics
 
 
-def update_loop_kind(config: ConfigDict, env: BatchedEnv) -> str:
+def update_loop_kind(config: ConfigDict, env: Env) -> str:
   """'scan' fuses the updates of a call into one XLA while loop; 'host' loops in Python.
 
   'auto' picks 'host' on CPU for image observations: XLA:CPU computes convolution

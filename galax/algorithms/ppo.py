@@ -31,7 +31,7 @@ from ml_collections import ConfigDict
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
 from galax.algorithms.units import run_units, unroll_units
-from galax.envs import BatchedEnv
+from galax.envs import Env
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimizer,
@@ -63,9 +63,9 @@ class PPOLearner:
   def __init__(self, apply_fn: Callable, config: ConfigDict,
                optimizer: LearnerOptimizer | optax.GradientTransformation,
                combiner: Combiner, learners: int, steps: int, envs: int,
-               env: BatchedEnv | None = None):
+               env: Env | None = None):
     """`optimizer`: the learners' optimizer (a plain optax transformation is applied per
-    learner after `combiner.grads`). `env` (the learners' BatchedEnv) lets
+    learner after `combiner.grads`). `env` (the learners' envs) lets
     `config.grad_chunks` = 0 pick the minibatch gradient's chunks (`common.grad_chunks`);
     without it minibatches are not chunked."""
     ppo = config.ppo

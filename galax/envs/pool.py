@@ -28,13 +28,14 @@ from __future__ import annotations
 import difflib
 import functools
 import warnings
-from typing import Any, NamedTuple
+from typing import Any
 
 import chex
-import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
 
 # Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
 # max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
@@ -47,53 +48,6 @@ ATARI_DEFAULTS = dict(
     noop_max=30,
     repeat_action_probability=0.0,
 )
-
-
-class EnvSpec(NamedTuple):
-  """What a network and a learner need to know about an environment."""
-
-  env_id: str
-  family: str  # "atari" | "classic_control" | "gfootball" | other envpool family
-  obs_shape: tuple[int, ...]
-  obs_dtype: Any
-  num_actions: int
-  obs_layout: str  # "CHW" (Atari), "HWC" (GFootball), "flat" (vector observations)
-  max_episode_steps: int
-
-
-class Timestep(NamedTuple):
-  """One batched env step, as seen by a learner. All fields have leading dim [B].
-
-  `obs` is the observation *after* the step. The transition (o_t, a_t, r_t, o_{t+1}) is
-  experience only where `valid` is True.
-  """
-
-  obs: jax.Array
-  reward: jax.Array  # training reward (clipped for Atari when configured), float32
-  terminated: jax.Array  # bool: discount goes to zero (includes life loss with episodic life)
-  truncated: jax.Array  # bool: time limit; bootstraps from the value of `obs`
-  valid: jax.Array  # bool: False for envpool's auto-reset step
-  episode_over: jax.Array  # bool: the full game ended at this step (for statistics)
-  episode_return: jax.Array  # float32: raw full-game return, meaningful where episode_over
-  episode_length: jax.Array  # int32: env steps of that game, meaningful where episode_over
-
-
-@flax.struct.dataclass
-class EnvState:
-  """Explicit state of one envpool shard. The C++ pool itself lives on the host.
-
-  handle: envpool's XLA token, uint8 [H]. Threading it through orders the custom calls.
-  obs: the current observation of each env, [B, ...].
-  reset_next: [B] bool; the last step ended an episode, so the next step is envpool's
-    auto-reset and carries no experience.
-  episode_return / episode_length: running full-game raw return and length, [B].
-  """
-
-  handle: jax.Array
-  obs: jax.Array
-  reset_next: jax.Array
-  episode_return: jax.Array
-  episode_length: jax.Array
 
 
 def env_family(env_id: str) -> str:
@@ -300,33 +254,8 @@ def _call(fn, *operands):
 
 def _to_timestep(state: EnvState, handle, obs, reward, terminated, truncated, info
                  ) -> tuple[EnvState, Timestep]:
-  reward = reward.astype(jnp.float32)
-  terminated = terminated.astype(bool)
-  truncated = truncated.astype(bool) & ~terminated  # both set: the MDP ended, no bootstrap
-  valid = ~state.reset_next
-  done = terminated | truncated
   # Atari reports the raw reward and the true game end in `info`; episodic life and
   # reward clipping change only `reward` and `terminated`.
-  raw_reward = info["reward"].astype(jnp.float32) if "reward" in info else reward
-  game_over = (info["terminated"].astype(bool) if "terminated" in info else terminated) | truncated
-  episode_over = valid & game_over
-  episode_return = state.episode_return + jnp.where(valid, raw_reward, 0.0)
-  episode_length = state.episode_length + valid.astype(jnp.int32)
-  new_state = EnvState(
-      handle=handle,
-      obs=obs.astype(state.obs.dtype),
-      reset_next=valid & done,
-      episode_return=jnp.where(episode_over, 0.0, episode_return),
-      episode_length=jnp.where(episode_over, 0, episode_length),
-  )
-  timestep = Timestep(
-      obs=new_state.obs,
-      reward=jnp.where(valid, reward, 0.0),
-      terminated=valid & terminated,
-      truncated=valid & truncated,
-      valid=valid,
-      episode_over=episode_over,
-      episode_return=episode_return,
-      episode_length=episode_length,
-  )
-  return new_state, timestep
+  return to_timestep(state, obs, reward, terminated, truncated, handle=handle, backend=(),
+                     reset_after_termination=True, raw_reward=info.get("reward"),
+                     game_over=info.get("terminated"))

@@ -1,0 +1,23 @@
+"""GALA-A2C on MinAtar Breakout: 4 learners x 16 envs on a 1-peer gossip ring.
+
+The per-learner settings of configs/minatar_a2c.py (network "minatar": conv 16 3x3 +
+fc 128, the MinAtar paper's) with the 64 envs split over 4 learners that each run A2C on
+their own envs and, after every update, average parameters with their in-peer (weights
+1/2), lr x sqrt(4) as in GALA. The gymnax envs are vmapped inside the learners' program,
+so the 4 learners can share one device (vmapped) or spread over several.
+
+  python run.py --config=configs/minatar_gala.py
+"""
+
+from galax.configs import minatar_a2c
+
+
+def get_config():
+  c = minatar_a2c.get_config()
+  c.num_learners = 4
+  c.envs_per_learner = 16
+  c.combine = "gossip"
+  c.gossip.topology = "ring"
+  c.gossip.peers = 1
+  c.optimizer.lr_scaling = "sqrt_learners"  # 1e-3 x sqrt(4)
+  return c

@@ -1,0 +1,19 @@
+"""HTS-A2C on MinAtar Breakout: A2C with HTS-RL's one-step-delayed gradients.
+
+The settings of configs/minatar_a2c.py (network "minatar": conv 16 3x3 + fc 128, the
+MinAtar paper's), alpha = t_max = 16: each segment learns from the previous segment's
+storage while the envs step. On gymnax the env steps and the learner share one XLA
+program, so there is no host/accelerator overlap to gain (docs/environments.md); the
+algorithm (one-step delay, determinism across actor groups) is unchanged.
+
+  python run.py --config=configs/minatar_hts_a2c.py
+"""
+
+from galax.configs import minatar_a2c
+
+
+def get_config():
+  c = minatar_a2c.get_config()
+  c.algorithm = "hts_a2c"
+  c.hts.alpha = 16
+  return c

@@ -1,0 +1,194 @@
+"""gymnax environments (written in JAX) behind galax's env interface (`base.Env`).
+
+Ids are gymnax's with a `gymnax/` prefix: `gymnax/CartPole-v1`, `gymnax/Acrobot-v1`,
+`gymnax/Breakout-MinAtar`, `gymnax/Asterix-MinAtar`, `gymnax/Freeway-MinAtar`,
+`gymnax/SpaceInvaders-MinAtar`, ... (any registered gymnax env with discrete actions and
+vector or HWC image observations).
+
+The envs are part of the learner program: one `jax.vmap` of gymnax's `step` over a
+device's envs, whose states (`EnvState.backend`) are env-major arrays sharded over the
+learner axis like every other env leaf. No host, no C++ pool, any accelerator (TPU too).
+
+Semantics, matched to the envpool adapter (`pool.py`):
+
+* **Termination.** gymnax resets inside the terminating step. The timestep has
+  `terminated=True` (discount 0, so V of the returned observation, already the next
+  episode's first, is never used), and the next step is a normal valid step of the new
+  episode: no auto-reset step is wasted (`EnvSpec.reset_step_after_termination=False`).
+* **Truncation** (the time limit, `max_episode_steps` or gymnax's
+  `params.max_steps_in_episode`) bootstraps: the timestep's `obs` is the true final
+  observation (`info["final_observation"]`), so the learner's V(o_{t+1}) is right. As with
+  envpool's NEXT_STEP, the next step ignores its action, returns the new episode's first
+  observation (kept in `GymnaxCarry.reset_obs`) and has `valid=False`.
+* **Seeding.** An env with integer seed `s` (`seed + shard * num_envs + j`, or an explicit
+  `env_seeds` entry, as for envpool) owns the key stream of `jax.random.PRNGKey(s)`: it
+  splits off one key for its reset and one per step. So env j of the global numbering
+  gets the same stream whatever the split over learners, devices and actor groups.
+* **send / recv.** `send` only records the actions (they are the handle, int32 [B]);
+  `recv` performs the vmapped step. HTS-RL's algorithm (one-step-delayed gradients,
+  determinism across actor groups) holds unchanged; the host/accelerator overlap it buys
+  with envpool's C++ threads does not exist here (everything is one XLA program).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Any
+
+import chex
+import flax.struct
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+
+PREFIX = "gymnax/"
+
+
+def is_gymnax_id(env_id: str) -> bool:
+  return env_id.startswith(PREFIX)
+
+
+def gymnax_env_ids() -> list[str]:
+  import gymnax  # pylint: disable=g-import-not-at-top
+
+  return [PREFIX + name for name in gymnax.registered_envs]
+
+
+def check_gymnax_id(env_id: str) -> None:
+  """Raises ValueError naming close matches if gymnax does not know `env_id`."""
+  ids = gymnax_env_ids()
+  if env_id not in ids:
+    close = difflib.get_close_matches(env_id, ids, n=5)
+    hint = f" Did you mean one of {close}?" if close else ""
+    raise ValueError(f"Unknown env id {env_id!r}: gymnax has no such environment.{hint} "
+                     f"(gymnax.registered_envs lists all of them; prefix them with {PREFIX!r}.)")
+
+
+@flax.struct.dataclass
+class GymnaxCarry:
+  """The gymnax part of `EnvState.backend`; every leaf env-major [B, ...]."""
+
+  env_state: Any  # gymnax's state pytree (already reset where the last step ended one)
+  keys: jax.Array  # [B, 2] each env's PRNG key stream
+  reset_obs: jax.Array  # [B, ...] gymnax's own observation of `env_state` (after a
+  # truncated step: the new episode's first observation, shown on the following step)
+
+
+class GymnaxEnv:
+  """`num_envs * num_shards` gymnax envs of one id (see the module docstring).
+
+  Args:
+    env_id: "gymnax/<gymnax id>", e.g. "gymnax/Breakout-MinAtar".
+    num_envs: envs per shard (a device's envs; shards only number the envs: every shard
+      runs the same vmapped program on its own slice of the state).
+    seed: base seed; env j of shard s has seed `seed + s * num_envs + j`.
+    num_shards: shards (local devices) whose envs `reset` returns, concatenated.
+    max_episode_steps: time limit in agent steps (None/0: gymnax's default).
+    env_seeds: optional explicit seeds, one list of `num_envs` seeds per shard.
+  """
+
+  def __init__(self, env_id: str, num_envs: int, seed: int = 0, num_shards: int = 1,
+               max_episode_steps: int | None = None, env_seeds: Any = None):
+    check_gymnax_id(env_id)
+    if num_envs < 1 or num_shards < 1:
+      raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
+    import gymnax  # pylint: disable=g-import-not-at-top
+
+    self._env, params = gymnax.make(env_id.removeprefix(PREFIX))
+    if max_episode_steps:
+      params = params.replace(max_steps_in_episode=int(max_episode_steps))
+    self._params = params
+    self.num_envs, self.num_shards, self.seed = num_envs, num_shards, seed
+    if env_seeds is None:
+      seeds = seed + np.arange(num_shards * num_envs)
+    else:
+      if len(env_seeds) != num_shards or any(len(x) != num_envs for x in env_seeds):
+        raise ValueError(f"env_seeds must hold {num_shards} list(s) of {num_envs} seeds.")
+      seeds = np.concatenate([np.asarray(x) for x in env_seeds])
+    self._seeds = seeds.astype(np.int64)
+    self.spec = _make_spec(env_id, self._env, params)
+
+  @property
+  def total_envs(self) -> int:
+    return self.num_envs * self.num_shards
+
+  def reset(self) -> EnvState:
+    """Resets this process's envs; fields are [num_shards * num_envs, ...]."""
+    reset = jax.jit(functools.partial(_reset, self._env, self._params))
+    return reset(jnp.asarray(self._seeds, jnp.uint32))
+
+  def close(self) -> None:
+    pass
+
+  def step(self, state: EnvState, action: jax.Array, shard_index: Any = 0
+           ) -> tuple[EnvState, Timestep]:
+    return self.recv(state.replace(handle=self.send(state, action, shard_index)), shard_index)
+
+  def send(self, state: EnvState, action: jax.Array, shard_index: Any = 0) -> jax.Array:
+    """Records the actions: they are the handle `recv` steps with."""
+    del state, shard_index
+    chex.assert_shape(action, (self.num_envs,))
+    return action.astype(jnp.int32)
+
+  def recv(self, state: EnvState, shard_index: Any = 0) -> tuple[EnvState, Timestep]:
+    """One vmapped gymnax step with the actions in `state.handle`."""
+    del shard_index
+    carry: GymnaxCarry = state.backend
+    keys = jax.vmap(jax.random.split)(carry.keys)  # [B, 2, 2]: next stream, this step
+    step = functools.partial(self._env.step, params=self._params)
+    obs, env_state, reward, terminated, truncated, info = jax.vmap(step)(
+        keys[:, 1], carry.env_state, state.handle)
+    pending = state.reset_next  # last step truncated: gymnax already reset this env
+    env_state = jax.tree.map(functools.partial(_where_env, pending), carry.env_state,
+                             env_state)
+    truncated = truncated & ~terminated
+    final_obs = _where_env(truncated, info["final_observation"], obs)
+    shown = _where_env(pending, carry.reset_obs, final_obs)
+    backend = GymnaxCarry(env_state, keys[:, 0], _where_env(pending, carry.reset_obs, obs))
+    return to_timestep(state, shown, reward, terminated, truncated, handle=state.handle,
+                       backend=backend, reset_after_termination=False)
+
+
+def _where_env(mask: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+  """Per env (axis 0): `x` where `mask`, else `y`."""
+  return jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), x, y)
+
+
+def _reset(env: Any, params: Any, seeds: jax.Array) -> EnvState:
+  keys = jax.vmap(jax.random.PRNGKey)(seeds)
+  pairs = jax.vmap(jax.random.split)(keys)
+  obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(pairs[:, 1], params)
+  n = seeds.shape[0]
+  return EnvState(
+      handle=jnp.zeros((n,), jnp.int32),
+      obs=obs,
+      reset_next=jnp.zeros((n,), bool),
+      episode_return=jnp.zeros((n,), jnp.float32),
+      episode_length=jnp.zeros((n,), jnp.int32),
+      backend=GymnaxCarry(env_state, pairs[:, 0], obs),
+  )
+
+
+def _make_spec(env_id: str, env: Any, params: Any) -> EnvSpec:
+  space = env.action_space(params)
+  if not hasattr(space, "n"):
+    raise ValueError(f"{env_id!r} has a non-discrete action space; galax's actor-critic "
+                     "heads are categorical.")
+  obs = jax.eval_shape(lambda: env.reset(jax.random.PRNGKey(0), params)[0])
+  shape = tuple(obs.shape)
+  if len(shape) not in (1, 3):
+    raise ValueError(f"{env_id!r} has observations of shape {shape}; galax's networks take "
+                     "vectors or HWC images.")
+  return EnvSpec(
+      env_id=env_id,
+      family="gymnax",
+      obs_shape=shape,
+      obs_dtype=np.dtype(obs.dtype),
+      num_actions=int(space.n),
+      obs_layout="flat" if len(shape) == 1 else "HWC",
+      max_episode_steps=int(params.max_steps_in_episode),
+      reset_step_after_termination=False,
+  )
