@@ -141,17 +141,23 @@ def _finished(exp_dir: str, seeds: Sequence[int]) -> bool:
 
 def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: int,
               out: str, tiny: bool = False, resamples: int = 10_000,
-              log: Callable[[str], None] = print) -> str:
-  """Runs a claim's variants x seeds on each game, writes report and verdict; returns
-  the claim's output directory."""
+              only: Sequence[str] = (), log: Callable[[str], None] = print) -> str:
+  """Runs a claim's variants (those named in `only`, if any) x seeds on each game, writes
+  report and verdict; returns the claim's output directory."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
   from galax.experiment import run_experiment  # pylint: disable=g-import-not-at-top
 
   if claim not in VARIANTS:
     raise ValueError(f"unknown claim {claim!r}; choose from {list(CLAIMS)}.")
   claim_dir = os.path.join(out, claim)
+  names = [v.name for v in VARIANTS[claim](env_ids[0], steps)]
+  unknown = sorted(set(only) - set(names))
+  if unknown:
+    raise ValueError(f"--variants: {claim} has no variant {unknown}; choose from {names}.")
   for env_id in env_ids:
     for variant in VARIANTS[claim](env_id, steps):
+      if only and variant.name not in only:
+        continue
       config = minatar.scale_down(variant.config) if tiny else variant.config
       config_lib.validate(config)
       name = f"{game_name(env_id)}_{variant.name}"
@@ -185,6 +191,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
   parser.add_argument("--seeds", default="0-4", help="seeds: 0,1,2 or 0-4")
   parser.add_argument("--envs", default=",".join(minatar.GAMES),
                       help="comma-separated env ids")
+  parser.add_argument("--variants", default="",
+                      help="comma-separated variant names to run (default: all)")
   parser.add_argument("--tiny", action="store_true", help="CI size: a 16-unit fc layer")
   parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
   parser.add_argument("--compile_cache", default="",
@@ -214,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> None:
       if args.summarise_only:
         summarise(claim, os.path.join(args.out, claim), args.resamples)
       else:
-        run_claim(claim, env_ids, seeds, args.steps, args.out, args.tiny, args.resamples)
+        only = [v.strip() for v in args.variants.split(",") if v.strip()]
+        run_claim(claim, env_ids, seeds, args.steps, args.out, args.tiny, args.resamples, only)
       print(f"wrote {os.path.join(args.out, claim)}/report.md and verdict.md")
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)

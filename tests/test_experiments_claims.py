@@ -132,6 +132,7 @@ def test_verdict_json_has_no_nan(tmp_path):
     (["paac", "--steps=0"], "--steps must be > 0"),
     (["gala", "--seeds=x"], "--seeds: cannot read 'x'"),
     (["hts", "--envs=gymnax/Nope-MinAtar", "--steps=10", "--seeds=0"], "Nope-MinAtar"),
+    (["ba3c", "--variants=drop_2", "--steps=10", "--seeds=0"], "ba3c has no variant ['drop_2']"),
 ])
 def test_bad_input_is_one_line(argv, message, tmp_path, capsys):
   with pytest.raises(SystemExit) as exit_info:
