@@ -169,3 +169,29 @@ def test_claim_command_writes_results_tables_and_plots(claim, tmp_path):
                "--envs=gymnax/Breakout-MinAtar", f"--out={tmp_path}"])
   assert (claim_dir / f"breakout_{claims.VARIANTS[claim]('x/y', 1)[0].name}" /
           "seed0.json").stat().st_mtime == before
+
+
+@pytest.mark.slow
+def test_gala_on_the_full_graph_with_sgd_is_allreduce():
+  """The check behind the GALA verdict: gossip mixing itself loses nothing. On the full
+  graph, SGD without clipping, GALA (step, then average parameters) is all-reduce A2C
+  (average gradients, then step); with RMSProp it is not, as each learner normalises its
+  own 16-env gradient."""
+  import jax  # pylint: disable=g-import-not-at-top
+
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
+  params = {}
+  for combine, opt in [(c, o) for o in ("sgd", "rmsprop") for c in ("gossip", "allreduce")]:
+    c = minatar.scale_down(minatar.a2c_config("gymnax/CartPole-v1", 960))
+    c.network.name = "mlp"
+    c.num_learners, c.envs_per_learner, c.combine = 4, 16, combine
+    c.gossip.topology = "full"
+    c.optimizer.name, c.optimizer.max_grad_norm, c.optimizer.learning_rate = opt, 0.0, 1e-2
+    c.eval.every_steps = 0
+    result = train(c, workdir=None, log=lambda s: None)
+    params[combine, opt] = [np.asarray(x) for x in jax.tree.leaves(result.state.params)]
+  gap = {opt: max(float(np.max(np.abs(a - b))) for a, b in zip(params["gossip", opt],
+                                                                params["allreduce", opt]))
+         for opt in ("sgd", "rmsprop")}
+  assert gap["sgd"] < 1e-5 and gap["rmsprop"] > 1e-3
