@@ -195,3 +195,19 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
                                                                 params["allreduce", opt]))
          for opt in ("sgd", "rmsprop")}
   assert gap["sgd"] < 1e-5 and gap["rmsprop"] > 1e-3
+
+
+def test_training_curve_before_the_first_episode_is_json(tmp_path):
+  """galax.experiment.read_curve: a row logged before any episode ended has a NaN running
+  return; the run record must still be JSON (it crashed at the end of such runs)."""
+  from galax import experiment  # pylint: disable=g-import-not-at-top
+  from galax.report import curves  # pylint: disable=g-import-not-at-top
+
+  path = tmp_path / "metrics.csv"
+  path.write_text("env_steps,wall_time_s,train_time_s,mean_return\n80,1.0,1.0,nan\n"
+                  "160,2.0,2.0,0.5\n")
+  curve = experiment.read_curve(str(path))
+  assert curve["mean_return"] == [None, 0.5]
+  json.dumps(curve, allow_nan=False)
+  _, ys, _ = curves([dict(train_curve=curve)], "env_steps")
+  assert np.isnan(ys[0][0]) and ys[0][1] == 0.5
