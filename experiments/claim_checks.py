@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.verdicts import (Run, compare, consensus_check, finals, format_compare,
-                                  required_times)
+from experiments.verdicts import (Run, bootstrap_two_groups, compare, consensus_check,
+                                  finals, format_compare, required_times)
 from galax import protocols
 from galax.report import eval_series
 
@@ -109,12 +109,14 @@ def ba3c(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
     at_limit = np.array([protocols.final_time_metric(t, eval_series(r)[1], limit)
                          for t, r in zip(sim[1], wait)])
     drop_final = finals(drop)
+    d, lo, hi = bootstrap_two_groups(drop_final, at_limit, "diff", resamples)
     checks.update(simulated_limit=limit, wait_at_limit=at_limit.tolist(),
-                  drop_final=drop_final.tolist(),
+                  drop_final=drop_final.tolist(), equal_time_diff=(d, lo, hi),
                   simulated_speedup=float(np.mean([w[-1] for w in sim[1]]) / limit))
     lines.append(f"- at equal simulated time ({limit:.0f} units, when dropping finishes): "
                  f"keep 3 of 4 {drop_final.mean():.2f} vs wait for 4 of 4 "
-                 f"{at_limit.mean():.2f} (final time metric); waiting needs "
+                 f"{at_limit.mean():.2f} (final time metric), difference {d:+.2f} "
+                 f"[{lo:+.2f}, {hi:+.2f}]; waiting needs "
                  f"{checks['simulated_speedup']:.2f}x the simulated time for the same steps")
   return checks, lines
 
