@@ -134,7 +134,7 @@ def device_info() -> dict[str, Any]:
 
 
 def read_curve(metrics_csv: str, return_column: str = "mean_return",
-               steps_divisor: int = 1) -> dict[str, list[float]]:
+               steps_divisor: int = 1) -> dict[str, list[float | None]]:
   """The training curve of a run from its metrics.csv: env steps, times, running return."""
   curve: dict[str, list[float]] = dict(env_steps=[], wall_time_s=[], train_time_s=[],
                                        mean_return=[])
@@ -145,7 +145,8 @@ def read_curve(metrics_csv: str, return_column: str = "mean_return",
       curve["env_steps"].append(int(row["env_steps"]) // steps_divisor)
       curve["wall_time_s"].append(float(row["wall_time_s"]))
       curve["train_time_s"].append(float(row.get("train_time_s") or row["wall_time_s"]))
-      curve["mean_return"].append(float(row[return_column]))
+      # NaN before the first episode ends: None in JSON (report reads it back as NaN).
+      curve["mean_return"].append(_json_float(float(row[return_column])))
   return curve
 
 

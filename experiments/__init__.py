@@ -1,0 +1,1 @@
+"""The papers' claims as learning experiments (`python -m experiments.claims`)."""

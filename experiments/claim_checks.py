@@ -1,0 +1,124 @@
+"""What each claim compares, per game: `CHECKS[claim](variants, target, resamples)` ->
+(numbers as JSON-able dict, markdown lines). `variants` maps a variant name (see
+experiments/claims.py) to its runs; `target` is the game's required-time target.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments.verdicts import (Run, bootstrap_two_groups, compare, consensus_check,
+                                  finals, format_compare, required_times)
+from galax import protocols
+from galax.report import eval_series
+
+Variants = dict[str, list[Run]]
+Check = Callable[[Variants, float, int], tuple[dict[str, Any], list[str]]]
+
+
+def _mean_time(group: Sequence[Run], target: float) -> float:
+  """Mean required time over seeds; inf unless every seed reached the target."""
+  t = required_times(group, target)
+  return float(t.mean()) if np.all(np.isfinite(t)) else float("inf")
+
+
+def paac(variants: Variants, target: float, resamples: int) -> tuple[dict, list[str]]:
+  """Final returns within noise across n_e; required time falling as n_e grows."""
+  names = sorted((v for v in variants if v.startswith("paac_ne")), key=lambda v: int(v[7:]))
+  if "paac_ne16" not in variants:
+    return {}, ["(no n_e = 16 baseline)"]
+  checks, lines = {}, ["Each n_e against n_e = 16:"]
+  for name in names[1:]:
+    checks[name] = compare(variants[name], variants["paac_ne16"], target, resamples)
+    lines.append(format_compare(f"{name} vs paac_ne16", checks[name]))
+  times = [_mean_time(variants[n], target) for n in names]
+  falling = all(np.isfinite(times)) and all(b < a for a, b in zip(times, times[1:]))
+  same = all(c["within_noise"] for c in checks.values())
+  checks.update(mean_required_times=dict(zip(names, times)), time_falls=falling,
+                finals_within_noise=same)
+  lines += ["", f"- mean required time by n_e ({', '.join(names)}): "
+            + ", ".join(f"{t:.0f}s" if np.isfinite(t) else "-" for t in times),
+            f"- final returns within noise of n_e = 16: {'yes' if same else 'no'}; "
+            f"required time falling with n_e: {'yes' if falling else 'no'}"]
+  return checks, lines
+
+
+def gala(variants: Variants, target: float, resamples: int) -> tuple[dict, list[str]]:
+  """GALA vs all-reduce and A3C; topologies; consensus distance inside Prop. 1's bound."""
+  checks, lines = {}, []
+  for gossip in (v for v in ("gala_ring", "gala_exponential", "gala_full") if v in variants):
+    for base in (b for b in ("allreduce", "a3c") if b in variants):
+      checks[f"{gossip}_vs_{base}"] = c = compare(variants[gossip], variants[base], target,
+                                                   resamples)
+      lines.append(format_compare(f"{gossip} vs {base}", c))
+    checks[f"{gossip}_consensus"] = c = consensus_check(variants[gossip])
+    lines.append(f"- {gossip} consensus distance inside Prop. 1's bound in {c['within']} of "
+                 f"{c['rows']} logged rows (max distance / bound {c['worst_ratio']:.3g})")
+  return checks, lines
+
+
+def hts(variants: Variants, target: float, resamples: int) -> tuple[dict, list[str]]:
+  """HTS-A2C vs A2C and HTS-PPO vs PPO at equal env steps."""
+  checks, lines = {}, []
+  for base in ("a2c", "ppo"):
+    if base in variants and f"hts_{base}" in variants:
+      checks[f"hts_{base}_vs_{base}"] = c = compare(variants[f"hts_{base}"], variants[base],
+                                                     target, resamples)
+      lines.append(format_compare(f"hts_{base} vs {base}", c))
+  return checks, lines
+
+
+def simulated_times(run: Run) -> list[float]:
+  """Per evaluation: the simulated time of the updates before it (stragglers law).
+
+  Update u takes the m-th smallest of the n learners' step times drawn for u (m kept;
+  m = n when every gradient is waited for), from the same key stream as training.
+  """
+  from galax.parallel.stragglers import StragglerModel  # pylint: disable=g-import-not-at-top
+
+  cfg = run["config"]
+  n, s = cfg["num_learners"], cfg["stragglers"]
+  kept = s["num_kept"] or n
+  model = StragglerModel(n, kept, s["step_time"], s["scale"], cfg["seed"])
+  per_update = n * cfg["envs_per_learner"] * cfg["t_max"]
+  updates = max(e["env_steps"] for e in run["evaluations"]) // per_update
+  times = np.asarray(jax.vmap(lambda u: model.draw(u)[0])(jnp.arange(updates)))
+  waits = np.sort(times, axis=1)[:, kept - 1]
+  elapsed = np.concatenate([[0.0], np.cumsum(waits)])
+  return [float(elapsed[e["env_steps"] // per_update]) for e in run["evaluations"]]
+
+
+def ba3c(variants: Variants, target: float, resamples: int) -> tuple[dict, list[str]]:
+  """Adam vs RMSProp at large batch; dropping 1 of 4 vs waiting, in simulated time."""
+  checks, lines = {}, []
+  if "adam_large" in variants and "rmsprop_large" in variants:
+    checks["adam_vs_rmsprop"] = c = compare(variants["adam_large"], variants["rmsprop_large"],
+                                            target, resamples)
+    lines.append(format_compare("adam_large vs rmsprop_large (training seconds)", c))
+  if "drop_1" in variants and "wait_all" in variants:
+    drop, wait = variants["drop_1"], variants["wait_all"]
+    sim = ([simulated_times(r) for r in drop], [simulated_times(r) for r in wait])
+    checks["drop_vs_wait_simulated"] = c = compare(drop, wait, target, resamples, sim)
+    lines.append(format_compare("drop_1 vs wait_all at equal env steps (required time in "
+                              "simulated step-time units)", c))
+    limit = float(np.mean([t[-1] for t in sim[0]]))  # when dropping finishes its steps
+    at_limit = np.array([protocols.final_time_metric(t, eval_series(r)[1], limit)
+                         for t, r in zip(sim[1], wait)])
+    drop_final = finals(drop)
+    d, lo, hi = bootstrap_two_groups(drop_final, at_limit, "diff", resamples)
+    checks.update(simulated_limit=limit, wait_at_limit=at_limit.tolist(),
+                  drop_final=drop_final.tolist(), equal_time_diff=(d, lo, hi),
+                  simulated_speedup=float(np.mean([w[-1] for w in sim[1]]) / limit))
+    lines.append(f"- at equal simulated time ({limit:.0f} units, when dropping finishes): "
+                 f"keep 3 of 4 {drop_final.mean():.2f} vs wait for 4 of 4 "
+                 f"{at_limit.mean():.2f} (final time metric), difference {d:+.2f} "
+                 f"[{lo:+.2f}, {hi:+.2f}]; waiting needs "
+                 f"{checks['simulated_speedup']:.2f}x the simulated time for the same steps")
+  return checks, lines
+
+
+CHECKS: dict[str, Check] = dict(paac=paac, gala=gala, hts=hts, ba3c=ba3c)
