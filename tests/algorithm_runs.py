@@ -7,6 +7,7 @@ import jax
 import jax.extend
 
 from galax.algorithms import make_algorithm
+from galax.config import base_config
 from galax.config import load as load_config
 from galax.parallel.learners import to_host
 
@@ -18,6 +19,26 @@ def cartpole_config(algorithm: str, **overrides: Any):
   config.envs_per_learner = 4
   config.update(overrides)
   return config
+
+
+def small_mlp_config(env_id: str, hidden: tuple[int, ...], envs_per_learner: int,
+                     updates_per_call: int):
+  """The schema's defaults with a small MLP on `env_id`, t_max 4, PPO 2 epochs x 2
+  minibatches, Adam 1e-2 (unvalidated; envpool ids get one env thread)."""
+  c = base_config()
+  c.env.id = env_id
+  if not env_id.startswith("gymnax/"):
+    c.env.num_threads = 1
+  c.network.name = "mlp"
+  c.network.mlp_hidden = hidden
+  c.envs_per_learner = envs_per_learner
+  c.t_max = 4
+  c.ppo.epochs = 2
+  c.ppo.minibatches = 2
+  c.optimizer.name = "adam"
+  c.optimizer.learning_rate = 1e-2
+  c.updates_per_call = updates_per_call
+  return c
 
 
 def run_algorithm(config, calls: int = 1) -> tuple[Any, Any]:

@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 
 from galax.algorithms import make_algorithm
-from galax.config import base_config, set_fields, validate
+from algorithm_runs import small_mlp_config
+from galax.config import set_fields, validate
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "data", "golden_updates.json")
 UPDATES = 3
@@ -79,18 +80,7 @@ CASES: dict[str, dict] = {
 
 
 def case_config(overrides: dict):
-  c = base_config()
-  c.env.id = "CartPole-v1"
-  c.env.num_threads = 1
-  c.network.name = "mlp"
-  c.network.mlp_hidden = (16, 16)
-  c.envs_per_learner = 8
-  c.t_max = 4
-  c.ppo.epochs = 2
-  c.ppo.minibatches = 2
-  c.optimizer.name = "adam"
-  c.optimizer.learning_rate = 1e-2
-  c.updates_per_call = UPDATES
+  c = small_mlp_config("CartPole-v1", (16, 16), envs_per_learner=8, updates_per_call=UPDATES)
   c.total_env_steps = 100_000
   c.seed = 3
   set_fields(c, overrides)

@@ -8,7 +8,9 @@ import pytest
 
 from galax import networks
 from galax.algorithms import make_algorithm
-from galax.config import base_config, validate
+from galax.algorithms.common import describe_choices
+from algorithm_runs import small_mlp_config
+from galax.config import validate
 from galax.config import load as load_config
 from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry
@@ -16,17 +18,7 @@ from galax.parallel.learners import to_host
 
 
 def make_config(**overrides):
-  c = base_config()
-  c.env.id = "gymnax/CartPole-v1"
-  c.network.name = "mlp"
-  c.network.mlp_hidden = (32, 32)
-  c.envs_per_learner = 8
-  c.t_max = 4
-  c.ppo.epochs = 2
-  c.ppo.minibatches = 2
-  c.optimizer.name = "adam"
-  c.optimizer.learning_rate = 1e-2
-  c.updates_per_call = 2
+  c = small_mlp_config("gymnax/CartPole-v1", (32, 32), envs_per_learner=8, updates_per_call=2)
   c.update(overrides)  # nested dicts update the nested fields they name
   return validate(c)
 
@@ -105,6 +97,18 @@ def test_hts_on_gymnax_one_step_delay_and_actor_group_determinism():
       np.testing.assert_array_equal(getattr(one, field), getattr(two, field))
   for a, b in zip(jax.tree.leaves(states[-1].params), jax.tree.leaves(grouped[-1].params)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("env_id, expected", [("gymnax/CartPole-v1", 1), ("CartPole-v1", 4)])
+def test_hts_auto_microbatches_is_one_piece_on_gymnax(env_id, expected):
+  """Auto splits the learner's work to overlap envpool's host stepping (gcd(alpha 4,
+  units 4) = 4 pieces); gymnax steps inside the same program: one piece. Resolved once,
+  shown in the header's choices."""
+  config = make_config(algorithm="hts_a2c", env={"id": env_id})
+  assert config.hts.microbatches == 0
+  resolved = make_algorithm(config).config
+  assert resolved.hts.microbatches == expected
+  assert f"hts.microbatches={expected}" in describe_choices(resolved)
 
 
 MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo"]

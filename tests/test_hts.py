@@ -11,33 +11,17 @@ import pytest
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.ordering import after
-from galax.config import base_config, validate
+from algorithm_runs import small_mlp_config
+from galax.config import set_fields, validate
 from galax.rollout import Trajectory
 
 
 def make_config(algorithm="hts_a2c", **overrides):
-  c = base_config()
+  c = small_mlp_config("CartPole-v1", (32, 32), envs_per_learner=16, updates_per_call=1)
   c.algorithm = algorithm
-  c.env.id = "CartPole-v1"
-  c.env.num_threads = 1
-  c.network.name = "mlp"
-  c.network.mlp_hidden = (32, 32)
-  c.envs_per_learner = 16
-  c.t_max = 4
-  c.ppo.epochs = 2
-  c.ppo.minibatches = 2
   c.ppo.clip = 0.2
-  c.optimizer.name = "adam"
-  c.optimizer.learning_rate = 1e-2
-  c.updates_per_call = 1
   c.total_env_steps = 1_000_000
-  for key, value in overrides.items():
-    node = c
-    *path, leaf = key.split(".")
-    for part in path:
-      node = node[part]
-    node[leaf] = value
-  return validate(c)
+  return validate(set_fields(c, overrides))
 
 
 def host(tree):

@@ -132,10 +132,13 @@ def chunked_batch(config: ConfigDict) -> tuple[int, int]:
 
 
 def describe_choices(config: ConfigDict) -> str:
-  """The resolved choices for a run header: combine mode, learner_map, update_loop, chunks."""
+  """The resolved choices for a run header: combine mode, learner_map, update_loop, chunks
+  (and HTS micro-batches)."""
   combine = config.combine + ("+sharded_state" if config.optimizer.sharded_state else "")
+  hts = (f", hts.microbatches={config.hts.microbatches}"
+         if config.algorithm.startswith("hts") else "")
   return (f"combine={combine}, learner_map={config.learner_map}, "
-          f"update_loop={config.update_loop}, grad_chunks={config.grad_chunks}")
+          f"update_loop={config.update_loop}, grad_chunks={config.grad_chunks}{hts}")
 
 
 def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Callable:
