@@ -104,6 +104,26 @@ def test_every_algorithm_reports_divergence(tmp_path, algorithm):
     train(config, workdir=str(tmp_path), log=quiet)
 
 
+def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatch):
+  """No env step outlives the run's pools: `train` waits for its programs and closes
+  its envs itself, whether it finishes or stops (before, the pools were left to the
+  garbage collector, and one collected under a running step crashed a later program)."""
+  closed = []
+  real_make = train_lib.make_algorithm
+
+  def make(config):
+    algorithm = real_make(config)
+    real_close = algorithm.env.close
+    algorithm.env.close = lambda: closed.append(config.optimizer.name) or real_close()
+    return algorithm
+
+  monkeypatch.setattr(train_lib, "make_algorithm", make)
+  train(tiny_config(total_env_steps=STEPS_PER_CALL), workdir=str(tmp_path / "ok"), log=quiet)
+  with pytest.raises(train_lib.Diverged):
+    train(_diverging(total_env_steps=40_000), workdir=str(tmp_path / "nan"), log=quiet)
+  assert closed == ["rmsprop", "sgd"]
+
+
 # 2. Resume after a kill: no duplicated rows, statistics and clocks continue.
 
 def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
