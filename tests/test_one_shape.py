@@ -86,18 +86,3 @@ def test_auto_choices_are_resolved_once_into_the_algorithms_config():
   resolved = algo.config
   assert (resolved.learner_map, resolved.grad_chunks) == ("vmap", 1)
   assert resolved.update_loop == "scan"  # vector observations: one XLA loop everywhere
-
-
-def test_auto_unrolls_only_a_few_image_learners_per_device():
-  """CPU image nets: 2-8 learners per device unrolled (faster than a grouped conv);
-  beyond, vmapped (64 unrolled BA3C learners compiled for over 400 s in 20 GB)."""
-  import types  # pylint: disable=g-import-not-at-top
-
-  from galax.algorithms.common import learner_map_unrolled  # pylint: disable=g-import-not-at-top
-
-  config = validate(small_config())
-  image = types.SimpleNamespace(spec=types.SimpleNamespace(obs_layout="CHW"))
-  flat = types.SimpleNamespace(spec=types.SimpleNamespace(obs_layout="flat"))
-  assert [learner_map_unrolled(config, image, n) for n in (1, 2, 8, 9, 64)] == [
-      False, True, True, False, False]
-  assert not learner_map_unrolled(config, flat, 4)

@@ -156,25 +156,17 @@ def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Cal
   return policy
 
 
-# Most learners per device that 'auto' unrolls on CPU (GALA's 4 and 8-learner runs).
-MAX_UNROLLED_LEARNERS = 8
-
-
 def learner_map_unrolled(config: ConfigDict, env: Env, learners_per_device: int) -> bool:
   """Whether a device's learners run their networks unrolled (True) or vmapped.
 
-  'auto' unrolls on CPU for image observations with 2 to `MAX_UNROLLED_LEARNERS` learners
-  per device: vmapped per-learner convolution weights become one grouped convolution,
-  which XLA:CPU runs about 1.7x slower than the learners' convolutions one by one
-  (measured, jax 0.10). With more learners the unrolled program (one network copy each)
-  costs more than it saves: ba3c_breakout's 64 unrolled learners compiled for over 400 s
-  in 20 GB on a 2-core CPU.
+  'auto' unrolls on CPU for image observations with several learners per device: vmapped
+  per-learner convolution weights become one grouped convolution, which XLA:CPU runs
+  about 1.7x slower than the learners' convolutions one by one (measured, jax 0.10).
   """
   kind = config.learner_map  # checked by `galax.config.validate`
   if kind == "auto":
     on_cpu = jax.devices()[0].platform == "cpu"
-    return (on_cpu and env.spec.obs_layout != "flat"
-            and 1 < learners_per_device <= MAX_UNROLLED_LEARNERS)
+    return on_cpu and env.spec.obs_layout != "flat" and learners_per_device > 1
   return kind == "unroll"
 
 
