@@ -332,10 +332,7 @@ def train(config: Any, workdir: str | None = None, resume: bool = False,
       save()
   finally:
     energy = monitor.stop() if monitor is not None else None
-    # No env step of this run may outlive its pools: envpool steps write into the pools'
-    # memory, and a pool collected under a running step crashed a later program.
-    jax.effects_barrier()
-    algorithm.env.close()
+    algorithm.env.close()  # waits for the run's env steps (a pool collected under one crashed)
     if evals:
       evals.close()
     if checkpointer is not None:

@@ -206,6 +206,11 @@ class BatchedEnv:
     )
 
   def close(self) -> None:
+    """Closes the pools once no dispatched program still steps them: envpool steps write
+    into the pool's memory, and closing or collecting a pool under a running step
+    crashed or hung later programs (its custom calls are side-effecting, so
+    `effects_barrier` waits for them)."""
+    jax.effects_barrier()
     for pool in self._pools:
       close = getattr(pool, "close", None)
       if close is not None:
