@@ -110,6 +110,7 @@ class GymnaxEnv:
       seeds = np.concatenate([np.asarray(x) for x in env_seeds])
     self._seeds = seeds.astype(np.int64)
     self.spec = _make_spec(env_id, self._env, params)
+    self._reset = _jitted_reset(env_id, int(params.max_steps_in_episode))
 
   @property
   def total_envs(self) -> int:
@@ -117,8 +118,7 @@ class GymnaxEnv:
 
   def reset(self) -> EnvState:
     """Resets this process's envs; fields are [num_shards * num_envs, ...]."""
-    reset = jax.jit(functools.partial(_reset, self._env, self._params))
-    return reset(jnp.asarray(self._seeds, jnp.uint32))
+    return self._reset(jnp.asarray(self._seeds, jnp.uint32))
 
   def close(self) -> None:
     pass
@@ -155,6 +155,16 @@ class GymnaxEnv:
 def _where_env(mask: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
   """Per env (axis 0): `x` where `mask`, else `y`."""
   return jnp.where(mask.reshape(mask.shape + (1,) * (x.ndim - 1)), x, y)
+
+
+@functools.lru_cache(maxsize=None)
+def _jitted_reset(env_id: str, max_steps: int):
+  """One jitted reset per (id, time limit) and process: every evaluation resets its envs,
+  and a fresh jit per call (or per env) recompiled the vmapped reset each time."""
+  import gymnax  # pylint: disable=g-import-not-at-top
+
+  env, params = gymnax.make(env_id.removeprefix(PREFIX))
+  return jax.jit(functools.partial(_reset, env, params.replace(max_steps_in_episode=max_steps)))
 
 
 def _reset(env: Any, params: Any, seeds: jax.Array) -> EnvState:
