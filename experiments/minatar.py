@@ -70,12 +70,14 @@ def ppo_config(env_id: str, total_env_steps: int) -> ml_collections.ConfigDict:
 
 def scale_down(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """A CI-sized version of a claim config: a 16-unit fc layer, one update per call (so
-  that a few thousand steps still see several evaluations), 4 evaluations instead of 20, PPO batches of 8 x 16 in one
+  that a few thousand steps still see several evaluations), 4 evaluations instead of 20, one
+  gradient per batch (no CPU auto chunks), PPO batches of 8 x 16 in one
   epoch of 2 minibatches (each minibatch update is another copy of the gradient program
   to compile on CPU)."""
   c.network.fc_width = 16
   c.updates_per_call = 1
   c.eval.every_steps = max(1, int(c.total_env_steps) // 4)  # evaluations cost most here
+  c.grad_chunks = 1  # CPU auto unrolls up to 8 chunk gradients: the same gradient, 4x compile
   if c.algorithm in ("ppo", "hts_ppo"):
     c.envs_per_learner, c.t_max = 8, 16
     c.ppo.epochs, c.ppo.minibatches = 1, 2
