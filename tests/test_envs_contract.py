@@ -220,3 +220,15 @@ def test_evaluator_plays_full_gymnax_episodes():
   assert out.completed.all() and out.returns.shape == (1, 6)
   np.testing.assert_array_equal(out.lengths[0], out.returns[0])  # CartPole: 1 per step
   assert np.all((out.returns >= 8) & (out.returns <= 12))  # pushing right falls in ~10
+
+
+def test_gymnax_reset_compiles_once_per_id_and_size():
+  """Every evaluation builds envs and resets them; a fresh jit per reset recompiled it."""
+  from galax.envs import gymnax_env  # pylint: disable=g-import-not-at-top
+
+  first = _env("gymnax/CartPole-v1", num_envs=3)
+  first.reset()
+  first.reset()
+  _env("gymnax/CartPole-v1", num_envs=3, seed=7).reset()
+  reset = gymnax_env._jitted_reset("gymnax/CartPole-v1", first.spec.max_episode_steps)  # pylint: disable=protected-access
+  assert reset._cache_size() == 1  # pylint: disable=protected-access
