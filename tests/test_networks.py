@@ -15,8 +15,9 @@ def _spec(obs_shape, layout, dtype=np.float32):
 
 @pytest.mark.parametrize("name,spec", [
     ("mlp", _spec((6,), "flat")),
-    ("minatar", _spec((10, 10, 4), "HWC")),
-    ("archnips", _spec((4, 84, 84), "CHW", np.uint8)),
+    # flax's op-by-op init compiles ~70 programs per image net (5-7 s each case):
+    pytest.param("minatar", _spec((10, 10, 4), "HWC"), marks=pytest.mark.slow),
+    pytest.param("archnips", _spec((4, 84, 84), "CHW", np.uint8), marks=pytest.mark.slow),
 ])
 def test_init_params_equals_flax_init_and_compiles_once(name, spec):
   network = networks.make_network(name, spec)
