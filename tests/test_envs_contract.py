@@ -228,7 +228,7 @@ def test_gymnax_reset_compiles_once_per_id_and_size():
 
   first = _env("gymnax/CartPole-v1", num_envs=3)
   first.reset()
-  reset = gymnax_env._jitted_reset("gymnax/CartPole-v1", first.spec.max_episode_steps)  # pylint: disable=protected-access
+  _, _, reset = gymnax_env._make_gymnax("gymnax/CartPole-v1", 0)  # pylint: disable=protected-access
   programs = reset._cache_size()  # pylint: disable=protected-access  (other tests' sizes too)
   first.reset()
   _env("gymnax/CartPole-v1", num_envs=3, seed=7).reset()

@@ -95,11 +95,7 @@ class GymnaxEnv:
     check_gymnax_id(env_id)
     if num_envs < 1 or num_shards < 1:
       raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
-    import gymnax  # pylint: disable=g-import-not-at-top
-
-    self._env, params = gymnax.make(env_id.removeprefix(PREFIX))
-    if max_episode_steps:
-      params = params.replace(max_steps_in_episode=int(max_episode_steps))
+    self._env, params, self._reset = _make_gymnax(env_id, int(max_episode_steps or 0))
     self._params = params
     self.num_envs, self.num_shards, self.seed = num_envs, num_shards, seed
     if env_seeds is None:
@@ -110,7 +106,6 @@ class GymnaxEnv:
       seeds = np.concatenate([np.asarray(x) for x in env_seeds])
     self._seeds = seeds.astype(np.int64)
     self.spec = _make_spec(env_id, self._env, params)
-    self._reset = _jitted_reset(env_id, int(params.max_steps_in_episode))
 
   @property
   def total_envs(self) -> int:
@@ -158,13 +153,16 @@ def _where_env(mask: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=None)
-def _jitted_reset(env_id: str, max_steps: int):
-  """One jitted reset per (id, time limit) and process: every evaluation resets its envs,
-  and a fresh jit per call (or per env) recompiled the vmapped reset each time."""
+def _make_gymnax(env_id: str, max_episode_steps: int) -> tuple[Any, Any, Any]:
+  """(gymnax env, its params, their jitted vmapped reset), once per (id, time limit; 0 =
+  gymnax's) and process: every evaluation builds envs and resets them, and a fresh jit
+  per reset recompiled the reset each time."""
   import gymnax  # pylint: disable=g-import-not-at-top
 
   env, params = gymnax.make(env_id.removeprefix(PREFIX))
-  return jax.jit(functools.partial(_reset, env, params.replace(max_steps_in_episode=max_steps)))
+  if max_episode_steps:
+    params = params.replace(max_steps_in_episode=max_episode_steps)
+  return env, params, jax.jit(functools.partial(_reset, env, params))
 
 
 def _reset(env: Any, params: Any, seeds: jax.Array) -> EnvState:
