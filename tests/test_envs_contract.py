@@ -125,6 +125,7 @@ def _layout_rollout(env_id, num_learners, envs_per_learner, num_devices, steps=8
 
 
 @pytest.mark.parametrize("env_id", BACKENDS)
+@pytest.mark.slow
 def test_env_j_gets_the_same_stream_whatever_the_layout(env_id):
   assert len(jax.devices()) == 8
   one = _layout_rollout(env_id, 1, 32, 1)
@@ -198,6 +199,7 @@ def test_envpool_only_options_are_rejected_on_gymnax(field, value):
     validate(config)
 
 
+@pytest.mark.slow
 def test_cli_prints_one_line_for_a_bad_gymnax_id():
   proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"),
                          "--config.env.id=gymnax/Cartpole-v1"],

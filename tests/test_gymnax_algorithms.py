@@ -49,6 +49,7 @@ def _train(algorithm, calls):
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow)
                                   if name.startswith("hts") else name for name in CASES])
+@pytest.mark.slow  # every case: a whole training program to compile
 def test_algorithm_trains_on_gymnax(name):
   algorithm = make_algorithm(make_config(**CASES[name]))
   initial = to_host(algorithm.init().params)

@@ -19,6 +19,7 @@ def _spec(obs_shape, layout, dtype=np.float32):
     pytest.param("minatar", _spec((10, 10, 4), "HWC"), marks=pytest.mark.slow),
     pytest.param("archnips", _spec((4, 84, 84), "CHW", np.uint8), marks=pytest.mark.slow),
 ])
+@pytest.mark.slow  # flax's eager init is the slow half
 def test_init_params_equals_flax_init_and_compiles_once(name, spec):
   network = networks.make_network(name, spec)
   key = jax.random.PRNGKey(3)

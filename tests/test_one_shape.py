@@ -66,6 +66,7 @@ def test_flags_that_would_do_nothing_or_break_are_rejected(overrides, match):
     validate(small_config(**overrides))
 
 
+@pytest.mark.slow
 def test_gossip_metrics_act_outside_a2c():
   """gossip.metrics reports GALA's consensus metrics in every algorithm that gossips."""
   config = validate(small_config(algorithm="impala", num_learners=2, combine="gossip",

@@ -48,6 +48,7 @@ def _step_wrapper(monkeypatch, wrap):
 
 # 1. Divergence.
 
+@pytest.mark.slow
 def test_divergence_stops_without_saving_a_nonfinite_checkpoint(tmp_path):
   """The issue's command: sgd at lr 1e6 without clipping."""
   config = _diverging(total_env_steps=40_000)
@@ -59,6 +60,7 @@ def test_divergence_stops_without_saving_a_nonfinite_checkpoint(tmp_path):
   assert not [s for s in os.listdir(tmp_path / "checkpoints") if s.isdigit()]
 
 
+@pytest.mark.slow
 def test_divergence_names_update_and_last_good_checkpoint(tmp_path, monkeypatch):
   """Parameters poisoned before the third call: updates 1-20 are fine, 21 is not."""
 
@@ -104,6 +106,7 @@ def test_every_algorithm_reports_divergence(tmp_path, algorithm):
     train(config, workdir=str(tmp_path), log=quiet)
 
 
+@pytest.mark.slow
 def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatch):
   """No env step outlives the run's pools: `train` waits for its programs and closes
   its envs itself, whether it finishes or stops (before, the pools were left to the
@@ -126,6 +129,7 @@ def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatc
 
 # 2. Resume after a kill: no duplicated rows, statistics and clocks continue.
 
+@pytest.mark.slow
 def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
   config = tiny_config(tensorboard=True)
   first = train(config, workdir=str(tmp_path), log=quiet)
@@ -181,6 +185,7 @@ def _truncate(path):
 
 @pytest.mark.parametrize("damage", ["array_file", "meta/metadata", "state/_METADATA",
                                     "commit_success.txt"])
+@pytest.mark.slow
 def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage, capsys):
   config, ckpt_dir = two_checkpoints
   latest = ckpt_dir / "1600"
@@ -237,6 +242,7 @@ def _interrupt_on_call(n):
   return wrap
 
 
+@pytest.mark.slow
 def test_ctrl_c_saves_and_says_where(tmp_path, monkeypatch):
   _step_wrapper(monkeypatch, _interrupt_on_call(3))
   lines = []
@@ -318,6 +324,7 @@ def test_unwritable_workdir_is_rejected_before_setup(tmp_path, monkeypatch):
     train(tiny_config(), workdir=str(a_file / "sub"), log=quiet)
 
 
+@pytest.mark.slow
 def test_cli_unwritable_workdir_is_one_line(tmp_path):
   a_file = tmp_path / "file"
   a_file.write_text("x")
@@ -329,6 +336,7 @@ def test_cli_unwritable_workdir_is_one_line(tmp_path):
 # 8. Resuming a finished run.
 
 @pytest.mark.parametrize("how", ["budget", "target"])
+@pytest.mark.slow
 def test_resume_of_a_finished_run_does_nothing(tmp_path, monkeypatch, how):
   config = tiny_config(total_env_steps=40 * STEPS_PER_CALL, target_return=10.0,
                        checkpoint_every_steps=0)
@@ -345,6 +353,7 @@ def test_resume_of_a_finished_run_does_nothing(tmp_path, monkeypatch, how):
 
 # 9. Strict result.json, steps/s without compile time, workdir and effective step count.
 
+@pytest.mark.slow
 def test_single_call_run_writes_strict_json(tmp_path):
   train(tiny_config(total_env_steps=STEPS_PER_CALL), workdir=str(tmp_path), log=quiet)
 
@@ -355,6 +364,7 @@ def test_single_call_run_writes_strict_json(tmp_path):
   assert result["steps_per_second"] is None
 
 
+@pytest.mark.slow
 def test_first_row_steps_per_second_excludes_compile(tmp_path, monkeypatch):
   """A fake clock: the first (compiling) call takes 100 s, every later call 1 s."""
   clock = [0.0]
@@ -373,6 +383,7 @@ def test_first_row_steps_per_second_excludes_compile(tmp_path, monkeypatch):
   assert rates == [STEPS_PER_CALL, STEPS_PER_CALL]
 
 
+@pytest.mark.slow
 def test_header_names_workdir_and_effective_steps(tmp_path):
   lines = []
   train(tiny_config(total_env_steps=1000), workdir=str(tmp_path), log=lines.append)
@@ -383,6 +394,7 @@ def test_header_names_workdir_and_effective_steps(tmp_path):
   assert (result["requested_env_steps"], result["planned_env_steps"]) == (1000, 1600)
 
 
+@pytest.mark.slow
 def test_resumed_params_match_the_checkpoint(tmp_path):
   """Sanity for the fault-injection check: a restore is bit-exact."""
   config = tiny_config(total_env_steps=STEPS_PER_CALL)
