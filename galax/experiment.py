@@ -38,6 +38,7 @@ import subprocess
 from typing import Any, Callable, Sequence
 
 import jax
+import ml_collections
 
 from galax import evaluation as eval_lib
 from galax import protocols
@@ -46,6 +47,8 @@ RESULT_KIND = "galax-run"
 SUMMARY_KIND = "galax-experiment"
 # Best-policy re-evaluation envs are seeded apart from the periodic evaluations' envs.
 BEST_POLICY_SEED_OFFSET = 10_000
+# Trained seeds: their run records and final params (pytrees of host arrays), in seed order.
+SeedRuns = tuple[list[dict[str, Any]], list[Any]]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -206,52 +209,13 @@ def run_experiment(config: Any, seeds: Sequence[int], out_dir: str, name: str,
 
   Returns the run records in seed order.
   """
-  from galax.train import train  # pylint: disable=g-import-not-at-top
-
   method = method or default_method(config)
   mode, why = choose_mode(config, seeds, mode)
   log(f"experiment {name}: seeds {list(seeds)}, mode {mode} ({why})")
   exp_dir = os.path.join(out_dir, name)
-  records: list[dict[str, Any]] = []
-  final_params: list[Any] = []
-  is_writer = jax.process_index() == 0
-
-  if mode == "learners":
-    n = len(seeds)
-    joint = learners_config(config, seeds)
-    workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
-    result = train(joint, workdir=workdir, log=log)
-    by_learner = eval_lib.records_by_learner(result.evaluations)
-    for i, seed in enumerate(seeds):
-      evals = [dict(r.to_json(), env_steps=r.env_steps // n, learner=0)
-               for r in by_learner.get(i, [])]
-      curve = read_curve(os.path.join(workdir, "metrics.csv"), f"mean_return/learner{i}", n)
-      seed_config = config.copy_and_resolve_references()
-      seed_config.seed = int(seed)
-      records.append(run_record(
-          name=name, method=method, config=seed_config, seed=seed, mode=mode,
-          simulators=config.envs_per_learner, result=result, curve=curve, evaluations=evals,
-          env_steps=result.env_steps // n,
-          extra=dict(train_mean_return=_json_float(result.learner_returns[i]),
-                     steps_per_second=_json_float(result.steps_per_second / n),
-                     joint_steps_per_second=_json_float(result.steps_per_second),
-                     joint_env_steps=result.env_steps, workdir=workdir)))
-      final_params.append(_final_params(result.state, i))
-  else:
-    for seed in seeds:
-      run_config = config.copy_and_resolve_references()
-      run_config.seed = int(seed)
-      workdir = os.path.join(exp_dir, "runs", f"seed{seed}")
-      result = train(run_config, workdir=workdir, log=log)
-      curve = read_curve(os.path.join(workdir, "metrics.csv"))
-      records.append(run_record(
-          name=name, method=method, config=run_config, seed=seed, mode=mode,
-          simulators=config.num_learners * config.envs_per_learner, result=result,
-          curve=curve, evaluations=result.evaluations, env_steps=result.env_steps,
-          extra=dict(workdir=workdir)))
-      final_params.append(_final_params(result.state, 0))
-      result.state = None  # free device memory before the next seed
-
+  train_seeds = _train_seeds_as_learners if mode == "learners" else _train_seeds_in_turn
+  records, final_params = train_seeds(config, seeds, exp_dir, name, method, log)
+  is_writer = jax.process_index() == 0  # on several hosts, one process writes the files
   if is_writer:
     for record in records:
       _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
@@ -266,6 +230,60 @@ def run_experiment(config: Any, seeds: Sequence[int], out_dir: str, name: str,
     log(f"best final policy: seed {best['seed']} ({best['selected_by']}); fresh "
         f"{len(best['returns'])}-episode evaluation {best['mean']:.2f} +- {best['se']:.2f}")
   return records
+
+
+def _train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[int],
+                             exp_dir: str, name: str, method: str,
+                             log: Callable[[str], None]) -> SeedRuns:
+  """One joint `train`, learner i = seed i; its records in per-seed units (steps, speed)."""
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
+  n = len(seeds)
+  workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
+  result = train(learners_config(config, seeds), workdir=workdir, log=log)
+  by_learner = eval_lib.records_by_learner(result.evaluations)
+  records: list[dict[str, Any]] = []
+  final_params: list[Any] = []
+  for i, seed in enumerate(seeds):
+    evals = [dict(r.to_json(), env_steps=r.env_steps // n, learner=0)
+             for r in by_learner.get(i, [])]
+    curve = read_curve(os.path.join(workdir, "metrics.csv"), f"mean_return/learner{i}", n)
+    seed_config = config.copy_and_resolve_references()
+    seed_config.seed = int(seed)
+    records.append(run_record(
+        name=name, method=method, config=seed_config, seed=seed, mode="learners",
+        simulators=config.envs_per_learner, result=result, curve=curve, evaluations=evals,
+        env_steps=result.env_steps // n,
+        extra=dict(train_mean_return=_json_float(result.learner_returns[i]),
+                   steps_per_second=_json_float(result.steps_per_second / n),
+                   joint_steps_per_second=_json_float(result.steps_per_second),
+                   joint_env_steps=result.env_steps, workdir=workdir)))
+    final_params.append(_final_params(result.state, i))
+  return records, final_params
+
+
+def _train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int],
+                         exp_dir: str, name: str, method: str,
+                         log: Callable[[str], None]) -> SeedRuns:
+  """One `train` per seed, as `run.py` would run it with config.seed = s."""
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
+  records: list[dict[str, Any]] = []
+  final_params: list[Any] = []
+  for seed in seeds:
+    run_config = config.copy_and_resolve_references()
+    run_config.seed = int(seed)
+    workdir = os.path.join(exp_dir, "runs", f"seed{seed}")
+    result = train(run_config, workdir=workdir, log=log)
+    curve = read_curve(os.path.join(workdir, "metrics.csv"))
+    records.append(run_record(
+        name=name, method=method, config=run_config, seed=seed, mode="sequential",
+        simulators=config.num_learners * config.envs_per_learner, result=result,
+        curve=curve, evaluations=result.evaluations, env_steps=result.env_steps,
+        extra=dict(workdir=workdir)))
+    final_params.append(_final_params(result.state, 0))
+    result.state = None  # free device memory before the next seed
+  return records, final_params
 
 
 def best_policy_summary(config: Any, records: Sequence[dict[str, Any]],

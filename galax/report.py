@@ -92,6 +92,11 @@ def _mean_se(values: Sequence[float]) -> str:
   return f"{mean:.1f} ± {se:.1f}{missing}"
 
 
+Groups = dict[str, list[dict[str, Any]]]  # experiment name -> its run records
+# env -> (reference score, method -> simulators -> (success rate, runs))
+Sweep = dict[str, tuple[float, dict[str, dict[int, tuple[float, int]]]]]
+
+
 def build_report(runs: Sequence[dict[str, Any]], summaries: Sequence[dict[str, Any]],
                  out_dir: str, time_limit: float | None = None,
                  targets: Sequence[float] | None = None, success_fraction: float = 0.5,
@@ -100,21 +105,46 @@ def build_report(runs: Sequence[dict[str, Any]], summaries: Sequence[dict[str, A
   """Writes report.md (and PNGs) to `out_dir`; returns the markdown."""
   os.makedirs(out_dir, exist_ok=True)
   groups = group_experiments(runs)
-  by_env: dict[str, list[str]] = {}
-  for name, group in groups.items():
-    by_env.setdefault(group[0]["env_id"], []).append(name)
   lines = ["# Results", ""]
   if not groups:
     lines.append("No run records found.")
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(out_dir, "report.md"), "w") as f:
-      f.write(text)
-    return text
+    return _write_markdown(out_dir, lines)
+  by_env: dict[str, list[str]] = {}
+  for name, group in groups.items():
+    by_env.setdefault(group[0]["env_id"], []).append(name)
+  lines += _runs_table(groups) + _energy_table(groups)
+  # The evaluation-based tables need every seed of an experiment evaluated.
+  evaluated = {n: g for n, g in groups.items() if all(r.get("evaluations") for r in g)}
+  if evaluated:
+    # The time tables leave out envs without an evaluated experiment.
+    per_env = {env: [n for n in names if n in evaluated] for env, names in by_env.items()}
+    evaluated_by_env = {env: names for env, names in per_env.items() if names}
+    lines += _final_metric_table(evaluated, resamples)
+    lines += _final_time_table(evaluated, evaluated_by_env, time_limit)
+    lines += _required_time_table(evaluated, evaluated_by_env, targets)
+  lines += _best_policy_table(summaries, groups)
+  sweep = success_sweep(evaluated, success_fraction, references or {})
+  lines += _success_rate_tables(sweep, success_fraction)
+  if plots:
+    figures = plot_all(groups, by_env, sweep, out_dir, resamples)
+    if figures:
+      lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in figures]
+  return _write_markdown(out_dir, lines)
 
-  lines += ["## Runs", "",
-            "| experiment | method | env | simulators | seeds | seed mode | env steps "
-            "| steps/s | train time (min) | device | commit |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+def _write_markdown(out_dir: str, lines: list[str]) -> str:
+  text = "\n".join(lines) + "\n"
+  with open(os.path.join(out_dir, "report.md"), "w") as f:
+    f.write(text)
+  return text
+
+
+def _runs_table(groups: Groups) -> list[str]:
+  """What ran: per experiment its method, env, seeds, budget, speed, device and commit."""
+  lines = ["## Runs", "",
+           "| experiment | method | env | simulators | seeds | seed mode | env steps "
+           "| steps/s | train time (min) | device | commit |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
   for name, group in groups.items():
     r0 = group[0]
     sps = [r["steps_per_second"] for r in group if r.get("steps_per_second")]
@@ -126,121 +156,131 @@ def build_report(runs: Sequence[dict[str, Any]], summaries: Sequence[dict[str, A
         f"| {r0.get('seed_mode', '?')} | {_steps(np.mean([r['env_steps'] for r in group]))} "
         f"| {sps_cell} | {np.mean([r['train_time_s'] for r in group]) / 60:.2f} "
         f"| {r0['device']['kind']} x{r0['device']['count']} | {commit} |")
-  if any(r.get("seed_mode") == "learners" for r in runs):
+  if any(r.get("seed_mode") == "learners" for group in groups.values() for r in group):
     lines += ["", "Seeds run as learners of one program share its wall time: their time "
               "metrics describe the joint run."]
-  energy_rows = [(name, r["energy"]) for name, g in groups.items() for r in g if r.get("energy")]
-  if energy_rows:
-    lines += ["", "## Energy (GALA Fig. 3)", "", "| experiment | frames/kJ | mean power (W) "
-              "| energy (kJ) |", "| --- | --- | --- | --- |"]
-    for name, g in groups.items():
-      es = [r["energy"] for r in g if r.get("energy")]
-      if es:
-        lines.append(f"| {name} | {np.mean([e['frames_per_kj'] for e in es]):.0f} "
-                     f"| {np.mean([e['mean_power_w'] for e in es]):.0f} "
-                     f"| {np.mean([e['energy_kj'] for e in es]):.1f} |")
+  return lines
 
-  evaluated = {n: g for n, g in groups.items() if all(r.get("evaluations") for r in g)}
-  if evaluated:
-    lines += ["", "## Final metric", "",
-              "Mean return of the last 10 policies x their evaluation episodes, per run; "
-              "mean ± standard error over seeds, and the 95% bootstrap CI of that mean.", "",
-              "| experiment | env | env steps | final metric | 95% CI | per seed |",
-              "| --- | --- | --- | --- | --- | --- |"]
-    for name, g in evaluated.items():
-      finals = [protocols.final_metric(eval_series(r)[1]) for r in g]
-      _, lo, hi = protocols.bootstrap_ci(np.array(finals), resamples=resamples)
-      lines.append(f"| {name} | {g[0]['env_id']} | {_steps(g[0]['env_steps'])} "
-                   f"| {_mean_se(finals)} | [{lo:.1f}, {hi:.1f}] "
-                   f"| {', '.join(_fmt(f) for f in finals)} |")
 
-    lines += ["", "## Final time metric (HTS-RL)", ""]
-    lines += ["Final metric of the evaluations within a training-time limit (evaluation "
-              "time excluded)." + ("" if time_limit else " Limit per env: the mean training "
-                                   "time of its fastest experiment."), "",
-              "| env | limit (min) | experiment | final time metric |", "| --- | --- | --- | --- |"]
-    for env, names in by_env.items():
-      names = [n for n in names if n in evaluated]
-      if not names:
-        continue
-      limit = time_limit or min(np.mean([r["train_time_s"] for r in evaluated[n]])
-                                for n in names)
+def _energy_table(groups: Groups) -> list[str]:
+  """GALA Fig. 3, for the experiments whose runs measured energy (none: no table)."""
+  if not any(r.get("energy") for group in groups.values() for r in group):
+    return []
+  lines = ["", "## Energy (GALA Fig. 3)", "", "| experiment | frames/kJ | mean power (W) "
+           "| energy (kJ) |", "| --- | --- | --- | --- |"]
+  for name, g in groups.items():
+    es = [r["energy"] for r in g if r.get("energy")]
+    if es:
+      lines.append(f"| {name} | {np.mean([e['frames_per_kj'] for e in es]):.0f} "
+                   f"| {np.mean([e['mean_power_w'] for e in es]):.0f} "
+                   f"| {np.mean([e['energy_kj'] for e in es]):.1f} |")
+  return lines
+
+
+def _final_metric_table(evaluated: Groups, resamples: int) -> list[str]:
+  """HTS-RL's evaluation protocol: per run, the mean return of its last 10 policies."""
+  lines = ["", "## Final metric", "",
+           "Mean return of the last 10 policies x their evaluation episodes, per run; "
+           "mean ± standard error over seeds, and the 95% bootstrap CI of that mean.", "",
+           "| experiment | env | env steps | final metric | 95% CI | per seed |",
+           "| --- | --- | --- | --- | --- | --- |"]
+  for name, g in evaluated.items():
+    finals = [protocols.final_metric(eval_series(r)[1]) for r in g]
+    _, lo, hi = protocols.bootstrap_ci(np.array(finals), resamples=resamples)
+    lines.append(f"| {name} | {g[0]['env_id']} | {_steps(g[0]['env_steps'])} "
+                 f"| {_mean_se(finals)} | [{lo:.1f}, {hi:.1f}] "
+                 f"| {', '.join(_fmt(f) for f in finals)} |")
+  return lines
+
+
+def _final_time_table(evaluated: Groups, evaluated_by_env: dict[str, list[str]],
+                      time_limit: float | None) -> list[str]:
+  """HTS-RL Table 1: the final metric within a training-time limit."""
+  lines = ["", "## Final time metric (HTS-RL)", "",
+           "Final metric of the evaluations within a training-time limit (evaluation "
+           "time excluded)." + ("" if time_limit else " Limit per env: the mean training "
+                                "time of its fastest experiment."), "",
+           "| env | limit (min) | experiment | final time metric |", "| --- | --- | --- | --- |"]
+  for env, names in evaluated_by_env.items():
+    limit = time_limit or min(np.mean([r["train_time_s"] for r in evaluated[n]])
+                              for n in names)
+    for n in names:
+      values = [protocols.final_time_metric(*eval_series(r), limit) for r in evaluated[n]]
+      lines.append(f"| {env} | {limit / 60:.2f} | {n} | {_mean_se(values)} |")
+  return lines
+
+
+def _required_time_table(evaluated: Groups, evaluated_by_env: dict[str, list[str]],
+                         targets: Sequence[float] | None) -> list[str]:
+  """HTS-RL Table 2: minutes until the running evaluation mean reaches each target."""
+  lines = ["", "## Required time metric (HTS-RL)", "",
+           "Minutes of training until the running mean of the last 100 evaluation "
+           "episodes (10 policies) reaches the target; mean over the seeds that reached "
+           "it, with how many did; '-' where none did.", "",
+           "| env | target | experiment | required time (min) | runs reaching it |",
+           "| --- | --- | --- | --- | --- |"]
+  for env, names in evaluated_by_env.items():
+    env_targets = targets
+    if not env_targets:  # default: 40% and 80% of the env's best mean final metric
+      best = max(np.mean([protocols.final_metric(eval_series(r)[1]) for r in evaluated[n]])
+                 for n in names)
+      env_targets = [0.4 * best, 0.8 * best]
+    for target in env_targets:
       for n in names:
-        values = [protocols.final_time_metric(*eval_series(r), limit) for r in evaluated[n]]
-        lines.append(f"| {env} | {limit / 60:.2f} | {n} | {_mean_se(values)} |")
+        times = [protocols.required_time(*eval_series(r), target) for r in evaluated[n]]
+        reached = [t / 60 for t in times if math.isfinite(t)]
+        cell = f"{np.mean(reached):.2f}" if reached else "-"
+        lines.append(f"| {env} | {target:.3g} | {n} | {cell} | {len(reached)}/{len(times)} |")
+  return lines
 
-    lines += ["", "## Required time metric (HTS-RL)", "",
-              "Minutes of training until the running mean of the last 100 evaluation "
-              "episodes (10 policies) reaches the target; mean over the seeds that reached "
-              "it, with how many did; '-' where none did.", "",
-              "| env | target | experiment | required time (min) | runs reaching it |",
-              "| --- | --- | --- | --- | --- |"]
-    for env, names in by_env.items():
-      names = [n for n in names if n in evaluated]
-      if not names:
-        continue
-      env_targets = targets
-      if not env_targets:
-        best = max(np.mean([protocols.final_metric(eval_series(r)[1]) for r in evaluated[n]])
-                   for n in names)
-        env_targets = [0.4 * best, 0.8 * best]
-      for target in env_targets:
-        for n in names:
-          times = [protocols.required_time(*eval_series(r), target) for r in evaluated[n]]
-          reached = [t / 60 for t in times if math.isfinite(t)]
-          cell = f"{np.mean(reached):.2f}" if reached else "-"
-          lines.append(f"| {env} | {target:.3g} | {n} | {cell} | {len(reached)}/{len(times)} |")
 
+def _best_policy_table(summaries: Sequence[dict[str, Any]], groups: Groups) -> list[str]:
+  """GALA Table 1: a row per method and budget, a column per env (none: no table)."""
   best_rows = [s for s in summaries if s.get("best_policy")]
-  if best_rows:
-    envs = sorted({s["env_id"] for s in best_rows})
-    table: dict[str, dict[str, str]] = {}
-    for s in best_rows:
-      group = groups.get(s["name"], [])
-      steps = _steps(group[0]["env_steps"]) if group else "?"
-      row = f"{s['method']} {steps}"
-      if s["env_id"] in table.get(row, {}):
-        row = f"{row} ({s['name']})"
-      b = s["best_policy"]
-      table.setdefault(row, {})[s["env_id"]] = (f"{_fmt(b['mean'], 0)} ± {_fmt(b['se'], 0)}"
-                                                if b["mean"] is not None else "n/a")
-    lines += ["", "## Best policy (GALA Table 1)", "",
-              "The best final policy over seeds, evaluated on fresh episodes "
-              "(greedy actions unless the config samples; up to 30 no-op starts on Atari): "
-              "mean ± standard error over those episodes.", "",
-              "| method | " + " | ".join(envs) + " |", "| --- |" + " --- |" * len(envs)]
-    for row, cells in table.items():
-      lines.append(f"| {row} | " + " | ".join(cells.get(e, "") for e in envs) + " |")
-
-  sweep = success_sweep(evaluated, success_fraction, references or {})
-  if sweep:
-    lines += ["", "## Success rate over simulators (GALA Fig. 1a)", "",
-              f"A run succeeds if its final metric beats {success_fraction:g} x the "
-              "reference score (default: the mean final metric of the 16-simulator A2C "
-              "experiment of that env).", ""]
-    for env, (reference, table) in sweep.items():
-      sims = sorted({s for rows in table.values() for s in rows})
-      lines += [f"{env} (reference {reference:.1f}):", "",
-                "| method | " + " | ".join(str(s) for s in sims) + " |",
-                "| --- |" + " --- |" * len(sims)]
-      for method, rows in table.items():
-        cells = [f"{rows[s][0] * 100:.0f}% ({rows[s][1]})" if s in rows else "" for s in sims]
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
-      lines.append("")
-
-  if plots:
-    figures = plot_all(groups, by_env, sweep, out_dir, resamples)
-    if figures:
-      lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in figures]
-  text = "\n".join(lines) + "\n"
-  with open(os.path.join(out_dir, "report.md"), "w") as f:
-    f.write(text)
-  return text
+  if not best_rows:
+    return []
+  envs = sorted({s["env_id"] for s in best_rows})
+  table: dict[str, dict[str, str]] = {}
+  for s in best_rows:
+    group = groups.get(s["name"], [])
+    steps = _steps(group[0]["env_steps"]) if group else "?"
+    row = f"{s['method']} {steps}"
+    if s["env_id"] in table.get(row, {}):  # a second experiment of that method and budget
+      row = f"{row} ({s['name']})"
+    b = s["best_policy"]
+    table.setdefault(row, {})[s["env_id"]] = (f"{_fmt(b['mean'], 0)} ± {_fmt(b['se'], 0)}"
+                                              if b["mean"] is not None else "n/a")
+  lines = ["", "## Best policy (GALA Table 1)", "",
+           "The best final policy over seeds, evaluated on fresh episodes "
+           "(greedy actions unless the config samples; up to 30 no-op starts on Atari): "
+           "mean ± standard error over those episodes.", "",
+           "| method | " + " | ".join(envs) + " |", "| --- |" + " --- |" * len(envs)]
+  for row, cells in table.items():
+    lines.append(f"| {row} | " + " | ".join(cells.get(e, "") for e in envs) + " |")
+  return lines
 
 
-def success_sweep(evaluated: dict[str, list[dict[str, Any]]], fraction: float,
-                  references: dict[str, float]
-                  ) -> dict[str, tuple[float, dict[str, dict[int, tuple[float, int]]]]]:
+def _success_rate_tables(sweep: Sweep, success_fraction: float) -> list[str]:
+  """GALA Fig. 1a as tables: per env, success rate by method and number of simulators."""
+  if not sweep:
+    return []
+  lines = ["", "## Success rate over simulators (GALA Fig. 1a)", "",
+           f"A run succeeds if its final metric beats {success_fraction:g} x the "
+           "reference score (default: the mean final metric of the 16-simulator A2C "
+           "experiment of that env).", ""]
+  for env, (reference, table) in sweep.items():
+    sims = sorted({s for rows in table.values() for s in rows})
+    lines += [f"{env} (reference {reference:.1f}):", "",
+              "| method | " + " | ".join(str(s) for s in sims) + " |",
+              "| --- |" + " --- |" * len(sims)]
+    for method, rows in table.items():
+      cells = [f"{rows[s][0] * 100:.0f}% ({rows[s][1]})" if s in rows else "" for s in sims]
+      lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    lines.append("")
+  return lines
+
+
+def success_sweep(evaluated: Groups, fraction: float, references: dict[str, float]) -> Sweep:
   """env -> (reference, method -> simulators -> (success rate, runs))."""
   per_env: dict[str, dict[str, dict[int, list[float]]]] = {}
   for g in evaluated.values():
@@ -265,7 +305,7 @@ def success_sweep(evaluated: dict[str, list[dict[str, Any]]], fraction: float,
 
 
 def plot_all(groups: dict[str, list[dict[str, Any]]], by_env: dict[str, list[str]],
-             sweep: dict[str, Any], out_dir: str, resamples: int) -> list[str]:
+             sweep: Sweep, out_dir: str, resamples: int) -> list[str]:
   import matplotlib  # pylint: disable=g-import-not-at-top
 
   matplotlib.use("Agg")
