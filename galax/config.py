@@ -79,6 +79,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.network.fc_width = 0  # 0 = the architecture's own (BA3C small model: 128)
   c.network.mlp_hidden = (64, 64)
   c.network.init = "orthogonal"  # orthogonal | lecun
+  # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
+  # loops, where XLA's convolution gradients are slow; see galax/networks.py)
+  c.network.conv_impl = "xla"
 
   c.loss = ml_collections.ConfigDict()
   c.loss.entropy_coef = 0.01
@@ -275,6 +278,10 @@ def _validate_batches(config: ml_collections.ConfigDict) -> None:
   """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
   _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll"))
   _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
+  _choice("network.conv_impl", config.network.conv_impl, ("xla", "patches"))
+  if config.network.conv_impl == "patches" and config.network.name == "mlp":
+    raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
+                     "network 'mlp' has none (use 'xla', the default).")
   chunks = config.grad_chunks
   if chunks < 0:
     raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")

@@ -166,10 +166,7 @@ class Evaluator:
     if apply_fn is None:
       from galax import networks  # pylint: disable=g-import-not-at-top
 
-      apply_fn = networks.make_network(config.network.name, self.env.spec,
-                                       config.network.fc_width,
-                                       tuple(config.network.mlp_hidden),
-                                       config.network.init).apply
+      apply_fn = networks.from_config(config.network, self.env.spec).apply
     self._play = make_play(apply_fn, self.env, num_policies, self.episodes_per_env,
                            self.greedy)
     self._key_seed = config.seed + _EVAL_KEY_TAG + seed_offset

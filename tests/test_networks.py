@@ -1,6 +1,9 @@
 """networks: parameters built by one compiled init equal flax's op-by-op init, bit for bit."""
 
+import functools
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -31,3 +34,46 @@ def test_init_params_equals_flax_init_and_compiles_once(name, spec):
   # An equal network built again (every run, evaluator and test does) reuses the program.
   networks.init_params(networks.make_network(name, spec), spec, jax.random.PRNGKey(4))
   assert networks._jitted_init(network)._cache_size() == programs  # pylint: disable=protected-access
+
+
+@pytest.mark.parametrize("name,spec", [
+    ("minatar", _spec((10, 10, 4), "HWC")),
+    ("archnips", _spec((4, 84, 84), "CHW", np.uint8)),
+    ("archnature", _spec((4, 84, 84), "CHW", np.uint8)),
+    ("ba3c", _spec((84, 84, 12), "HWC", np.uint8)),
+])
+def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(name, spec):
+  """conv_impl='patches' is the same network: same parameter tree and init, same outputs
+  and gradients up to float rounding (it only sums the products in another order)."""
+  xla = networks.make_network(name, spec)
+  patches = networks.make_network(name, spec, conv_impl="patches")
+  key = jax.random.PRNGKey(5)
+  params = networks.init_params(xla, spec, key)
+  for a, b in zip(jax.tree.leaves(params), jax.tree.leaves(networks.init_params(patches, spec, key))):
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+  assert jax.tree.structure(params) == jax.tree.structure(networks.init_params(patches, spec, key))
+  obs = jax.random.uniform(jax.random.PRNGKey(6), (3, *spec.obs_shape), maxval=255.0)
+  obs = obs.astype(spec.obs_dtype)
+
+  def loss(apply, p):
+    logits, values = apply(p, obs)
+    return jnp.sum(jnp.sin(logits)) + jnp.sum(values ** 2)
+
+  for out_xla, out_patches in zip(xla.apply(params, obs), patches.apply(params, obs)):
+    np.testing.assert_allclose(out_patches, out_xla, rtol=1e-4, atol=1e-5)
+  grads_xla = jax.grad(functools.partial(loss, xla.apply))(params)
+  grads_patches = jax.grad(functools.partial(loss, patches.apply))(params)
+  for a, b in zip(jax.tree.leaves(grads_xla), jax.tree.leaves(grads_patches)):
+    np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-5)
+
+
+def test_patch_convolutions_are_rejected_where_there_is_no_convolution():
+  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+
+  config = config_lib.base_config()
+  config.network.conv_impl = "patches"
+  with pytest.raises(ValueError, match="network 'mlp' has none"):
+    config_lib.validate(config)
+  config.network.conv_impl = "fft"
+  with pytest.raises(ValueError, match="network.conv_impl='fft' is not one of"):
+    config_lib.validate(config)

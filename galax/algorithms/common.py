@@ -93,8 +93,7 @@ def make_setup(config: ConfigDict, steps_per_env_per_update: int,
                    num_shards=layout.local_devices,
                    seed_offset=jax.process_index() * local_envs)
   config = resolve_auto(config, env, layout.learners_per_device)
-  network = networks.make_network(config.network.name, env.spec, config.network.fc_width,
-                                  tuple(config.network.mlp_hidden), config.network.init)
+  network = networks.from_config(config.network, env.spec)
   env_steps_per_update = layout.num_learners * layout.envs_per_learner * steps_per_env_per_update
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
   per_call = int(config.updates_per_call)
