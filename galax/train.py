@@ -25,10 +25,11 @@ import signal
 import tempfile
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
+from ml_collections import ConfigDict
 
 from galax import checkpoint as ckpt_lib
 from galax import config as config_lib
@@ -37,7 +38,7 @@ from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
 from galax.algorithms import make_algorithm
-from galax.algorithms.common import describe_choices
+from galax.algorithms.common import Algorithm, describe_choices
 from galax.parallel.learners import to_host
 
 
@@ -139,107 +140,173 @@ def train(config: Any, workdir: str | None = None, resume: bool = False,
       raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
     ckpt_lib.check_resume_dir(checkpoint_dir)
 
-  algorithm = make_algorithm(config)
-  config = algorithm.config  # with the 'auto' choices resolved (common.resolve_auto)
-  state = algorithm.init()
-  layout = algorithm.layout
-  tracker = metrics_lib.EpisodeTracker(config.stats_window)
-  learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
-                       for _ in range(layout.num_learners)] if config.learner_stats else [])
-  env_steps, updates, elapsed_before, train_before = 0, 0, 0.0, 0.0
-  checkpointer = ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints) if workdir else None
-  planned = dict(requested_env_steps=int(config.total_env_steps),
-                 planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)
+  run = _Run(make_algorithm(config), workdir, checkpoint_dir, log)
   if resume:
-    state, meta = checkpointer.restore(state, warn=log)
-    env_steps, updates = int(meta["env_steps"]), int(meta["updates"])
-    elapsed_before = float(meta.get("wall_time_s", 0.0))
-    train_before = float(meta.get("train_time_s", elapsed_before))
-    tracker.load_json(meta.get("tracker"))
-    for t, saved in zip(learner_trackers, meta.get("learner_trackers") or []):
-      t.load_json(saved)
-    log(f"resumed from {checkpointer.step_dir(env_steps)} at {env_steps} env steps")
-    done = finished_reason(config, algorithm.total_updates, updates, tracker, train_before)
+    done = run.restore()
     if done:
-      log(f"nothing to do: the run in {workdir} is already finished ({done})"
-          + ("; raise config.total_env_steps to train on" if "updates done" in done else ""))
-      checkpointer.close()
-      return TrainResult(env_steps=env_steps, updates=updates, wall_time_s=elapsed_before,
-                         compile_time_s=0.0, steps_per_second=float("nan"),
-                         mean_return=tracker.mean_return, episodes=tracker.completed,
-                         state=state, train_time_s=train_before,
-                         stopped=f"already finished: {done}", **planned)
-  writer = None
-  if workdir and jax.process_index() == 0:
-    writer = metrics_lib.MetricsWriter(workdir, config.tensorboard,
-                                       resume_step=env_steps if resume else None)
-    if resume:
-      metrics_lib.truncate_csv(os.path.join(workdir, "eval.csv"), env_steps)
-    with open(os.path.join(workdir, "config.json"), "w") as f:
-      f.write(config.to_json_best_effort(indent=2))
+      return run.already_finished(done)
+  run.prepare(resume)
+  if run.monitor is not None:
+    run.monitor.start()
+  try:
+    while run.updates < run.algorithm.total_updates:
+      if run.call():  # diverged, or reached the target return or time limit
+        break
+  except KeyboardInterrupt:
+    log(run.save_on_stop("interrupted"))
+    raise
+  except BaseException:  # keep what the run had learned, if its state is still intact
+    log(run.save_on_stop("stopped by an error"))
+    raise
+  else:
+    if not run.diverged:
+      if run.evals and run.evals.last_env_steps != run.env_steps:
+        run.evaluate()  # the final policy
+      run.save()
+  finally:
+    run.close()
+  return run.finish()
 
-  log(f"{config.algorithm} on {config.env.id}: {layout.num_learners} learner(s) x "
-      f"{layout.envs_per_learner} envs on {layout.num_devices} {jax.devices()[0].platform} "
-      f"device(s); {algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps")
-  log(f"resolved: {describe_choices(config)}")
-  if planned["planned_env_steps"] != planned["requested_env_steps"]:
-    log(f"total_env_steps={config.total_env_steps} rounds up to {planned['planned_env_steps']}"
-        f" env steps (whole calls of updates_per_call={config.updates_per_call} updates)")
-  if workdir:
-    log(f"workdir {os.path.abspath(workdir)}")
 
-  evals = None
-  if config.eval.every_steps > 0:
-    evals = eval_lib.EvalHook(config, algorithm.network.apply, layout.num_learners, workdir,
-                              resume, log)
-  next_eval = evals.next_due(env_steps) if evals else float("inf")
-  monitor = energy_lib.PowerMonitor() if config.energy else None
-  if monitor is not None and monitor.available:
-    log(f"energy: sampling the power of {monitor.num_gpus} GPU(s) through NVML")
-  per_call = algorithm.updates_per_call * algorithm.env_steps_per_update
-  next_log = env_steps + config.log_every_steps
-  next_ckpt = env_steps + (config.checkpoint_every_steps or float("inf"))
-  start, start_steps = time.perf_counter(), env_steps
-  compile_time, steady_start, steady_steps = 0.0, None, 0
-  last = dict(time=train_before, steps=env_steps)  # on the training clock (no evaluations)
-  unchecked = None  # the finiteness flags of a call not yet checked on the host
-  stopped = "budget"
+class _Run:
+  """One `train` run's mutable state (counters, clocks, trackers, outputs) and its steps."""
 
-  def train_time(now: float) -> float:
-    return train_before + now - start - (evals.eval_time_s if evals else 0.0)
+  def __init__(self, algorithm: Algorithm, workdir: str | None, checkpoint_dir: str | None,
+               log: Callable[[str], None]):
+    config: ConfigDict = algorithm.config  # with the 'auto' choices resolved (resolve_auto)
+    self.algorithm, self.config, self.log = algorithm, config, log
+    self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
+    self.state: Any = algorithm.init()
+    self.tracker = metrics_lib.EpisodeTracker(config.stats_window)
+    self.learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
+                              for _ in range(algorithm.layout.num_learners)]
+                             if config.learner_stats else [])
+    self.checkpointer = (ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints)
+                         if workdir else None)
+    self.planned = dict(requested_env_steps=int(config.total_env_steps),
+                        planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)
+    self.per_call = algorithm.updates_per_call * algorithm.env_steps_per_update  # env steps
+    # A resumed run continues the checkpoint's counts and clocks (`restore`).
+    self.env_steps, self.updates = 0, 0
+    self.elapsed_before, self.train_before = 0.0, 0.0  # earlier runs' wall and training time
+    # Set by `prepare` (the writer on process 0 with a workdir only).
+    self.writer: metrics_lib.MetricsWriter | None = None
+    self.evals: eval_lib.EvalHook | None = None
+    self.monitor: energy_lib.PowerMonitor | None = None
+    self.next_log = self.next_ckpt = self.next_eval = float("inf")
+    self.start, self.start_steps = 0.0, 0
+    # The steady state is the calls after the first (compiling) one, which ends at steady_start.
+    self.compile_time, self.steady_steps = 0.0, 0
+    self.steady_start: float | None = None
+    # The next row's steps/s counts from this time (on the training clock) and step.
+    self.rate_from_time, self.rate_from_steps = 0.0, 0
+    self.unchecked: Mapping[str, jax.Array] | None = None  # a call's flags not yet checked
+    self.stopped = "budget"
+    self.diverged: str | None = None  # the divergence message, which ends the run
+    self.energy: energy_lib.EnergyReport | None = None  # the monitor's, once stopped
 
-  def last_good() -> str:
-    step = checkpointer.latest_step() if checkpointer else None
-    return checkpointer.step_dir(step) if step is not None else "none was saved"
+  def restore(self) -> str:
+    """Continues from the newest good checkpoint; says why nothing is left to do ("" if not)."""
+    self.state, meta = self.checkpointer.restore(self.state, warn=self.log)
+    self.env_steps, self.updates = int(meta["env_steps"]), int(meta["updates"])
+    self.elapsed_before = float(meta.get("wall_time_s", 0.0))
+    self.train_before = float(meta.get("train_time_s", self.elapsed_before))
+    self.tracker.load_json(meta.get("tracker"))
+    for t, saved in zip(self.learner_trackers, meta.get("learner_trackers") or []):
+      t.load_json(saved)
+    self.log(f"resumed from {self.checkpointer.step_dir(self.env_steps)} at "
+             f"{self.env_steps} env steps")
+    return finished_reason(self.config, self.algorithm.total_updates, self.updates,
+                           self.tracker, self.train_before)
 
-  def save():
-    if checkpointer is not None and checkpointer.latest_step() != env_steps:
+  def already_finished(self, done: str) -> TrainResult:
+    self.log(f"nothing to do: the run in {self.workdir} is already finished ({done})"
+             + ("; raise config.total_env_steps to train on" if "updates done" in done else ""))
+    self.checkpointer.close()
+    return TrainResult(env_steps=self.env_steps, updates=self.updates,
+                       wall_time_s=self.elapsed_before, compile_time_s=0.0,
+                       steps_per_second=float("nan"), mean_return=self.tracker.mean_return,
+                       episodes=self.tracker.completed, state=self.state,
+                       train_time_s=self.train_before, stopped=f"already finished: {done}",
+                       **self.planned)
+
+  def prepare(self, resume: bool) -> None:
+    """Writes config.json and the header lines; opens the writer and hooks; starts the clocks."""
+    config, algorithm, layout = self.config, self.algorithm, self.algorithm.layout
+    if self.workdir and jax.process_index() == 0:
+      self.writer = metrics_lib.MetricsWriter(self.workdir, config.tensorboard,
+                                              resume_step=self.env_steps if resume else None)
+      if resume:
+        metrics_lib.truncate_csv(os.path.join(self.workdir, "eval.csv"), self.env_steps)
+      with open(os.path.join(self.workdir, "config.json"), "w") as f:
+        f.write(config.to_json_best_effort(indent=2))
+    self.log(f"{config.algorithm} on {config.env.id}: {layout.num_learners} learner(s) x "
+             f"{layout.envs_per_learner} envs on {layout.num_devices} "
+             f"{jax.devices()[0].platform} device(s); {algorithm.total_updates} updates of "
+             f"{algorithm.env_steps_per_update} steps")
+    self.log(f"resolved: {describe_choices(config)}")
+    if self.planned["planned_env_steps"] != self.planned["requested_env_steps"]:
+      self.log(f"total_env_steps={config.total_env_steps} rounds up to "
+               f"{self.planned['planned_env_steps']} env steps (whole calls of "
+               f"updates_per_call={config.updates_per_call} updates)")
+    if self.workdir:
+      self.log(f"workdir {os.path.abspath(self.workdir)}")
+    if config.eval.every_steps > 0:
+      self.evals = eval_lib.EvalHook(config, algorithm.network.apply, layout.num_learners,
+                                     self.workdir, resume, self.log)
+      self.next_eval = self.evals.next_due(self.env_steps)
+    self.monitor = energy_lib.PowerMonitor() if config.energy else None
+    if self.monitor is not None and self.monitor.available:
+      self.log(f"energy: sampling the power of {self.monitor.num_gpus} GPU(s) through NVML")
+    self.next_log = self.env_steps + config.log_every_steps
+    self.next_ckpt = self.env_steps + (config.checkpoint_every_steps or float("inf"))
+    self.start, self.start_steps = time.perf_counter(), self.env_steps
+    self.rate_from_time, self.rate_from_steps = self.train_before, self.env_steps
+
+  @property
+  def eval_time_s(self) -> float:
+    return self.evals.eval_time_s if self.evals else 0.0
+
+  def train_time(self, now: float) -> float:
+    return self.train_before + now - self.start - self.eval_time_s
+
+  def wall_time(self, now: float) -> float:
+    return self.elapsed_before + now - self.start
+
+  def last_good(self) -> str:
+    step = self.checkpointer.latest_step() if self.checkpointer else None
+    return self.checkpointer.step_dir(step) if step is not None else "none was saved"
+
+  def save(self) -> None:
+    if self.checkpointer is not None and self.checkpointer.latest_step() != self.env_steps:
       now = time.perf_counter()
-      meta = dict(env_steps=env_steps, updates=updates,
-                  wall_time_s=elapsed_before + now - start, train_time_s=train_time(now),
-                  tracker=tracker.to_json(),
-                  learner_trackers=[t.to_json() for t in learner_trackers])
-      checkpointer.save(env_steps, state, meta)
+      meta = dict(env_steps=self.env_steps, updates=self.updates,
+                  wall_time_s=self.wall_time(now), train_time_s=self.train_time(now),
+                  tracker=self.tracker.to_json(),
+                  learner_trackers=[t.to_json() for t in self.learner_trackers])
+      self.checkpointer.save(self.env_steps, self.state, meta)
 
-  def save_on_stop(why: str) -> str:
+  def save_on_stop(self, why: str) -> str:
     """Saves the last whole call's state after an interruption; says what it did."""
-    if checkpointer is None:
-      return f"{why} at env step {env_steps} (no workdir: nothing saved)"
-    if env_steps == start_steps:
+    steps, last_good = self.env_steps, self.last_good
+    if self.checkpointer is None:
+      return f"{why} at env step {steps} (no workdir: nothing saved)"
+    if steps == self.start_steps:
       return (f"{why} before the first call finished: nothing new to save (latest checkpoint: "
               f"{last_good()})")
-    if unchecked is not None and divergence.first_nonfinite(to_host(unchecked)):
+    if self.unchecked is not None and divergence.first_nonfinite(to_host(self.unchecked)):
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
       with _sigint_deferred():
-        save()
+        self.save()
     except Exception as e:  # pylint: disable=broad-except  (e.g. state donated mid-call)
       return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
-    return f"{why}: saved checkpoint at step {env_steps} in {checkpoint_dir}; rerun with --resume"
+    return f"{why}: saved checkpoint at step {steps} in {self.checkpoint_dir}; rerun with --resume"
 
-  def evaluate():
+  def evaluate(self) -> None:
     now = time.perf_counter()
-    records = evals.run(state.params, env_steps, train_time(now), elapsed_before + now - start)
+    records = self.evals.run(self.state.params, self.env_steps, self.train_time(now),
+                             self.wall_time(now))
     if not records:
       return
     means = [r.mean_return for r in records]
@@ -247,122 +314,121 @@ def train(config: Any, workdir: str | None = None, resume: bool = False,
       who = "average params" if records[0].learner < 0 else f"learner {records[0].learner}"
     else:
       who = f"{len(records)} learners (min {min(means):.2f}, max {max(means):.2f})"
-    log(f"eval  {env_steps:>10d} | return {np.mean(means):8.2f} over "
-        f"{len(records[0].returns)} episodes | {who}")
-    if writer:
-      writer.write_scalars(env_steps, {"eval/mean_return": float(np.mean(means))})
+    self.log(f"eval  {self.env_steps:>10d} | return {np.mean(means):8.2f} over "
+             f"{len(records[0].returns)} episodes | {who}")
+    if self.writer:
+      self.writer.write_scalars(self.env_steps, {"eval/mean_return": float(np.mean(means))})
 
-  if monitor is not None:
-    monitor.start()
-  diverged = None
-  try:
-    while updates < algorithm.total_updates:
-      call_start = time.perf_counter()
-      state, metrics = algorithm.step(state)
-      updates += algorithm.updates_per_call
-      env_steps += per_call
-      unchecked = metrics.get(divergence.FLAGS_KEY, {})
-      metrics = to_host(metrics)
-      diverged = diverged_message(metrics.pop(divergence.FLAGS_KEY, {}),
-                                  updates - algorithm.updates_per_call,
-                                  algorithm.env_steps_per_update, last_good)
-      if diverged:
-        stopped = diverged
-        break
-      unchecked = None
-      now = time.perf_counter()
-      if steady_start is None:
-        compile_time, steady_start = now - call_start, now
-      else:
-        steady_steps += per_call
-      episodes = metrics.pop("episodes")
-      tracker.add(episodes["over"], episodes["returns"], episodes["lengths"])
-      for i, learner_tracker in enumerate(learner_trackers):
-        learner_tracker.add(*(metrics_lib.learner_slice(episodes[k], i, len(learner_trackers))
-                              for k in ("over", "returns", "lengths")))
-      reached = config.target_return and tracker.mean_return >= config.target_return
-      out_of_time = config.time_limit_s and train_time(now) >= config.time_limit_s
-      if (env_steps >= next_log or updates >= algorithm.total_updates or reached
-          or out_of_time):
-        # The compiling call counts in no steps/s figure (NaN if it is all there is).
-        sps = ((env_steps - last["steps"]) / max(train_time(now) - last["time"], 1e-9)
-               if steady_steps else float("nan"))
-        last.update(time=train_time(now), steps=env_steps)
-        row = dict(mean_return=tracker.mean_return, mean_length=tracker.mean_length,
-                   episodes=tracker.completed, steps_per_second=sps,
-                   learning_rate=float(algorithm.learning_rate(updates)),
-                   wall_time_s=elapsed_before + now - start,
-                   **metrics_lib.scalar_summary(metrics),
-                   train_time_s=train_time(now),
-                   **{f"mean_return/learner{i}": t.mean_return
-                      for i, t in enumerate(learner_trackers)})
-        speed = f"{sps:8.0f} steps/s" if steady_steps else f"compile {compile_time:6.1f}s"
-        log(f"steps {env_steps:>10d} | {speed} | return {tracker.mean_return:8.2f} "
-            f"(last {len(tracker.returns)} of {tracker.completed} episodes) | "
-            f"loss {row.get('loss/total', float('nan')):.4f}")
-        if writer:
-          writer.write(env_steps, row)
-        next_log = env_steps + config.log_every_steps
-      if not steady_steps:
-        last.update(time=train_time(now), steps=env_steps)
-      if env_steps >= next_eval:
-        evaluate()
-        next_eval = evals.next_due(env_steps)
-      if env_steps >= next_ckpt:
-        save()
-        next_ckpt = env_steps + config.checkpoint_every_steps
-      if reached:
-        log(f"target return {config.target_return} reached at {env_steps} steps")
-        stopped = "target return"
-        break
-      if out_of_time:
-        log(f"time limit {config.time_limit_s}s reached at {env_steps} steps")
-        stopped = "time limit"
-        break
-  except KeyboardInterrupt:
-    log(save_on_stop("interrupted"))
-    raise
-  except BaseException:  # keep what the run had learned, if its state is still intact
-    log(save_on_stop("stopped by an error"))
-    raise
-  else:
-    if not diverged:
-      if evals and evals.last_env_steps != env_steps:
-        evaluate()  # the final policy
-      save()
-  finally:
-    energy = monitor.stop() if monitor is not None else None
-    algorithm.env.close()  # waits for the run's env steps (a pool collected under one crashed)
-    if evals:
-      evals.close()
-    if checkpointer is not None:
-      checkpointer.close()
-    if writer:
-      writer.close()
+  def call(self) -> bool:
+    """One call of `step` and its bookkeeping; True if the run stops here."""
+    config, algorithm = self.config, self.algorithm
+    call_start = time.perf_counter()
+    self.state, metrics = algorithm.step(self.state)
+    self.updates += algorithm.updates_per_call
+    self.env_steps += self.per_call
+    self.unchecked = metrics.get(divergence.FLAGS_KEY, {})
+    metrics = to_host(metrics)
+    self.diverged = diverged_message(metrics.pop(divergence.FLAGS_KEY, {}),
+                                     self.updates - algorithm.updates_per_call,
+                                     algorithm.env_steps_per_update, self.last_good)
+    if self.diverged:
+      self.stopped = self.diverged
+      return True
+    self.unchecked = None
+    now = time.perf_counter()
+    if self.steady_start is None:
+      self.compile_time, self.steady_start = now - call_start, now
+    else:
+      self.steady_steps += self.per_call
+    self.track_episodes(metrics.pop("episodes"))
+    reached = config.target_return and self.tracker.mean_return >= config.target_return
+    out_of_time = config.time_limit_s and self.train_time(now) >= config.time_limit_s
+    if (self.env_steps >= self.next_log or self.updates >= algorithm.total_updates or reached
+        or out_of_time):
+      self.log_row(metrics, now)
+    if not self.steady_steps:
+      self.rate_from_time, self.rate_from_steps = self.train_time(now), self.env_steps
+    if self.env_steps >= self.next_eval:
+      self.evaluate()
+      self.next_eval = self.evals.next_due(self.env_steps)
+    if self.env_steps >= self.next_ckpt:
+      self.save()
+      self.next_ckpt = self.env_steps + config.checkpoint_every_steps
+    if reached:
+      self.log(f"target return {config.target_return} reached at {self.env_steps} steps")
+      self.stopped = "target return"
+    elif out_of_time:
+      self.log(f"time limit {config.time_limit_s}s reached at {self.env_steps} steps")
+      self.stopped = "time limit"
+    return bool(reached or out_of_time)
 
-  wall = time.perf_counter() - start
-  # Evaluations all run after the first (compiling) call, so the steady clock drops them all.
-  steady_time = (time.perf_counter() - steady_start - (evals.eval_time_s if evals else 0.0)
-                 if steady_start else 0.0)
-  result = TrainResult(
-      env_steps=env_steps, updates=updates, wall_time_s=elapsed_before + wall,
-      compile_time_s=compile_time,
-      steps_per_second=steady_steps / steady_time if steady_steps else float("nan"),
-      mean_return=tracker.mean_return, episodes=tracker.completed, state=state,
-      train_time_s=train_time(time.perf_counter()),
-      eval_time_s=evals.eval_time_s if evals else 0.0,
-      evaluations=list(evals.records) if evals else [],
-      learner_returns=[t.mean_return for t in learner_trackers],
-      energy=energy.summary(env_steps, eval_lib.frames_per_step(config)) if energy else None,
-      stopped=stopped, diverged=bool(diverged), **planned)
-  if workdir and jax.process_index() == 0:
-    metrics_lib.write_json(os.path.join(workdir, "result.json"), result.summary())
-  if diverged:
-    raise Diverged(diverged)
-  speed = f"{result.steps_per_second:.0f} steps/s" if steady_steps else "one call: no steady rate"
-  log(f"done: {env_steps} steps in {wall:.1f}s (compile {compile_time:.1f}s, {speed}); "
-      f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} episodes")
-  if result.energy:
-    log(f"energy: {result.energy['energy_kj']:.1f} kJ, mean {result.energy['mean_power_w']:.0f} W,"
-        f" {result.energy['frames_per_kj']:.0f} frames/kJ")
-  return result
+  def track_episodes(self, episodes: Mapping[str, np.ndarray]) -> None:
+    self.tracker.add(episodes["over"], episodes["returns"], episodes["lengths"])
+    for i, learner_tracker in enumerate(self.learner_trackers):
+      learner_tracker.add(*(metrics_lib.learner_slice(episodes[k], i, len(self.learner_trackers))
+                            for k in ("over", "returns", "lengths")))
+
+  def log_row(self, metrics: Mapping[str, Any], now: float) -> None:
+    """A progress line and a metrics row; steps/s counts from the previous row."""
+    tracker, steps = self.tracker, self.env_steps
+    # The compiling call counts in no steps/s figure (NaN if it is all there is).
+    sps = ((steps - self.rate_from_steps) / max(self.train_time(now) - self.rate_from_time, 1e-9)
+           if self.steady_steps else float("nan"))
+    self.rate_from_time, self.rate_from_steps = self.train_time(now), steps
+    row = dict(mean_return=tracker.mean_return, mean_length=tracker.mean_length,
+               episodes=tracker.completed, steps_per_second=sps,
+               learning_rate=float(self.algorithm.learning_rate(self.updates)),
+               wall_time_s=self.wall_time(now),
+               **metrics_lib.scalar_summary(metrics),
+               train_time_s=self.train_time(now),
+               **{f"mean_return/learner{i}": t.mean_return
+                  for i, t in enumerate(self.learner_trackers)})
+    speed = f"{sps:8.0f} steps/s" if self.steady_steps else f"compile {self.compile_time:6.1f}s"
+    self.log(f"steps {steps:>10d} | {speed} | return {tracker.mean_return:8.2f} "
+             f"(last {len(tracker.returns)} of {tracker.completed} episodes) | "
+             f"loss {row.get('loss/total', float('nan')):.4f}")
+    if self.writer:
+      self.writer.write(steps, row)
+    self.next_log = steps + self.config.log_every_steps
+
+  def close(self) -> None:
+    """Stops the power monitor; closes the envs, evaluation, checkpointer and writer."""
+    self.energy = self.monitor.stop() if self.monitor is not None else None
+    self.algorithm.env.close()  # waits for the run's env steps (a pool collected under one crashed)
+    if self.evals:
+      self.evals.close()
+    if self.checkpointer is not None:
+      self.checkpointer.close()
+    if self.writer:
+      self.writer.close()
+
+  def finish(self) -> TrainResult:
+    """The run's TrainResult, also in result.json; raises Diverged after writing it."""
+    energy, tracker, steps = self.energy, self.tracker, self.env_steps
+    wall = time.perf_counter() - self.start
+    # Evaluations all run after the first (compiling) call, so the steady clock drops them all.
+    steady_time = (time.perf_counter() - self.steady_start - self.eval_time_s
+                   if self.steady_start else 0.0)
+    result = TrainResult(
+        env_steps=steps, updates=self.updates, wall_time_s=self.elapsed_before + wall,
+        compile_time_s=self.compile_time,
+        steps_per_second=self.steady_steps / steady_time if self.steady_steps else float("nan"),
+        mean_return=tracker.mean_return, episodes=tracker.completed, state=self.state,
+        train_time_s=self.train_time(time.perf_counter()), eval_time_s=self.eval_time_s,
+        evaluations=list(self.evals.records) if self.evals else [],
+        learner_returns=[t.mean_return for t in self.learner_trackers],
+        energy=energy.summary(steps, eval_lib.frames_per_step(self.config)) if energy else None,
+        stopped=self.stopped, diverged=bool(self.diverged), **self.planned)
+    if self.workdir and jax.process_index() == 0:
+      metrics_lib.write_json(os.path.join(self.workdir, "result.json"), result.summary())
+    if self.diverged:
+      raise Diverged(self.diverged)
+    speed = (f"{result.steps_per_second:.0f} steps/s" if self.steady_steps
+             else "one call: no steady rate")
+    self.log(f"done: {steps} steps in {wall:.1f}s (compile {self.compile_time:.1f}s, {speed}); "
+             f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} episodes")
+    if result.energy:
+      self.log(f"energy: {result.energy['energy_kj']:.1f} kJ, mean "
+               f"{result.energy['mean_power_w']:.0f} W, {result.energy['frames_per_kj']:.0f} "
+               "frames/kJ")
+    return result
