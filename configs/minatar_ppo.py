@@ -4,7 +4,7 @@ MinAtar PPO baselines.
 64 envs x unroll 128, 4 epochs x 8 minibatches (1024 samples each), GAE(0.95), gamma
 0.99, clip 0.2, entropy 0.01, value coef 0.5, Adam 5e-4 annealed linearly, global-norm
 clip 0.5, advantages normalized, one gradient per minibatch; 5M agent steps. Network "minatar" (conv 16 3x3 + fc 128,
-the MinAtar paper's; see configs/minatar_a2c.py for why).
+the MinAtar paper's, as patch convolutions; see configs/minatar_a2c.py for why).
 
   python run.py --config=configs/minatar_ppo.py
 """
@@ -17,6 +17,7 @@ def get_config():
   c.algorithm = "ppo"
   c.env.id = "gymnax/Breakout-MinAtar"
   c.network.name = "minatar"
+  c.network.conv_impl = "patches"  # scanned minibatches, 2.1x faster on CPU (minatar_a2c.py)
   c.envs_per_learner = 64
   c.t_max = 128
   c.gamma = 0.99
@@ -33,9 +34,8 @@ def get_config():
   c.optimizer.anneal = "linear"
   c.optimizer.eps = 1e-5
   c.optimizer.max_grad_norm = 0.5
-  # One gradient per minibatch. (CPU's auto chunking would cut each of the 32 unrolled
-  # minibatch gradients into 8, a program XLA:CPU compiled for over 15 minutes; on
-  # accelerators auto is 1 anyway.)
+  # One gradient per minibatch (CPU's auto chunking would cut each minibatch gradient
+  # into 8; on accelerators auto is 1 anyway).
   c.grad_chunks = 1
   c.total_env_steps = 5_000_000
   c.updates_per_call = 2  # 2 x 8192 agent steps per host round trip

@@ -39,6 +39,7 @@ def _on_minatar(c: ml_collections.ConfigDict, env_id: str, total_env_steps: int
   c.env, c.network = defaults.env, defaults.network
   c.env.id = env_id
   c.network.name = "minatar"
+  c.network.conv_impl = "patches"  # as configs/minatar_a2c.py: scanned updates on CPU
   c.total_env_steps = int(total_env_steps)
   c.target_return = 0.0
   c.tensorboard = False

@@ -158,15 +158,22 @@ def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Cal
 def learner_map_unrolled(config: ConfigDict, env: Env, learners_per_device: int) -> bool:
   """Whether a device's learners run their networks unrolled (True) or vmapped.
 
-  'auto' unrolls on CPU for image observations with several learners per device: vmapped
-  per-learner convolution weights become one grouped convolution, which XLA:CPU runs
-  about 1.7x slower than the learners' convolutions one by one (measured, jax 0.10).
+  'auto' unrolls XLA convolutions on CPU (`xla_convs_on_cpu`) with several learners per
+  device: vmapped per-learner convolution weights become one grouped convolution, which
+  XLA:CPU runs about 1.7x slower than the learners' convolutions one by one (measured,
+  jax 0.10). Patch convolutions vmap into batched matmuls, which run well.
   """
   kind = config.learner_map  # checked by `galax.config.validate`
   if kind == "auto":
-    on_cpu = jax.devices()[0].platform == "cpu"
-    return on_cpu and env.spec.obs_layout != "flat" and learners_per_device > 1
+    return xla_convs_on_cpu(config, env) and learners_per_device > 1
   return kind == "unroll"
+
+
+def xla_convs_on_cpu(config: ConfigDict, env: Env) -> bool:
+  """Whether the network has XLA convolutions (`network.conv_impl="xla"`) on a CPU: the
+  case the CPU 'auto' choices work around."""
+  return (jax.devices()[0].platform == "cpu" and env.spec.obs_layout != "flat"
+          and config.network.conv_impl == "xla")
 
 
 # Samples (time steps x envs) per gradient chunk below which auto chunking stops.
@@ -285,14 +292,14 @@ def combine_params(combiner: Combiner, old_params: Any, new_params: Any, state: 
 def update_loop_kind(config: ConfigDict, env: Env) -> str:
   """'scan' fuses the updates of a call into one XLA while loop; 'host' loops in Python.
 
-  'auto' picks 'host' on CPU for image observations: XLA:CPU computes convolution
-  weight-gradients about 8x slower inside a while loop than outside one (measured with
-  jax 0.10), which costs more than one dispatch per update.
+  'auto' picks 'host' for XLA convolutions on CPU (`xla_convs_on_cpu`): XLA:CPU computes
+  convolution weight-gradients 4-8x slower inside a while loop than outside one (measured
+  with jax 0.10), which costs more than one dispatch per update. Patch convolutions
+  (`network.conv_impl="patches"`) are matmuls, as fast in a loop: 'scan'.
   """
   kind = config.update_loop
   if kind == "auto":
-    on_cpu = jax.devices()[0].platform == "cpu"
-    kind = "host" if on_cpu and env.spec.obs_layout != "flat" else "scan"
+    kind = "host" if xla_convs_on_cpu(config, env) else "scan"
   return kind  # checked by `galax.config.validate`
 
 
