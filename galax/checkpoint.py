@@ -14,8 +14,11 @@ one whose files fail to restore (truncated, edited), as damaged: it moves it asi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import threading
 from typing import Any, Callable
 
 import orbax.checkpoint as ocp
@@ -105,3 +108,16 @@ def check_resume_dir(directory: str) -> None:
     raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
   if not any(name.isdigit() for name in os.listdir(directory)):
     raise FileNotFoundError(f"--resume: {directory!r} holds no checkpoints.")
+
+
+@contextlib.contextmanager
+def sigint_deferred():
+  """Ignores Ctrl-C while a checkpoint is written (main thread only)."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+  previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)

@@ -75,3 +75,17 @@ def first_nonfinite(flags: Mapping[str, np.ndarray]) -> tuple[int, str, int] | N
   update = int(np.argmax(~ok.all(0)))
   bad = np.flatnonzero(~ok[:, update])
   return update, names[bad[0]].split(":", 1)[1], len(bad)
+
+
+def report(flags: dict[str, np.ndarray], first_update: int, steps_per_update: int,
+                     last_good: Callable[[], str]) -> str | None:
+  """The one-line report of the first non-finite update in a call's flags, or None."""
+  found = first_nonfinite(flags)
+  if found is None:
+    return None
+  index, name, count = found
+  update = first_update + index + 1
+  more = f" (and {count - 1} more quantities)" if count > 1 else ""
+  return (f"training diverged: update {update} (env step {update * steps_per_update}) produced "
+          f"a non-finite {name}{more}; nothing from it was saved. Last good checkpoint: "
+          f"{last_good()}.")

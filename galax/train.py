@@ -18,12 +18,9 @@ saves the state of the last whole call (none if the first call had not finished)
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import signal
 import tempfile
-import threading
 import time
 from typing import Any, Callable, Mapping
 
@@ -96,33 +93,6 @@ def finished_reason(config: Any, total_updates: int, updates: int,
   if config.time_limit_s and train_time_s >= config.time_limit_s:
     return f"time limit {config.time_limit_s}s reached"
   return ""
-
-
-def diverged_message(flags: dict[str, np.ndarray], first_update: int, steps_per_update: int,
-                     last_good: Callable[[], str]) -> str | None:
-  """The one-line report of the first non-finite update in a call's flags, or None."""
-  found = divergence.first_nonfinite(flags)
-  if found is None:
-    return None
-  index, name, count = found
-  update = first_update + index + 1
-  more = f" (and {count - 1} more quantities)" if count > 1 else ""
-  return (f"training diverged: update {update} (env step {update * steps_per_update}) produced "
-          f"a non-finite {name}{more}; nothing from it was saved. Last good checkpoint: "
-          f"{last_good()}.")
-
-
-@contextlib.contextmanager
-def _sigint_deferred():
-  """Ignores Ctrl-C while a checkpoint is written (main thread only)."""
-  if threading.current_thread() is not threading.main_thread():
-    yield
-    return
-  previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-  try:
-    yield
-  finally:
-    signal.signal(signal.SIGINT, previous)
 
 
 def train(config: Any, workdir: str | None = None, resume: bool = False,
@@ -297,7 +267,7 @@ class _Run:
     if self.unchecked is not None and divergence.first_nonfinite(to_host(self.unchecked)):
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
-      with _sigint_deferred():
+      with ckpt_lib.sigint_deferred():
         self.save()
     except Exception as e:  # pylint: disable=broad-except  (e.g. state donated mid-call)
       return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
@@ -328,7 +298,7 @@ class _Run:
     self.env_steps += self.per_call
     self.unchecked = metrics.get(divergence.FLAGS_KEY, {})
     metrics = to_host(metrics)
-    self.diverged = diverged_message(metrics.pop(divergence.FLAGS_KEY, {}),
+    self.diverged = divergence.report(metrics.pop(divergence.FLAGS_KEY, {}),
                                      self.updates - algorithm.updates_per_call,
                                      algorithm.env_steps_per_update, self.last_good)
     if self.diverged:
