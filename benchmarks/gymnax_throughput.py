@@ -12,7 +12,8 @@ For each env and env count it measures, in one process (compile time excluded):
   ppo     PPO at the CleanRL/PureJaxRL CartPole shape: envs x 128 steps, 4 epochs x 4
           minibatches, GAE (one gradient per minibatch: `grad_chunks=1`),
 and, for CartPole, the same PPO on envpool's CartPole-v1 (the gymnax-vs-envpool ratio).
-Every call runs `updates_per_call` updates (a scan, or the CPU image-net host loop).
+Every call runs `updates_per_call` updates (a scan; MinAtar's configs use patch convolutions,
+so they scan on CPU too).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ def _config(env_id: str, kind: str, num_envs: int):
   if kind == "ppo":
     config.algorithm, config.t_max, config.returns = "ppo", 128, "gae"
     config.ppo.epochs, config.ppo.minibatches, config.ppo.clip = 4, 4, 0.2
-    # CPU image nets unroll PPO's 16 minibatch steps; auto gradient chunks would multiply
-    # that program by up to 8x more (compiling for many minutes): one gradient each.
+    # One gradient per minibatch (CPU auto would chunk MinAtar's; with XLA convolutions
+    # the 16 minibatch steps were also unrolled, and chunks multiplied that program).
     config.grad_chunks = 1
   steps_per_update = num_envs * config.t_max
   config.updates_per_call = max(1, _STEPS_PER_CALL.value // steps_per_update)
