@@ -152,9 +152,12 @@ def base_config() -> ml_collections.ConfigDict:
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
   # How a device's learners run their networks: vmap (one batched program) | unroll (one
-  # after another) | auto (unroll on CPU for image networks: grouped convs are slow there).
+  # after another) | auto (unroll on CPU for XLA convolutions: grouped convs are slow there).
   c.learner_map = "auto"
-  c.update_loop = "auto"  # scan (one XLA loop per call) | host (a Python loop) | auto
+  # scan (one XLA loop per call) | host (a Python loop) | auto (host on CPU for XLA
+  # convolutions, whose gradients are slow inside XLA:CPU loops; scan elsewhere, and for
+  # network.conv_impl="patches")
+  c.update_loop = "auto"
   # The 'auto' choices (learner_map, update_loop, grad_chunks) are resolved once when the
   # algorithm is built (algorithms/common.py's resolve_auto): the run header prints them and
   # config.json stores them.
