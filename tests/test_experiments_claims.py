@@ -184,7 +184,7 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
   params = {}
   for combine, opt in [(c, o) for o in ("sgd", "rmsprop") for c in ("gossip", "allreduce")]:
     c = minatar.scale_down(minatar.a2c_config("gymnax/CartPole-v1", 960))
-    c.network.name = "mlp"
+    c.network.name, c.network.conv_impl = "mlp", "xla"  # an MLP has no convolutions
     c.num_learners, c.envs_per_learner, c.combine = 4, 16, combine
     c.gossip.topology = "full"
     c.optimizer.name, c.optimizer.max_grad_norm, c.optimizer.learning_rate = opt, 0.0, 1e-2

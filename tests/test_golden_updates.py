@@ -10,14 +10,21 @@ seed, CartPole MLP, few envs), recorded before a refactor by running this file:
 A deliberate change of semantics updates its entries in a commit of its own that says why.
 The hashes hold for the jax version they were recorded with (XLA may round differently in
 another); with another version the test is skipped.
+
+The initial parameters are drawn by `portable_init_params` (threefry normals, no LAPACK):
+flax's orthogonal init runs a QR decomposition in the host's OpenBLAS, whose kernels depend
+on the CPU (the same code gave other bits with OPENBLAS_CORETYPE=Haswell than SkylakeX), so
+the hashes would check the machine's BLAS instead of galax's updates.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
+from unittest import mock
 
 if __name__ == "__main__":  # as a script: the test setup of conftest.py
   os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
@@ -87,11 +94,31 @@ def case_config(overrides: dict):
   return validate(c)
 
 
+@contextlib.contextmanager
+def portable_init():
+  """Within it, `networks.init_params` returns parameters of the network's shapes with leaf
+  i ~ 0.1 N(0, 1) from fold_in(key, i): the same bits on every CPU (module docstring)."""
+  from galax import networks  # pylint: disable=g-import-not-at-top
+
+  real = networks.init_params
+
+  def portable(network, spec, key):
+    leaves, tree = jax.tree.flatten(jax.eval_shape(lambda: real(network, spec, key)))
+    return jax.tree.unflatten(tree, [
+        0.1 * jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
+        for i, x in enumerate(leaves)])
+
+  with mock.patch.object(networks, "init_params", portable):
+    yield
+
+
 def params_digest(overrides: dict) -> str:
   """SHA-256 of every learner's parameters after one call of UPDATES updates."""
-  algo = make_algorithm(case_config(overrides))
+  with portable_init():
+    algo = make_algorithm(case_config(overrides))
+    initial = algo.init()
   try:
-    state, _ = algo.step(algo.init())
+    state, _ = algo.step(initial)
     leaves = [np.asarray(x) for x in jax.tree.leaves(state.params)]
   finally:
     algo.env.close()
