@@ -23,6 +23,9 @@ paper's settings (Table 1, section 3.1) and the authors' tensorpack code.
 - The small model: network "ba3c" (4 convolutions with max-pooling) with a 128-unit fc,
   RGB frames (4 x 3 = 12 channels, 84 x 84), rewards clipped to [-1, 1], no episodic life.
 - Entropy 0.01, value loss 0.5 * mean (R - V)^2, gamma 0.99.
+- On a CPU the 64 learners of a device run one after another in an XLA loop with patch
+  convolutions (learner_map and network.conv_impl 'auto'): about 11 s to compile and 3 GB,
+  where unrolling them compiled for over 400 s; on a GPU they are vmapped.
 """
 
 import ml_collections

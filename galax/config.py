@@ -80,8 +80,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.network.mlp_hidden = (64, 64)
   c.network.init = "orthogonal"  # orthogonal | lecun
   # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
-  # loops, where XLA's convolution gradients are slow; see galax/networks.py)
-  c.network.conv_impl = "xla"
+  # loops, where XLA's convolution gradients are slow; see galax/networks.py) | auto
+  # (patches where a CPU runs the learners in a loop, see learner_map; xla elsewhere)
+  c.network.conv_impl = "auto"
 
   c.loss = ml_collections.ConfigDict()
   c.loss.entropy_coef = 0.01
@@ -151,16 +152,18 @@ def base_config() -> ml_collections.ConfigDict:
 
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
-  # How a device's learners run their networks: vmap (one batched program) | unroll (one
-  # after another) | auto (unroll on CPU for XLA convolutions: grouped convs are slow there).
+  # How a device's A2C-family learners run their networks: vmap (one batched program) |
+  # unroll (one after another, traced apart) | loop (one after another in an XLA loop) |
+  # auto (on CPU for image networks: loop above 8 learners per device, unroll for XLA
+  # convolutions, whose grouped form is slow there; vmap elsewhere). Other algorithms vmap.
   c.learner_map = "auto"
   # scan (one XLA loop per call) | host (a Python loop) | auto (host on CPU for XLA
   # convolutions, whose gradients are slow inside XLA:CPU loops; scan elsewhere, and for
   # network.conv_impl="patches")
   c.update_loop = "auto"
-  # The 'auto' choices (learner_map, update_loop, grad_chunks) are resolved once when the
-  # algorithm is built (algorithms/common.py's resolve_auto): the run header prints them and
-  # config.json stores them.
+  # The 'auto' choices (learner_map, conv_impl, update_loop, grad_chunks) are resolved once
+  # when the algorithm is built (algorithms/common.py's resolve_auto): the run header
+  # prints them and config.json stores them.
   # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
   # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
   # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as
@@ -279,9 +282,12 @@ def _validate_gossip(config: ml_collections.ConfigDict) -> None:
 
 def _validate_batches(config: ml_collections.ConfigDict) -> None:
   """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
-  _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll"))
+  _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
+  if config.learner_map not in ("auto", "vmap") and config.algorithm != "a2c":
+    raise ValueError(f"config.learner_map={config.learner_map!r} acts on A2C-family "
+                     f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
   _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
-  _choice("network.conv_impl", config.network.conv_impl, ("xla", "patches"))
+  _choice("network.conv_impl", config.network.conv_impl, ("auto", "xla", "patches"))
   if config.network.conv_impl == "patches" and config.network.name == "mlp":
     raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
                      "network 'mlp' has none (use 'xla', the default).")

@@ -182,9 +182,12 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
 
 
 def from_config(network_config: Any, spec: EnvSpec) -> ActorCritic:
-  """The network a config's `network` section describes, for an env."""
+  """The network a config's `network` section describes, for an env. conv_impl 'auto'
+  (unresolved: a config not built into an algorithm, e.g. for evaluation) is 'xla': the
+  same parameters, and its best choice outside XLA:CPU loops."""
   c = network_config
-  return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, c.conv_impl)
+  conv_impl = "xla" if c.conv_impl == "auto" else c.conv_impl
+  return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl)
 
 
 def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array):

@@ -33,9 +33,10 @@ def single():
   return _run(num_learners=1, envs_per_learner=32)
 
 
-# 1, 2 and 4 learners per device; "unroll" runs a device's learners one after another.
+# 1, 2 and 4 learners per device; "unroll" and "loop" run a device's learners one after
+# another (traced apart / in an XLA loop).
 @pytest.mark.parametrize("devices,learner_map", [(4, "auto"), (2, "auto"), (1, "auto"),
-                                                 (1, "unroll")])
+                                                 (1, "unroll"), (1, "loop")])
 def test_allreduce_equals_one_learner_with_all_envs(single, devices, learner_map):
   multi = _run(num_learners=4, envs_per_learner=8, combine="allreduce", num_devices=devices,
                learner_map=learner_map)

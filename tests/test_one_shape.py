@@ -1,9 +1,11 @@
 """One shape for every algorithm: one apply-update with one meaning of per-tensor clipping,
 honest config (flags that would do nothing are rejected), 'auto' choices resolved once."""
 
+import types
+
 import pytest
 
-from galax.algorithms import make_algorithm
+from galax.algorithms import common, make_algorithm
 from galax.config import base_config, set_fields, validate
 from galax.parallel import combine as combine_lib
 from galax.parallel import sharded_optimizer
@@ -53,6 +55,7 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
     ({"num_learners": 4, "combine": "gossip", "gossip.delay": 2,
       "initial_params": "per_learner"}, "initial_params"),
     ({"learner_map": "grouped"}, "learner_map"),
+    ({"algorithm": "ppo", "learner_map": "loop"}, "acts on A2C-family"),
     ({"update_loop": "python"}, "update_loop"),
     ({"grad_chunks": -1}, "grad_chunks"),
     ({"grad_chunks": 3}, "must divide the 8 envs per learner"),
@@ -87,3 +90,24 @@ def test_auto_choices_are_resolved_once_into_the_algorithms_config():
   resolved = algo.config
   assert (resolved.learner_map, resolved.grad_chunks) == ("vmap", 1)
   assert resolved.update_loop == "scan"  # vector observations: one XLA loop everywhere
+
+
+@pytest.mark.parametrize("algorithm,layout,learners,conv_impl,expected", [
+    # Many learners: one learner's program in an XLA loop, with patch convolutions.
+    ("a2c", "HWC", 16, "auto", ("loop", "patches", "scan")),
+    ("a2c", "CHW", 64, "auto", ("loop", "patches", "scan")),
+    ("a2c", "HWC", 4, "auto", ("unroll", "xla", "host")),
+    ("a2c", "HWC", 4, "patches", ("vmap", "patches", "scan")),
+    ("a2c", "HWC", 16, "xla", ("loop", "xla", "host")),  # as asked: XLA convs in the loop
+    ("ppo", "HWC", 16, "auto", ("vmap", "xla", "host")),  # PPO vmaps its learners
+    ("a2c", "flat", 16, "auto", ("vmap", "xla", "scan")),
+])
+def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learners, conv_impl,
+                                                      expected):
+  """On CPU (the test platform) with image observations, 'auto' loops over more than 8
+  learners per device with patch convolutions (unrolled they took minutes to compile)."""
+  config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl})
+  env = types.SimpleNamespace(spec=types.SimpleNamespace(obs_layout=layout))
+  resolved = common.resolve_auto(config, env, learners)
+  assert (resolved.learner_map, resolved.network.conv_impl,
+          resolved.update_loop) == expected

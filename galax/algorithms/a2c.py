@@ -74,8 +74,8 @@ def make_a2c_update(setup: common.Setup,
   config = setup.config
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
-  unroll = common.learner_map_unrolled(config, setup.env, learners)
-  policy = common.block_policy(apply_fn, learners, unroll)
+  how = config.learner_map  # resolved: vmap | unroll | loop
+  policy = common.block_policy(apply_fn, learners, how)
   chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
 
   def update(state: common.LearnerState):
@@ -83,7 +83,7 @@ def make_a2c_update(setup: common.Setup,
                                     state.action_keys, config.t_max, lx.env_shard_index())
     per_learner = lx.split_learners(traj, learners)
     grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks),
-                                   state.params, per_learner, unroll=unroll)
+                                   state.params, per_learner, how=how)
     own_grads = grads
     metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
     if stragglers is not None:

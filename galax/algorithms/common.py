@@ -105,12 +105,16 @@ def make_setup(config: ConfigDict, steps_per_env_per_update: int,
 def resolve_auto(config: ConfigDict, env: Envs, learners_per_device: int
                  ) -> ConfigDict:
   """A copy of `config` with its 'auto' choices resolved for this platform and env:
-  `learner_map` ('vmap' | 'unroll'), `update_loop` ('scan' | 'host') and `grad_chunks`
-  (>= 1). Resolved once, here; `Algorithm.config` holds the copy, which `train` prints in
-  its header and saves as config.json."""
+  `learner_map` ('vmap' | 'unroll' | 'loop'), `network.conv_impl` ('xla' | 'patches'),
+  `update_loop` ('scan' | 'host') and `grad_chunks` (>= 1), in that order (each rule reads
+  the ones before it). Resolved once, here; `Algorithm.config` holds the copy, which
+  `train` prints in its header and saves as config.json."""
   config = copy.deepcopy(config)
-  config.learner_map = "unroll" if learner_map_unrolled(config, env, learners_per_device) \
-      else "vmap"
+  config.learner_map = learner_map_kind(config, env, learners_per_device)
+  if config.network.conv_impl == "auto":
+    # XLA:CPU compiles and runs conv gradients slowly inside a loop (`update_loop_kind`).
+    looped = config.learner_map == "loop" and _cpu_images(env)
+    config.network.conv_impl = "patches" if looped else "xla"
   config.update_loop = update_loop_kind(config, env)
   if config.grad_chunks == 0:
     batch, steps = chunked_batch(config)
@@ -137,43 +141,60 @@ def describe_choices(config: ConfigDict) -> str:
   hts = (f", hts.microbatches={config.hts.microbatches}"
          if config.algorithm.startswith("hts") else "")
   return (f"combine={combine}, learner_map={config.learner_map}, "
+          f"conv_impl={config.network.conv_impl}, "
           f"update_loop={config.update_loop}, grad_chunks={config.grad_chunks}{hts}")
 
 
-def block_policy(apply_fn: Callable, learners: int, unroll: bool = False) -> Callable:
+def block_policy(apply_fn: Callable, learners: int, how: str = "vmap") -> Callable:
   """A policy over a block's flat env batch [L * b, ...] with per-learner params [L, ...].
 
-  unroll: run the learners' networks one after another instead of vmapped
-  (`lx.map_learners`; see `learner_map_unrolled`).
+  how: how the learners' networks run (`lx.map_learners`; see `learner_map_kind`).
   """
 
   def policy(params, obs):
     obs = lx.learner_block(obs, learners)
-    logits, values = lx.map_learners(apply_fn, params, obs, unroll=unroll)
+    logits, values = lx.map_learners(apply_fn, params, obs, how=how)
     return lx.flatten_block((logits, values))
 
   return policy
 
 
-def learner_map_unrolled(config: ConfigDict, env: Env, learners_per_device: int) -> bool:
-  """Whether a device's learners run their networks unrolled (True) or vmapped.
+# Learners per device above which 'auto' runs image networks on CPU in a loop.
+MAX_UNROLLED_LEARNERS = 8
 
-  'auto' unrolls XLA convolutions on CPU (`xla_convs_on_cpu`) with several learners per
-  device: vmapped per-learner convolution weights become one grouped convolution, which
-  XLA:CPU runs about 1.7x slower than the learners' convolutions one by one (measured,
-  jax 0.10). Patch convolutions vmap into batched matmuls, which run well.
+
+def learner_map_kind(config: ConfigDict, env: Env, learners_per_device: int) -> str:
+  """How a device's learners run their networks: 'vmap', 'unroll' or 'loop'.
+
+  Only A2C-family learners (algorithm 'a2c') read it; the others vmap. 'auto' is 'vmap'
+  except for their image networks on CPU with several learners per device:
+  - more than `MAX_UNROLLED_LEARNERS`: 'loop' (`lax.map`, one learner's program; with
+    `network.conv_impl="auto"` its convolutions become patches). ba3c_breakout's 64
+    learners unrolled compiled for over 400 s past 20 GB, vmapped needed over 24 GB;
+    looped with patches they compile in seconds in about 3 GB.
+  - XLA convolutions: 'unroll'. Vmapped per-learner convolution weights become one
+    grouped convolution, which XLA:CPU runs about 1.7x slower than the learners'
+    convolutions one by one (measured, jax 0.10).
+  - patch convolutions: 'vmap' (batched matmuls run well).
   """
   kind = config.learner_map  # checked by `galax.config.validate`
-  if kind == "auto":
-    return xla_convs_on_cpu(config, env) and learners_per_device > 1
-  return kind == "unroll"
+  if kind != "auto":
+    return kind
+  if config.algorithm != "a2c" or not _cpu_images(env) or learners_per_device <= 1:
+    return "vmap"
+  if learners_per_device > MAX_UNROLLED_LEARNERS:
+    return "loop"
+  return "unroll" if config.network.conv_impl != "patches" else "vmap"
+
+
+def _cpu_images(env: Env) -> bool:
+  return jax.devices()[0].platform == "cpu" and env.spec.obs_layout != "flat"
 
 
 def xla_convs_on_cpu(config: ConfigDict, env: Env) -> bool:
   """Whether the network has XLA convolutions (`network.conv_impl="xla"`) on a CPU: the
   case the CPU 'auto' choices work around."""
-  return (jax.devices()[0].platform == "cpu" and env.spec.obs_layout != "flat"
-          and config.network.conv_impl == "xla")
+  return _cpu_images(env) and config.network.conv_impl == "xla"
 
 
 # Samples (time steps x envs) per gradient chunk below which auto chunking stops.
