@@ -2,7 +2,8 @@
 
 Experiment files in configs/ start from `base_config()` and change fields. The returned
 ConfigDict is locked, so a misspelt key (in a file or as `--config.key=value`) is an
-error, and ml_collections keeps each field's type. `validate` checks values.
+error, and ml_collections keeps each field's type. `validate` (galax/config_checks.py,
+imported here) checks values.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any
 
 import ml_collections
 
+# Re-exported: users and configs reach `validate` as galax.config.validate.
+from galax.config_checks import ALGORITHMS, COMBINES, validate  # noqa: F401
 
 
 def _configs_dir() -> str:
@@ -28,16 +31,26 @@ def _configs_dir() -> str:
 
 CONFIGS_DIR = _configs_dir()
 
-ALGORITHMS = ("a2c", "ppo", "hts_a2c", "hts_ppo", "a3c", "impala")
-COMBINES = ("independent", "allreduce", "gossip")
-
 
 def base_config() -> ml_collections.ConfigDict:
+  """Every field galax reads, with its default. Locked: a misspelt field is an error."""
   c = ml_collections.ConfigDict()
   c.algorithm = "a2c"  # see ALGORITHMS
   c.seed = 0  # seeds params, env seeds (seed + global env index) and action sampling keys
   c.total_env_steps = 1_000_000  # agent steps of all learners together (x4 for Atari frames)
+  _add_env(c)
+  _add_learners(c)
+  _add_model(c)
+  _add_ppo_hts(c)
+  _add_optimizer(c)
+  _add_baselines(c)
+  _add_running(c)
+  _add_eval(c)
+  c.lock()  # a misspelt field is an error, not a silently ignored new key
+  return c
 
+
+def _add_env(c: ml_collections.ConfigDict) -> None:
   c.env = ml_collections.ConfigDict()
   # any envpool id (Pong-v5, Breakout-v5, gfootball/academy_...-v1) or gymnax id
   # (gymnax/CartPole-v1, gymnax/Breakout-MinAtar: docs/environments.md)
@@ -50,6 +63,8 @@ def base_config() -> ml_collections.ConfigDict:
   # c.env.options = ml_collections.ConfigDict(dict(noop_max=0)).
   c.env.options = ml_collections.ConfigDict()
 
+
+def _add_learners(c: ml_collections.ConfigDict) -> None:
   # The learner axis: num_learners learners x envs_per_learner envs each.
   c.num_learners = 1
   c.envs_per_learner = 16
@@ -69,6 +84,9 @@ def base_config() -> ml_collections.ConfigDict:
   # per_learner: learner i starts from seed + i (independent seeds run as learners).
   c.initial_params = "shared"
 
+
+def _add_model(c: ml_collections.ConfigDict) -> None:
+  """Returns, network and loss."""
   c.t_max = 5  # rollout length per update (n of the n-step return)
   c.gamma = 0.99
   c.returns = "nstep"  # nstep (PAAC/A2C) | gae (lambda-returns)
@@ -89,6 +107,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.loss.value_coef = 0.5  # times mean (G - V)^2
   c.loss.sum_over_time = False  # PAAC code: loss summed over the t_max steps
 
+
+def _add_ppo_hts(c: ml_collections.ConfigDict) -> None:
+  """PPO and HTS-RL."""
   # PPO (algorithms ppo, hts_ppo; galax/algorithms/ppo.py). Advantages: GAE with
   # gae_lambda when returns = "gae" (lambda 1 otherwise); value targets = advantages + V.
   c.ppo = ml_collections.ConfigDict()
@@ -107,6 +128,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.hts.num_actors = 1  # actor groups: each has its own envpool pool and forward pass,
   #                       sent to its envs as soon as it is ready (divides envs_per_learner)
 
+
+def _add_optimizer(c: ml_collections.ConfigDict) -> None:
+  """The optimizer and BA3C's straggler mitigation."""
   c.optimizer = ml_collections.ConfigDict()
   c.optimizer.name = "rmsprop"  # rmsprop | adam | sgd
   c.optimizer.learning_rate = 7e-4
@@ -134,6 +158,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.stragglers.step_time = "exponential"  # exponential | lognormal | uniform (law of X)
   c.stragglers.scale = 1.0  # spread of the step times around 1
 
+
+def _add_baselines(c: ml_collections.ConfigDict) -> None:
+  """The A3C and IMPALA baselines."""
   # A3C (algorithm="a3c"): each round, every learner's gradient, computed at shared
   # parameters s updates old (s drawn per learner and round), is applied in turn to the
   # shared parameters (see galax/algorithms/a3c.py for the exact semantics).
@@ -150,6 +177,9 @@ def base_config() -> ml_collections.ConfigDict:
   c.impala.c_bar = 1.0  # V-trace truncation of the trace coefficients
   c.impala.reduction = "mean"  # mean over the batch | sum (TorchBeast: loss summed over T, B)
 
+
+def _add_running(c: ml_collections.ConfigDict) -> None:
+  """Running the job: loops, logging, checkpoints, stopping."""
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
   # How a device's A2C-family learners run their networks: vmap (one batched program) |
@@ -181,6 +211,8 @@ def base_config() -> ml_collections.ConfigDict:
   c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)
   c.energy = True  # sample GPU power via NVML, report frames per kJ (skipped without a GPU)
 
+
+def _add_eval(c: ml_collections.ConfigDict) -> None:
   # Periodic evaluation on separate envs (see galax/evaluation.py): full games (no episodic
   # life), raw rewards, up to `noop_max` no-op starts (Atari). Rows go to eval.csv.
   c.eval = ml_collections.ConfigDict()
@@ -191,185 +223,6 @@ def base_config() -> ml_collections.ConfigDict:
   c.eval.num_envs = 0  # envs per evaluated policy; 0 = one env per episode
   c.eval.noop_max = 30  # Atari: up to this many no-ops at the start of an eval episode
   c.eval.max_episode_steps = 0  # eval time limit in agent steps; 0 = as config.env
-  c.lock()  # a misspelt field is an error, not a silently ignored new key
-  return c
-
-
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-  if value not in allowed:
-    raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
-
-
-def _positive(config: ml_collections.ConfigDict, *names: str) -> None:
-  for name in names:
-    value = config
-    for part in name.split("."):
-      value = value[part]
-    if value <= 0:
-      raise ValueError(f"config.{name} must be > 0, got {value!r}.")
-
-
-def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
-  """Checks values that types alone do not; returns the config. Raises ValueError."""
-  _choice("algorithm", config.algorithm, ALGORITHMS)
-  _choice("combine", config.combine, COMBINES)
-  _choice("returns", config.returns, ("nstep", "gae"))
-  _choice("optimizer.name", config.optimizer.name, ("rmsprop", "adam", "sgd"))
-  _choice("optimizer.rmsprop_convention", config.optimizer.rmsprop_convention, ("tf", "torch"))
-  _choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
-          ("none", "linear_envs", "sqrt_learners"))
-  _choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
-  _choice("initial_params", config.initial_params, ("shared", "per_learner"))
-  _choice("eval.learners", config.eval.learners, ("first", "all", "average"))
-  _positive(config, "eval.episodes")
-  for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
-               "eval.max_episode_steps"):
-    value = config
-    for part in name.split("."):
-      value = value[part]
-    if value < 0:
-      raise ValueError(f"config.{name} must be >= 0, got {value!r}.")
-  _positive(config, "total_env_steps", "num_learners", "envs_per_learner", "t_max",
-            "updates_per_call", "optimizer.learning_rate", "stats_window")
-  if not 0.0 <= config.gamma <= 1.0:
-    raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
-  _positive(config, "ppo.epochs", "ppo.minibatches", "hts.num_actors")
-  if config.ppo.clip <= 0:
-    raise ValueError(f"config.ppo.clip must be > 0, got {config.ppo.clip}.")
-  if config.hts.alpha < 0 or config.hts.microbatches < 0:
-    raise ValueError(f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
-                     f"({config.hts.microbatches}) must be >= 0 (0 = automatic).")
-  if config.hts.alpha and config.hts.alpha % config.t_max:
-    raise ValueError(f"config.hts.alpha={config.hts.alpha} must be a multiple of "
-                     f"config.t_max={config.t_max} (a segment holds whole rollouts).")
-  if config.envs_per_learner % config.hts.num_actors:
-    raise ValueError(f"config.hts.num_actors={config.hts.num_actors} must divide "
-                     f"config.envs_per_learner={config.envs_per_learner}.")
-  if config.combine != "independent" and config.num_learners < 2:
-    raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
-  _validate_gossip(config)
-  _validate_baselines(config)
-  _validate_batches(config)
-  from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
-
-  check_env_id(config.env.id)
-  _validate_gymnax_env(config)
-  return config
-
-
-def _validate_gossip(config: ml_collections.ConfigDict) -> None:
-  """GALA's gossip fields act only with combine='gossip'; GALA Fig. 2b's gradient cosine
-  matrix only in A2C (the other algorithms have no single per-update gradient to compare)."""
-  gossip = config.gossip
-  if gossip.delay < 0:
-    raise ValueError(f"config.gossip.delay must be >= 0, got {gossip.delay}.")
-  if config.combine == "gossip":
-    from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
-
-    make_topology(gossip.topology, config.num_learners, gossip.peers)
-  elif gossip.metrics or gossip.delay:
-    raise ValueError(f"config.gossip.metrics={gossip.metrics} and config.gossip.delay="
-                     f"{gossip.delay} act only with combine='gossip' (got "
-                     f"combine={config.combine!r}).")
-  if gossip.delay >= 2 and config.combine == "gossip" and config.initial_params != "shared":
-    raise ValueError(f"config.gossip.delay={gossip.delay} with initial_params="
-                     f"{config.initial_params!r}: the first delay - 1 mixes would use each "
-                     "learner's own start for its peers'; use initial_params='shared'.")
-  if config.grad_similarity and config.algorithm != "a2c":
-    raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
-                     f"algorithm='a2c' (got {config.algorithm!r}).")
-
-
-def _validate_batches(config: ml_collections.ConfigDict) -> None:
-  """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
-  _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
-  if config.learner_map not in ("auto", "vmap") and config.algorithm != "a2c":
-    raise ValueError(f"config.learner_map={config.learner_map!r} acts on A2C-family "
-                     f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
-  _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
-  _choice("network.conv_impl", config.network.conv_impl, ("auto", "xla", "patches"))
-  if config.network.conv_impl == "patches" and config.network.name == "mlp":
-    raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
-                     "network 'mlp' has none (use 'xla', the default).")
-  chunks = config.grad_chunks
-  if chunks < 0:
-    raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")
-  steps = (config.hts.alpha or config.t_max) if config.algorithm.startswith("hts") else (
-      config.t_max)
-  ppo = config.ppo
-  if config.algorithm in ("ppo", "hts_ppo"):
-    samples = steps * config.envs_per_learner
-    if samples % ppo.minibatches:
-      raise ValueError(f"config.ppo.minibatches={ppo.minibatches} must divide the {samples} "
-                       f"samples per update ({steps} steps x envs_per_learner).")
-    batch, what = samples // ppo.minibatches, "samples per PPO minibatch"
-  elif config.algorithm == "hts_a2c":
-    batch, what = 1, "time step of an HTS-A2C unit (it does not chunk)"
-  else:
-    batch, what = config.envs_per_learner, "envs per learner"
-  if chunks and batch % chunks:
-    raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
-  if config.algorithm.startswith("hts") and config.hts.microbatches:
-    m = config.hts.microbatches
-    units = steps if config.algorithm == "hts_a2c" else ppo.epochs * ppo.minibatches
-    if steps % m or units % m:
-      raise ValueError(f"config.hts.microbatches={m} must divide both alpha={steps} and the "
-                       f"learner's {units} units per segment.")
-
-
-def _validate_gymnax_env(config: ml_collections.ConfigDict) -> None:
-  """A gymnax env (id "gymnax/...") rejects the envpool-only options it would ignore."""
-  from galax.envs import is_gymnax_id  # pylint: disable=g-import-not-at-top
-
-  if not is_gymnax_id(config.env.id):
-    return
-  envpool_only = dict(episodic_life=config.env.episodic_life, reward_clip=config.env.reward_clip,
-                      num_threads=config.env.num_threads, options=dict(config.env.options))
-  for name, value in envpool_only.items():
-    if value:
-      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnax env "
-                       f"{config.env.id!r} has no such setting (leave it unset).")
-  if config.env.max_episode_steps < 0:
-    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
-                     f"{config.env.max_episode_steps}.")
-
-
-def _validate_baselines(config: ml_collections.ConfigDict) -> None:
-  """Fields of distributed BA3C (sharded state, stragglers), A3C and IMPALA."""
-  if config.optimizer.clip_average_norm < 0:
-    raise ValueError("config.optimizer.clip_average_norm must be >= 0 (0 = off), got "
-                     f"{config.optimizer.clip_average_norm}.")
-  if config.optimizer.sharded_state:
-    if config.combine != "allreduce" or config.algorithm not in ("a2c", "impala"):
-      raise ValueError("config.optimizer.sharded_state=True shards the state of learners that "
-                       "share parameters: it needs combine='allreduce' and algorithm 'a2c' or "
-                       f"'impala' (got combine={config.combine!r}, "
-                       f"algorithm={config.algorithm!r}).")
-  stragglers = config.stragglers
-  _choice("stragglers.step_time", stragglers.step_time, ("exponential", "lognormal", "uniform"))
-  if stragglers.num_kept:
-    if not 0 < stragglers.num_kept <= config.num_learners:
-      raise ValueError(f"config.stragglers.num_kept={stragglers.num_kept} must be in "
-                       f"[1, num_learners={config.num_learners}] (0 = keep all).")
-    if config.combine != "allreduce" or config.algorithm != "a2c":
-      raise ValueError("config.stragglers.num_kept drops gradients of all-reduce A2C: it needs "
-                       f"combine='allreduce' and algorithm='a2c' (got combine={config.combine!r},"
-                       f" algorithm={config.algorithm!r}).")
-    if stragglers.scale < 0:
-      raise ValueError(f"config.stragglers.scale must be >= 0, got {stragglers.scale}.")
-  if config.algorithm == "a3c":
-    _choice("a3c.staleness", config.a3c.staleness, ("uniform", "fixed"))
-    if config.a3c.max_staleness < 0:
-      raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
-    if config.combine != "independent":
-      raise ValueError("algorithm='a3c' applies every learner's gradient to the shared "
-                       f"parameters itself; config.combine={config.combine!r} must stay "
-                       "'independent'.")
-  if config.algorithm == "impala":
-    _choice("impala.reduction", config.impala.reduction, ("mean", "sum"))
-    if config.impala.policy_lag < 0:
-      raise ValueError(f"config.impala.policy_lag must be >= 0, got {config.impala.policy_lag}.")
-    _positive(config, "impala.rho_bar", "impala.c_bar")
 
 
 def config_path(name_or_path: str) -> str:
