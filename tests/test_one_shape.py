@@ -34,7 +34,7 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
   monkeypatch.setattr(sharded_optimizer, "clip_each_learner",
                       lambda g, c: (events.append(("clip", c)), clip(g, c))[1])
   monkeypatch.setattr(combine_lib.AllReduce, "grads",
-                      lambda self, g: (events.append(("combine",)), mean(self, g))[1])
+                      lambda self, g, w=None: (events.append(("combine",)), mean(self, g, w))[1])
   config = validate(small_config(algorithm=algorithm, num_learners=2, combine="allreduce",
                                  **{"optimizer.clip_average_norm": 0.1}))
   algo = make_algorithm(config)

@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import ml_collections
 import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -10,8 +11,10 @@ from algorithm_runs import run_algorithm
 from galax.config import load as load_config
 from galax.config import validate
 from galax.parallel import stragglers
+from galax import optimizers
 from galax.parallel.combine import AllReduce
 from galax.parallel.learners import AXIS
+from galax.parallel.sharded_optimizer import ReplicatedOptimizer, ShardedOptimizer
 
 
 def test_kept_mask_and_weights_hand_computed():
@@ -46,11 +49,13 @@ def test_step_times_are_seeded_per_update(law):
 
 
 def _combined(model, grads, mesh, update):
-  """drop_late then the all-reduce mean, under shard_map; returns [n, ...] and metrics."""
+  """The all-reduce mean with the model's weights, under shard_map; returns [n, ...] and
+  metrics."""
 
   def block(g):
-    g, metrics = model.drop_late(g, update) if model else (g, {})
-    return AllReduce().grads(g), metrics
+    learners = jax.tree.leaves(g)[0].shape[0]
+    weights, metrics = model.weights(learners, update) if model else (None, {})
+    return AllReduce().grads(g, weights), metrics
 
   fn = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(AXIS),),
                              out_specs=(P(AXIS), P(AXIS)), check_vma=False))
@@ -87,6 +92,54 @@ def test_all_kept_is_plain_allreduce_and_fewer_is_mean_of_kept(devices, learners
       mean_of_kept = np.asarray(grads[key])[kept].mean(axis=0)
       for learner in range(learners):  # every learner applies the same mean
         np.testing.assert_allclose(got[key][learner], mean_of_kept, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
+  """SyncReplicas averaged the first m workers' gradients, each clipped per tensor by its
+  worker: the update is the mean over the kept of clip(g_i), not of clip((n / m) g_i)."""
+  learners, kept_count, clip = 8, 5, 0.05
+  mesh = Mesh(np.array(jax.devices()[:4]), (AXIS,))
+  rng = np.random.default_rng(3)
+  shapes = dict(w=(4, 3), b=(5,))
+  one = {k: jnp.asarray(rng.normal(size=s), jnp.float32) for k, s in shapes.items()}
+  params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
+  grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32)
+           for k, s in shapes.items()}
+  cfg = ml_collections.ConfigDict(dict(
+      name="sgd", learning_rate=1.0, lr_scaling="none", anneal="none", eps=1e-8,
+      rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
+      adam_b1=0.9, adam_b2=0.999, max_grad_norm=0.0, clip_average_norm=clip))
+  if sharded:
+    schedule = optimizers.make_schedule(cfg, 1, learners, 10)
+    opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
+                           jax.eval_shape(lambda: one), learners, clip)
+  else:
+    full, _ = optimizers.make_optimizer(cfg, 1, learners, 10, per_tensor_clip=False)
+    opt = ReplicatedOptimizer(full, AllReduce(), clip)
+  model = stragglers.StragglerModel(learners, kept_count, "exponential", 1.0, seed=0)
+  update = jnp.int32(2)
+
+  def block(g, p):
+    weights, _ = model.weights(jax.tree.leaves(g)[0].shape[0], update)
+    new_params, _, _ = opt.apply_gradients(g, jax.vmap(opt.init)(p), p, weights)
+    return new_params
+
+  step = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(AXIS),) * 2,
+                               out_specs=P(AXIS), check_vma=False))
+  got = jax.tree.map(np.asarray, step(grads, params))
+  kept = np.asarray(model.draw(update)[1])
+  per_tensor = optimizers.clip_by_average_norm(clip)
+  clipped = [per_tensor.update(jax.tree.map(lambda g, i=i: g[i], grads), ())[0]
+             for i in range(learners)]
+  for key in shapes:
+    mean_kept = np.mean([np.asarray(c[key]) for c, k in zip(clipped, kept) if k], axis=0)
+    for learner in range(learners):
+      np.testing.assert_allclose(got[key][learner], np.asarray(one[key]) - mean_kept,
+                                 rtol=1e-5, atol=1e-6, err_msg=key)
+  # The clip binds, so clipping (n / m) g_i instead would give another update.
+  scaled = per_tensor.update(jax.tree.map(lambda g: g[0] * learners / kept_count, grads), ())[0]
+  assert not np.allclose(scaled["w"], np.asarray(clipped[0]["w"]) * learners / kept_count)
 
 
 def _allreduce_config(num_kept):

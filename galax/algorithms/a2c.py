@@ -4,8 +4,9 @@ One update of one learner:
   1. act t_max steps in its b envs with the current parameters (`rollout`),
   2. n-step returns (or GAE) bootstrapped from V(o_T), masking auto-reset steps,
   3. the A2C loss and its gradient,
-  4. optionally drop the gradients of stragglers (`galax.parallel.stragglers`),
-  5. combine (`galax.parallel.combine`): all-reduce averages gradients here,
+  4. optionally draw which learners' gradients arrive late (`galax.parallel.stragglers`),
+  5. combine (`galax.parallel.combine`): all-reduce averages gradients here (the first m
+     to arrive, when dropping stragglers),
   6. the optimizer step (its state replicated per learner, or sharded across learners:
      `galax.parallel.sharded_optimizer`, which then does the all-reduce of step 5 itself),
   7. combine again: GALA's gossip mixes parameters here (and measures consensus).
@@ -86,10 +87,11 @@ def make_a2c_update(setup: common.Setup,
                                    state.params, per_learner, how=how)
     own_grads = grads
     metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
+    weights = None  # straggler dropping: the all-reduce mean's weights [L]
     if stragglers is not None:
-      grads, metrics["stragglers"] = stragglers.drop_late(grads, state.update_count[0])
+      weights, metrics["stragglers"] = stragglers.weights(learners, state.update_count[0])
     params, opt_state, metrics["grad_norm"] = optimizer.apply_gradients(
-        grads, state.opt_state, state.params)
+        grads, state.opt_state, state.params, weights)
     params, extra, metrics = common.combine_params(combiner, state.params, params,
                                                    state.extra, metrics)
     new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,

@@ -44,8 +44,9 @@ class Combiner(Protocol):
   def init(self, params_block: Any) -> Any:
     """The combiner's state (kept in `LearnerState.extra`) for the block's parameters."""
 
-  def grads(self, grads_block: Any) -> Any:
-    """The block's gradients [L, ...], combined, before the optimizer step."""
+  def grads(self, grads_block: Any, weights: jax.Array | None = None) -> Any:
+    """The block's gradients [L, ...], combined, before the optimizer step. `weights` [L]:
+    per-learner weights of an all-reduce mean (straggler dropping; AllReduce only)."""
 
   def params(self, params_block: Any, state: Any) -> tuple[Any, Any]:
     """The block's parameters [L, ...], combined, after the optimizer step."""
@@ -75,7 +76,10 @@ class Independent:
     del params_block
     return ()
 
-  def grads(self, grads_block: Any) -> Any:
+  def grads(self, grads_block: Any, weights: jax.Array | None = None) -> Any:
+    if weights is not None:
+      raise ValueError(f"gradient weights (stragglers) need combine='allreduce', not "
+                       f"{self.name!r}.")
     return grads_block
 
   def params(self, params_block: Any, state: Any) -> tuple[Any, Any]:
@@ -97,10 +101,18 @@ class AllReduce(Independent):
 
   name = "allreduce"
 
-  def grads(self, grads_block: Any) -> Any:
+  def grads(self, grads_block: Any, weights: jax.Array | None = None) -> Any:
+    """The mean over all learners; with `weights` w [L], the mean of w_i g_i.
+
+    The block's part is a contraction with w (ones by default): on XLA:CPU, a reduction
+    over the learner axis of vmapped gradients ran 1.4x slower (jnp.mean) and 4x slower
+    (w_i g_i then jnp.mean) per all-reduce A2C update on Breakout-MinAtar."""
+    if weights is None:
+      weights = jnp.ones((jax.tree.leaves(grads_block)[0].shape[0],))
+
     def mean(g):
-      m = jax.lax.pmean(jnp.mean(g, axis=0), AXIS)
-      return jnp.broadcast_to(m, g.shape)
+      local = jnp.tensordot(weights.astype(g.dtype), g, axes=1) / g.shape[0]
+      return jnp.broadcast_to(jax.lax.pmean(local, AXIS), g.shape)
 
     return jax.tree.map(mean, grads_block)
 

@@ -15,14 +15,16 @@ as one all-reduce).
 Both classes below act inside `shard_map` on a device's block of L learners:
 
   init(params)              the optimizer state of ONE learner (vmap-ed over learners)
-  apply_gradients(grads, opt_state, params)
+  apply_gradients(grads, opt_state, params, weights=None)
                             -> (params, opt_state, grad_norm [L]): clip each learner's
-                            gradient per tensor, combine the block's gradients [L, ...],
+                            gradient per tensor, combine the block's gradients [L, ...]
+                            (with `weights` [L]: the mean of w_i g_i, straggler dropping),
                             clip globally, update, new params for its L learners
 
 Per-tensor clipping by average norm (`optimizer.clip_average_norm`) applies to each
 learner's own gradient, before combining: BA3C's tensorpack workers clipped their gradients
-before SyncReplicas averaged them. Global-norm clipping applies to the combined gradient.
+before SyncReplicas averaged them (and dropped the late ones: straggler weights apply to
+the clipped gradients). Global-norm clipping applies to the combined gradient.
 This is the one meaning of `clip_average_norm` in every algorithm.
 
 `ReplicatedOptimizer` is the plain path: the combiner combines gradients (all-reduce: pmean),
@@ -59,9 +61,11 @@ class LearnerOptimizer(Protocol):
   def init(self, params: Any) -> Any:
     """The optimizer state of one learner."""
 
-  def apply_gradients(self, grads: Any, opt_state: Any, params: Any
-                      ) -> tuple[Any, Any, jax.Array]:
-    """(params, opt_state, norm of the combined gradient [L]) after one step."""
+  def apply_gradients(self, grads: Any, opt_state: Any, params: Any,
+                      weights: jax.Array | None = None) -> tuple[Any, Any, jax.Array]:
+    """(params, opt_state, norm of the combined gradient [L]) after one step. `weights`
+    [L]: the combined gradient is the mean of w_i clip(g_i) (`stragglers.StragglerModel`);
+    all-reduce only."""
 
 
 def clip_each_learner(grads: Any, clip_average_norm: float) -> Any:
@@ -87,10 +91,10 @@ class ReplicatedOptimizer:
   def init(self, params: Any) -> Any:
     return self.optimizer.init(params)
 
-  def apply_gradients(self, grads: Any, opt_state: Any, params: Any
-                      ) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: Any, opt_state: Any, params: Any,
+                      weights: jax.Array | None = None) -> tuple[Any, Any, jax.Array]:
     grads = clip_each_learner(grads, self.clip_average_norm)
-    grads = self.combiner.grads(grads)
+    grads = self.combiner.grads(grads, weights)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     return params, opt_state, jax.vmap(optax.tree.norm)(grads)
@@ -146,18 +150,21 @@ class ShardedOptimizer:
       grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
     return grads, norm
 
-  def apply_gradients(self, grads: Any, opt_state: Any, params: Any
-                      ) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: Any, opt_state: Any, params: Any,
+                      weights: jax.Array | None = None) -> tuple[Any, Any, jax.Array]:
     layout = self.layout
     n, size = layout.num_shards, layout.shard_size
     learners = jax.tree.leaves(grads)[0].shape[0]  # L
     shards = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)  # k of each learner
 
     # 1. Reduce-scatter (after each learner's per-tensor clipping): device d receives the
-    #    summed slices of its learners d*L .. d*L+L-1.
+    #    summed slices of its learners d*L .. d*L+L-1 (weighted: straggler dropping).
     grads = clip_each_learner(grads, self.clip_average_norm)
     flat_grads = jax.vmap(layout.flatten)(grads).reshape(learners, n, size)
-    grad_slices = jax.lax.psum_scatter(jnp.sum(flat_grads, axis=0), AXIS,
+    if weights is None:  # a contraction, not jnp.sum: 1.4x faster on XLA:CPU (AllReduce)
+      weights = jnp.ones((learners,), flat_grads.dtype)
+    block_sum = jnp.tensordot(weights.astype(flat_grads.dtype), flat_grads, axes=1)
+    grad_slices = jax.lax.psum_scatter(block_sum, AXIS,
                                        scatter_dimension=0, tiled=True) / n  # [L, S]
     # 2. Global-norm clipping of the mean gradient.
     grad_slices, norm = self._clip_global(grad_slices)

@@ -10,9 +10,11 @@ is decided by a straggler model of per-learner step times, drawn for every updat
   uniform      T_i = 1 + scale * U_i,   U_i ~ U(0, 1)
   lognormal    T_i = exp(scale * Z_i),  Z_i ~ N(0, 1)      (median 1)
 
-The kept learners are the m with the smallest T_i (ties go to the lower index). Learner i
-multiplies its gradient by w_i = (n / m) [i kept] before the all-reduce mean, so the mean
-becomes (1 / m) sum_{i kept} g_i, the mean of the kept gradients; with m = n, w_i = 1.
+The kept learners are the m with the smallest T_i (ties go to the lower index). The
+all-reduce mean weights learner i's gradient by w_i = (n / m) [i kept], so it becomes
+(1 / m) sum_{i kept} g_i, the mean of the kept gradients (after each learner's per-tensor
+clipping, as SyncReplicas averaged clipped worker gradients: `LearnerOptimizer`); with
+m = n nothing is weighted.
 The simulated duration of the update is the m-th smallest T_i (waiting for all would take
 max_i T_i); both are reported so that the time saved can be read off the metrics.
 
@@ -23,8 +25,6 @@ times and agrees on who is kept.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -79,23 +79,20 @@ class StragglerModel:
                        self.scale)
     return times, kept_mask(times, self.num_kept)
 
-  def drop_late(self, grads: Any, update: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
-    """Weights a block's gradients [L, ...] so that the all-reduce mean keeps the first m.
-
-    Returns the weighted gradients and per-learner metrics [L]: kept (0/1), wait_time (the
-    simulated update time, m-th smallest T) and wait_all (max T, without dropping).
-    """
-    learners = jax.tree.leaves(grads)[0].shape[0]
+  def weights(self, learners: int, update: jax.Array
+              ) -> tuple[jax.Array | None, dict[str, jax.Array]]:
+    """The block's gradient weights w_i [L] for the all-reduce mean of update `update`
+    (None when every gradient is kept, m = n), and per-learner metrics [L]: kept (0/1),
+    wait_time (the simulated update time, m-th smallest T) and wait_all (max T, without
+    dropping). Acts inside `shard_map` on a device's block of L learners."""
     times, kept = self.draw(update)
     mine = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)
-    weights = gradient_weights(kept)[mine]
-    grads = jax.tree.map(lambda g: g * weights.reshape(-1, *([1] * (g.ndim - 1))).astype(g.dtype),
-                         grads)
+    weights = gradient_weights(kept)[mine] if self.num_kept < self.num_learners else None
     wait = jnp.sort(times)[self.num_kept - 1]
     metrics = dict(kept=kept[mine].astype(jnp.float32),
                    wait_time=jnp.broadcast_to(wait, (learners,)),
                    wait_all=jnp.broadcast_to(jnp.max(times), (learners,)))
-    return grads, metrics
+    return weights, metrics
 
 
 def make_straggler_model(config: ConfigDict) -> StragglerModel | None:
