@@ -78,7 +78,7 @@ def first_nonfinite(flags: Mapping[str, np.ndarray]) -> tuple[int, str, int] | N
 
 
 def report(flags: dict[str, np.ndarray], first_update: int, steps_per_update: int,
-                     last_good: Callable[[], str]) -> str | None:
+           last_good: Callable[[], str]) -> str | None:
   """The one-line report of the first non-finite update in a call's flags, or None."""
   found = first_nonfinite(flags)
   if found is None:

@@ -2,16 +2,15 @@
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from algorithm_runs import run_algorithm
-from galax.config import load as load_config
-from galax.config import validate
-from galax.parallel import stragglers
 from galax import optimizers
+from galax.config import base_config, validate
+from galax.config import load as load_config
+from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
 from galax.parallel.learners import AXIS
 from galax.parallel.sharded_optimizer import ReplicatedOptimizer, ShardedOptimizer
@@ -106,10 +105,8 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
   grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32)
            for k, s in shapes.items()}
-  cfg = ml_collections.ConfigDict(dict(
-      name="sgd", learning_rate=1.0, lr_scaling="none", anneal="none", eps=1e-8,
-      rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
-      adam_b1=0.9, adam_b2=0.999, max_grad_norm=0.0, clip_average_norm=clip))
+  cfg = base_config().optimizer
+  cfg.update(dict(name="sgd", learning_rate=1.0, max_grad_norm=0.0, clip_average_norm=clip))
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, learners, 10)
     opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.parallel.learners import AXIS
+from galax.parallel.learners import AXIS, learner_sum
 
 
 def flatten_learners(block: Any) -> jax.Array:
@@ -27,16 +27,10 @@ def flatten_learners(block: Any) -> jax.Array:
   return jnp.concatenate([x.reshape(x.shape[0], -1).astype(jnp.float32) for x in leaves], 1)
 
 
-def _learner_sum(x: jax.Array) -> jax.Array:
-  """Sum over the learner axis of [L, d], as a contraction with ones: XLA:CPU's reduction
-  over the leading axis is slower (`combine.AllReduce.grads`)."""
-  return jnp.ones((x.shape[0],), x.dtype) @ x
-
-
 def consensus_distances(params_block: Any) -> tuple[jax.Array, jax.Array]:
   """(||x_i - xbar|| for the block's learners [L], ||X - Xbar||_F over all learners [])."""
   x = flatten_learners(params_block)
-  mean = jax.lax.pmean(_learner_sum(x) / x.shape[0], AXIS)
+  mean = jax.lax.pmean(learner_sum(x) / x.shape[0], AXIS)
   dist = jnp.linalg.norm(x - mean, axis=1)
   total = jnp.sqrt(jax.lax.psum(jnp.sum(jnp.square(dist)), AXIS))
   return dist, total
@@ -50,7 +44,7 @@ def centered_update_norm(updates_block: Any, num_nodes: int) -> jax.Array:
   """
   u = flatten_learners(updates_block)
   n = u.shape[0] * jax.lax.axis_size(AXIS)
-  mean = jax.lax.psum(_learner_sum(u), AXIS) / num_nodes
+  mean = jax.lax.psum(learner_sum(u), AXIS) / num_nodes
   real = jax.lax.psum(jnp.sum(jnp.square(u - mean)), AXIS)
   virtual = (num_nodes - n) * jnp.sum(jnp.square(mean))
   return jnp.sqrt(real + virtual)

@@ -126,6 +126,15 @@ def flatten_block(tree: Any) -> Any:
   return jax.tree.map(lambda x: x.reshape(math.prod(x.shape[:2]), *x.shape[2:]), tree)
 
 
+def learner_sum(x: jax.Array, weights: jax.Array | None = None) -> jax.Array:
+  """sum_i w_i x[i] over the learner axis of [L, ...] (w = ones by default), as a
+  contraction: XLA:CPU reduced vmapped per-learner gradients over their leading axis
+  1.4x slower (jnp.sum) and 4x slower with w_i fused in (w_i x[i], then jnp.sum)."""
+  if weights is None:
+    weights = jnp.ones((x.shape[0],), x.dtype)
+  return jnp.tensordot(weights.astype(x.dtype), x, axes=1)
+
+
 def map_learners(fn: Any, *blocks: Any, how: str = "vmap") -> Any:
   """fn applied to each learner of [L, ...] blocks, results stacked on a new axis 0.
 

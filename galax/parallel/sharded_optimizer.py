@@ -52,7 +52,7 @@ from ml_collections import ConfigDict
 
 from galax import networks, optimizers
 from galax.parallel.combine import Combiner
-from galax.parallel.learners import AXIS
+from galax.parallel.learners import AXIS, learner_sum
 
 
 class LearnerOptimizer(Protocol):
@@ -161,10 +161,7 @@ class ShardedOptimizer:
     #    summed slices of its learners d*L .. d*L+L-1 (weighted: straggler dropping).
     grads = clip_each_learner(grads, self.clip_average_norm)
     flat_grads = jax.vmap(layout.flatten)(grads).reshape(learners, n, size)
-    if weights is None:  # a contraction, not jnp.sum: 1.4x faster on XLA:CPU (AllReduce)
-      weights = jnp.ones((learners,), flat_grads.dtype)
-    block_sum = jnp.tensordot(weights.astype(flat_grads.dtype), flat_grads, axes=1)
-    grad_slices = jax.lax.psum_scatter(block_sum, AXIS,
+    grad_slices = jax.lax.psum_scatter(learner_sum(flat_grads, weights), AXIS,
                                        scatter_dimension=0, tiled=True) / n  # [L, S]
     # 2. Global-norm clipping of the mean gradient.
     grad_slices, norm = self._clip_global(grad_slices)

@@ -14,7 +14,7 @@ The kept learners are the m with the smallest T_i (ties go to the lower index). 
 all-reduce mean weights learner i's gradient by w_i = (n / m) [i kept], so it becomes
 (1 / m) sum_{i kept} g_i, the mean of the kept gradients (after each learner's per-tensor
 clipping, as SyncReplicas averaged clipped worker gradients: `LearnerOptimizer`); with
-m = n nothing is weighted.
+m = n, w_i = 1.
 The simulated duration of the update is the m-th smallest T_i (waiting for all would take
 max_i T_i); both are reported so that the time saved can be read off the metrics.
 
@@ -80,14 +80,14 @@ class StragglerModel:
     return times, kept_mask(times, self.num_kept)
 
   def weights(self, learners: int, update: jax.Array
-              ) -> tuple[jax.Array | None, dict[str, jax.Array]]:
+              ) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The block's gradient weights w_i [L] for the all-reduce mean of update `update`
-    (None when every gradient is kept, m = n), and per-learner metrics [L]: kept (0/1),
+    (exactly 1 when every gradient is kept, m = n), and per-learner metrics [L]: kept (0/1),
     wait_time (the simulated update time, m-th smallest T) and wait_all (max T, without
     dropping). Acts inside `shard_map` on a device's block of L learners."""
     times, kept = self.draw(update)
     mine = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)
-    weights = gradient_weights(kept)[mine] if self.num_kept < self.num_learners else None
+    weights = gradient_weights(kept)[mine]
     wait = jnp.sort(times)[self.num_kept - 1]
     metrics = dict(kept=kept[mine].astype(jnp.float32),
                    wait_time=jnp.broadcast_to(wait, (learners,)),
