@@ -12,24 +12,29 @@ the first update with a non-finite quantity, before anything saves that state.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from galax.types import Metrics, ParamsBlock, PyTree
+
+if TYPE_CHECKING:
+  from galax.algorithms.common import BlockUpdate, LearnerState
 
 FLAGS_KEY = "finite"
 # Metrics that are not computed from the parameters (env statistics).
 _UNCHECKED = ("episodes",)
 
 
-def _named_leaves(tree: Any, prefix: str) -> list[tuple[str, jax.Array]]:
+def _named_leaves(tree: PyTree, prefix: str) -> list[tuple[str, jax.Array]]:
   leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
   return [(prefix + "/".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path), x)
           for path, x in leaves]
 
 
-def finite_flags(metrics: Mapping[str, Any], params: Any, learners: int) -> dict[str, jax.Array]:
+def finite_flags(metrics: Metrics, params: ParamsBlock, learners: int) -> dict[str, jax.Array]:
   """{"<order>:<name>": bool [learners]} per floating metric and parameter tensor.
 
   Keys carry their order (metrics in their order, then parameters) because pytrees sort
@@ -45,14 +50,13 @@ def finite_flags(metrics: Mapping[str, Any], params: Any, learners: int) -> dict
   return flags
 
 
-def with_finite_flags(update_block: Callable[[Any], tuple[Any, Any]]
-                      ) -> Callable[[Any], tuple[Any, Any]]:
+def with_finite_flags(update_block: BlockUpdate) -> BlockUpdate:
   """`update_block` whose metrics also hold `FLAGS_KEY`: flags over its metrics and params.
 
   The flags have the learner axis first (like every metric), from the state's params.
   """
 
-  def update(state: Any) -> tuple[Any, Any]:
+  def update(state: LearnerState) -> tuple[LearnerState, Metrics]:
     state, metrics = update_block(state)
     learners = jax.tree.leaves(state.params)[0].shape[0]
     return state, {**metrics, FLAGS_KEY: finite_flags(metrics, state.params, learners)}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any, Callable
+from typing import Callable
 
 import flax.struct
 import jax
@@ -27,6 +27,7 @@ from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.sharded_optimizer import LearnerOptimizer
 from galax.rollout import init_action_keys
+from galax.types import Metrics, OptState, ParamsBlock, PyTree
 
 
 Envs = Env | ActorGroups  # a device's training envs (HTS: its actor groups)
@@ -38,12 +39,16 @@ Optimizer = LearnerOptimizer | optax.GradientTransformation
 class LearnerState:
   """Training state of n learners (leading axis [n] or, for env leaves, [n * b])."""
 
-  params: Any
-  opt_state: Any
+  params: ParamsBlock
+  opt_state: OptState
   env_state: EnvState
   action_keys: jax.Array  # [n * b, 2] per-env sampling keys
   update_count: jax.Array  # [n] int32
-  extra: Any = ()  # algorithm-specific state (combiner buffers, HTS storages, ...)
+  extra: PyTree = ()  # algorithm-specific state (combiner buffers, HTS storages, ...)
+
+
+# update_block(state) -> (state, metrics): one update of a device's block of learners.
+BlockUpdate = Callable[[LearnerState], tuple[LearnerState, Metrics]]
 
 
 @dataclasses.dataclass
@@ -55,8 +60,8 @@ class Algorithm:
   mesh: Mesh
   env: Env
   network: networks.ActorCritic
-  init: Callable[[], Any]
-  step: Callable[[Any], tuple[Any, dict[str, Any]]]
+  init: Callable[[], LearnerState]
+  step: Callable[[LearnerState], tuple[LearnerState, Metrics]]
   env_steps_per_update: int
   learning_rate: optax.Schedule
   total_updates: int
@@ -227,7 +232,7 @@ def grad_chunks(config: ConfigDict, env: Env, batch: int, steps: int,
   return chunks
 
 
-def env_chunks(tree: Any, chunks: int, axis: int = 1) -> list[Any]:
+def env_chunks(tree: PyTree, chunks: int, axis: int = 1) -> list[PyTree]:
   """`tree` cut into `chunks` equal, consecutive slices along its env `axis` (a list)."""
   width = jax.tree.leaves(tree)[0].shape[axis] // chunks
   return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
@@ -235,7 +240,8 @@ def env_chunks(tree: Any, chunks: int, axis: int = 1) -> list[Any]:
           for c in range(chunks)]
 
 
-def mean_over_chunks(fn: Callable[[Any], Any], tree: Any, chunks: int, axis: int = 1) -> Any:
+def mean_over_chunks(fn: Callable[[PyTree], PyTree], tree: PyTree, chunks: int, axis: int = 1
+                     ) -> PyTree:
   """The mean of `fn` over `env_chunks(tree, chunks, axis)`; `fn(tree)` when chunks = 1.
 
   For a loss that is a mean with a fixed normaliser, the mean of the chunks' gradients is
@@ -248,7 +254,7 @@ def mean_over_chunks(fn: Callable[[Any], Any], tree: Any, chunks: int, axis: int
   return jax.tree.map(lambda *xs: sum(xs) / chunks, *parts)
 
 
-def initial_params(setup: Setup) -> Any:
+def initial_params(setup: Setup) -> ParamsBlock:
   """This process's learners' initial parameters, [local_learners, ...].
 
   `config.initial_params="shared"` (default): one set from `config.seed`, copied to every
@@ -267,7 +273,7 @@ def initial_params(setup: Setup) -> Any:
 
 
 def initial_state(setup: Setup, optimizer: Optimizer,
-                  extra_fn: Callable[[Any], Any] | None = None) -> LearnerState:
+                  extra_fn: Callable[[ParamsBlock], PyTree] | None = None) -> LearnerState:
   """Fresh global state: identical params, own optimizer state, reset envs, per-env keys."""
   layout = setup.layout
   params = initial_params(setup)
@@ -285,9 +291,9 @@ def initial_state(setup: Setup, optimizer: Optimizer,
   return lx.global_from_local(setup.mesh, state)
 
 
-def assemble(setup: Setup, update: Callable[[Any], tuple[Any, Any]], optimizer: Optimizer,
+def assemble(setup: Setup, update: BlockUpdate, optimizer: Optimizer,
              learning_rate: optax.Schedule, steps_per_env: int,
-             init_extra: Callable[[Any], Any] | None = None) -> Algorithm:
+             init_extra: Callable[[ParamsBlock], PyTree] | None = None) -> Algorithm:
   """The `Algorithm` of a block update: fresh state from `initial_state`, the update
   compiled by `compile_step`. `steps_per_env` env steps per env and update (t_max, alpha);
   `optimizer` is a `LearnerOptimizer` (or anything with a per-learner `init`)."""
@@ -300,8 +306,8 @@ def assemble(setup: Setup, update: Callable[[Any], tuple[Any, Any]], optimizer: 
       learning_rate=learning_rate, total_updates=setup.total_updates)
 
 
-def combine_params(combiner: Combiner, old_params: Any, new_params: Any, state: Any,
-                   metrics: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+def combine_params(combiner: Combiner, old_params: ParamsBlock, new_params: ParamsBlock,
+                   state: PyTree, metrics: Metrics) -> tuple[ParamsBlock, PyTree, Metrics]:
   """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip), its
   metrics (GALA's consensus, with `gossip.metrics`) added under the combiner's name."""
   params, state, combine_metrics = combiner.after_step(old_params, new_params, state)
@@ -324,8 +330,8 @@ def update_loop_kind(config: ConfigDict, env: Env) -> str:
   return kind  # checked by `galax.config.validate`
 
 
-def compile_step(setup: Setup, update_block: Callable[[Any], tuple[Any, Any]],
-                 state_specs: Any = None) -> Callable:
+def compile_step(setup: Setup, update_block: BlockUpdate,
+                 state_specs: P | PyTree | None = None) -> Callable:
   """jit(shard_map(scan(update_block))) over `config.updates_per_call` updates.
 
   `update_block(block_state) -> (block_state, metrics)` works on a device's block of
