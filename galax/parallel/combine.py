@@ -24,7 +24,7 @@ along a ring of devices (GALA-A2C; topologies in `galax.parallel.topology`).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +34,7 @@ from ml_collections import ConfigDict
 from galax.parallel import diagnostics
 from galax.parallel.learners import AXIS, learner_sum
 from galax.parallel.topology import Topology, make_topology, prop1_window
+from galax.types import Metrics, ParamsBlock, PyTree
 
 
 class Combiner(Protocol):
@@ -41,18 +42,18 @@ class Combiner(Protocol):
 
   name: str
 
-  def init(self, params_block: Any) -> Any:
+  def init(self, params_block: ParamsBlock) -> PyTree:
     """The combiner's state (kept in `LearnerState.extra`) for the block's parameters."""
 
-  def grads(self, grads_block: Any, weights: jax.Array | None = None) -> Any:
+  def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> ParamsBlock:
     """The block's gradients [L, ...], combined, before the optimizer step. `weights` [L]:
     per-learner weights of an all-reduce mean (straggler dropping; AllReduce only)."""
 
-  def params(self, params_block: Any, state: Any) -> tuple[Any, Any]:
+  def params(self, params_block: ParamsBlock, state: PyTree) -> tuple[ParamsBlock, PyTree]:
     """The block's parameters [L, ...], combined, after the optimizer step."""
 
-  def after_step(self, old_params: Any, new_params: Any, state: Any
-                 ) -> tuple[Any, Any, dict[str, Any]]:
+  def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
+                 ) -> tuple[ParamsBlock, PyTree, Metrics]:
     """`params` plus the combiner's metrics; `old_params` are those before the step."""
 
 
@@ -72,21 +73,21 @@ class Independent:
 
   name = "independent"
 
-  def init(self, params_block: Any) -> Any:
+  def init(self, params_block: ParamsBlock) -> PyTree:
     del params_block
     return ()
 
-  def grads(self, grads_block: Any, weights: jax.Array | None = None) -> Any:
+  def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> ParamsBlock:
     if weights is not None:
       raise ValueError(f"gradient weights (stragglers) need combine='allreduce', not "
                        f"{self.name!r}.")
     return grads_block
 
-  def params(self, params_block: Any, state: Any) -> tuple[Any, Any]:
+  def params(self, params_block: ParamsBlock, state: PyTree) -> tuple[ParamsBlock, PyTree]:
     return params_block, state
 
-  def after_step(self, old_params: Any, new_params: Any, state: Any
-                 ) -> tuple[Any, Any, dict[str, Any]]:
+  def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
+                 ) -> tuple[ParamsBlock, PyTree, Metrics]:
     del old_params
     params, state = self.params(new_params, state)
     return params, state, {}
@@ -101,7 +102,7 @@ class AllReduce(Independent):
 
   name = "allreduce"
 
-  def grads(self, grads_block: Any, weights: jax.Array | None = None) -> Any:
+  def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> ParamsBlock:
     """The mean over all learners; with `weights` w [L], the mean of w_i g_i (the block's
     part is `learner_sum`, a contraction)."""
 
@@ -112,7 +113,7 @@ class AllReduce(Independent):
     return jax.tree.map(mean, grads_block)
 
 
-def shift_learners(block: Any, shift: int) -> Any:
+def shift_learners(block: PyTree, shift: int) -> PyTree:
   """Learner i of the result holds learner (i - shift) mod n's leaves (global indices).
 
   Inside `shard_map`: a device's block [L, ...] holds global learners d L .. d L + L - 1.
@@ -144,12 +145,14 @@ def shift_learners(block: Any, shift: int) -> Any:
 class GossipState(NamedTuple):
   """Gossip's part of `LearnerState.extra` (fields are () when unused)."""
 
-  outbox: Any = ()  # delay >= 1: own parameters after the last step, y^{k-1} [L, ...]
-  inbox: Any = ()  # delay >= 2: sums of in-peers' messages y^{k-2}..y^{k-tau}, a ring
-  #                  buffer [L, tau - 1, ...]
-  step: Any = ()  # delay >= 1: [L] int32 updates so far (the inbox slot is step % (tau - 1))
-  update_norms: Any = ()  # metrics: [L, W] centered update norms g_{k-1}..g_{k-W}
-  bounds: Any = ()  # metrics: [L, W] Prop. 1 bounds B_k..B_{k-W+1}
+  outbox: ParamsBlock = ()  # delay >= 1: own parameters after the last step, y^{k-1} [L, ...]
+  inbox: ParamsBlock = ()  # delay >= 2: sums of in-peers' messages y^{k-2}..y^{k-tau}, a ring
+  #                          buffer [L, tau - 1, ...]
+  step: jax.Array | tuple[()] = ()  # delay >= 1: [L] int32 updates so far (the inbox slot
+  #                                   is step % (tau - 1))
+  update_norms: jax.Array | tuple[()] = ()  # metrics: [L, W] centered update norms
+  #                                           g_{k-1}..g_{k-W}
+  bounds: jax.Array | tuple[()] = ()  # metrics: [L, W] Prop. 1 bounds B_k..B_{k-W+1}
 
 
 class Gossip(Independent):
@@ -182,7 +185,7 @@ class Gossip(Independent):
     self.window, self.gains = (prop1_window(topology.mixing_matrix(), self.delay)
                                if self.metrics else (0, np.zeros((0,))))
 
-  def init(self, params_block: Any) -> GossipState:
+  def init(self, params_block: ParamsBlock) -> GossipState:
     learners = jax.tree.leaves(params_block)[0].shape[0]
     state = GossipState()
     if self.delay:
@@ -199,7 +202,7 @@ class Gossip(Independent):
       state = state._replace(update_norms=zeros, bounds=zeros.copy())
     return state
 
-  def receive(self, messages: Any) -> Any:
+  def receive(self, messages: ParamsBlock) -> ParamsBlock:
     """sum_{j in N_in(i)} messages_j for the block's learners i (the communication)."""
     if self.topology.name == "full":
       def others(m):
@@ -209,12 +212,13 @@ class Gossip(Independent):
     shifted = [shift_learners(messages, s) for s in self.topology.shifts]
     return jax.tree.map(lambda *xs: sum(xs[1:], xs[0]), *shifted)
 
-  def mix(self, own: Any, received: Any) -> Any:
+  def mix(self, own: ParamsBlock, received: ParamsBlock) -> ParamsBlock:
     """(own_i + received_i) / (1 + |N_in|)."""
     weight = self.topology.weight
     return jax.tree.map(lambda x, r: (x + r) * weight, own, received)
 
-  def params(self, params_block: Any, state: GossipState) -> tuple[Any, GossipState]:
+  def params(self, params_block: ParamsBlock, state: GossipState
+             ) -> tuple[ParamsBlock, GossipState]:
     if not self.delay:
       return self.mix(params_block, self.receive(params_block)), state
     received = self.receive(state.outbox)  # y^{k-1}: independent of this update's work
@@ -228,8 +232,8 @@ class Gossip(Independent):
     inbox = jax.tree.map(put, state.inbox, received)
     return self.mix(params_block, arrived), state._replace(inbox=inbox)
 
-  def after_step(self, old_params: Any, new_params: Any, state: GossipState
-                 ) -> tuple[Any, GossipState, dict[str, Any]]:
+  def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: GossipState
+                 ) -> tuple[ParamsBlock, GossipState, Metrics]:
     params, state = self.params(new_params, state)
     if not self.metrics:
       return params, state, {}

@@ -12,22 +12,21 @@ axis first). They communicate: use them for diagnostics, not on the hot path.
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from galax.parallel.learners import AXIS, learner_sum
+from galax.types import ParamsBlock, PyTree
 
 
-def flatten_learners(block: Any) -> jax.Array:
+def flatten_learners(block: PyTree) -> jax.Array:
   """A pytree of [L, ...] leaves -> [L, d] float32 (each learner's leaves, concatenated)."""
   leaves = jax.tree.leaves(block)
   return jnp.concatenate([x.reshape(x.shape[0], -1).astype(jnp.float32) for x in leaves], 1)
 
 
-def consensus_distances(params_block: Any) -> tuple[jax.Array, jax.Array]:
+def consensus_distances(params_block: ParamsBlock) -> tuple[jax.Array, jax.Array]:
   """(||x_i - xbar|| for the block's learners [L], ||X - Xbar||_F over all learners [])."""
   x = flatten_learners(params_block)
   mean = jax.lax.pmean(learner_sum(x) / x.shape[0], AXIS)
@@ -36,7 +35,7 @@ def consensus_distances(params_block: Any) -> tuple[jax.Array, jax.Array]:
   return dist, total
 
 
-def centered_update_norm(updates_block: Any, num_nodes: int) -> jax.Array:
+def centered_update_norm(updates_block: ParamsBlock, num_nodes: int) -> jax.Array:
   """||Pi_N G||_F for the stacked updates G of all n learners padded with zero rows to N.
 
   N = n (tau + 1) nodes of the delay-augmented graph, whose virtual nodes make no updates
@@ -70,7 +69,7 @@ def prop1_bound_step(gains: np.ndarray, update_norms: jax.Array, bounds: jax.Arr
   return update_norms, bounds
 
 
-def grad_cosine_similarity(grads_block: Any) -> jax.Array:
+def grad_cosine_similarity(grads_block: ParamsBlock) -> jax.Array:
   """cos(g_i, g_j) for the block's learners i against all n learners j: [L, n].
 
   Gathers every learner's flattened gradient (n x d floats) on every device.

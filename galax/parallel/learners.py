@@ -14,12 +14,14 @@ its local devices, and the mesh orders devices process by process.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from galax.types import PyTree
 
 AXIS = "learners"
 
@@ -87,14 +89,14 @@ def learner_sharding(mesh: Mesh) -> NamedSharding:
   return NamedSharding(mesh, P(AXIS))
 
 
-def global_from_local(mesh: Mesh, tree: Any) -> Any:
+def global_from_local(mesh: Mesh, tree: PyTree) -> PyTree:
   """Builds global arrays sharded on axis 0 from this process's slice of each leaf."""
   sharding = learner_sharding(mesh)
   return jax.tree.map(
       lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree)
 
 
-def to_host(tree: Any) -> Any:
+def to_host(tree: PyTree) -> PyTree:
   """Fetches (possibly multi-host) global arrays as numpy arrays on every process."""
   if jax.process_count() == 1:
     return jax.tree.map(np.asarray, tree)
@@ -103,25 +105,25 @@ def to_host(tree: Any) -> Any:
   return multihost_utils.process_allgather(tree, tiled=True)
 
 
-def replicate_for_learners(tree: Any, count: int) -> Any:
+def replicate_for_learners(tree: PyTree, count: int) -> PyTree:
   """Stacks `count` copies of every leaf on a new leading axis (identical learners)."""
   return jax.tree.map(lambda x: np.broadcast_to(np.asarray(x), (count, *np.shape(x))).copy(),
                       tree)
 
 
-def learner_block(tree: Any, learners: int) -> Any:
+def learner_block(tree: PyTree, learners: int) -> PyTree:
   """[L * b, ...] env-major leaves -> [L, b, ...]."""
   return jax.tree.map(lambda x: x.reshape(learners, x.shape[0] // learners, *x.shape[1:]), tree)
 
 
-def split_learners(tree: Any, learners: int) -> Any:
+def split_learners(tree: PyTree, learners: int) -> PyTree:
   """A block's time-major data [T, L * b, ...] -> [L, T, b, ...] (e.g. a `Trajectory`,
   whose values [T + 1, L * b] become [L, T + 1, b])."""
   return jax.tree.map(
       lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), tree)
 
 
-def flatten_block(tree: Any) -> Any:
+def flatten_block(tree: PyTree) -> PyTree:
   """[L, b, ...] -> [L * b, ...]."""
   return jax.tree.map(lambda x: x.reshape(math.prod(x.shape[:2]), *x.shape[2:]), tree)
 
@@ -135,7 +137,7 @@ def learner_sum(x: jax.Array, weights: jax.Array | None = None) -> jax.Array:
   return jnp.tensordot(weights.astype(x.dtype), x, axes=1)
 
 
-def map_learners(fn: Any, *blocks: Any, how: str = "vmap") -> Any:
+def map_learners(fn: Callable[..., PyTree], *blocks: PyTree, how: str = "vmap") -> PyTree:
   """fn applied to each learner of [L, ...] blocks, results stacked on a new axis 0.
 
   how: 'vmap' (one batched program); 'unroll' traces fn once per learner (L is small), so

@@ -42,7 +42,7 @@ A device then holds L * S numbers per optimizer moment instead of L * P: n times
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -53,22 +53,27 @@ from ml_collections import ConfigDict
 from galax import networks, optimizers
 from galax.parallel.combine import Combiner
 from galax.parallel.learners import AXIS, learner_sum
+from galax.types import OptState, Params, ParamsBlock, PyTree
+
+if TYPE_CHECKING:
+  from galax.algorithms.common import Setup
 
 
 class LearnerOptimizer(Protocol):
   """The optimizer step of a device's block of L learners (see the module docstring)."""
 
-  def init(self, params: Any) -> Any:
+  def init(self, params: Params) -> OptState:
     """The optimizer state of one learner."""
 
-  def apply_gradients(self, grads: Any, opt_state: Any, params: Any,
-                      weights: jax.Array | None = None) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock,
+                      weights: jax.Array | None = None
+                      ) -> tuple[ParamsBlock, OptState, jax.Array]:
     """(params, opt_state, norm of the combined gradient [L]) after one step. `weights`
     [L]: the combined gradient is the mean of w_i clip(g_i) (`stragglers.StragglerModel`);
     all-reduce only."""
 
 
-def clip_each_learner(grads: Any, clip_average_norm: float) -> Any:
+def clip_each_learner(grads: ParamsBlock, clip_average_norm: float) -> ParamsBlock:
   """Per-tensor clipping by average norm of every learner's gradient in a block [L, ...]."""
   if clip_average_norm <= 0:
     return grads
@@ -88,11 +93,12 @@ class ReplicatedOptimizer:
     self.combiner = combiner
     self.clip_average_norm = clip_average_norm
 
-  def init(self, params: Any) -> Any:
+  def init(self, params: Params) -> OptState:
     return self.optimizer.init(params)
 
-  def apply_gradients(self, grads: Any, opt_state: Any, params: Any,
-                      weights: jax.Array | None = None) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock,
+                      weights: jax.Array | None = None
+                      ) -> tuple[ParamsBlock, OptState, jax.Array]:
     grads = clip_each_learner(grads, self.clip_average_norm)
     grads = self.combiner.grads(grads, weights)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
@@ -103,7 +109,7 @@ class ReplicatedOptimizer:
 class FlatLayout:
   """One learner's parameter tree as a flat vector of P numbers, padded to n slices of S."""
 
-  def __init__(self, params_shapes: Any, num_shards: int):
+  def __init__(self, params_shapes: PyTree, num_shards: int):
     leaves, self.treedef = jax.tree.flatten(params_shapes)
     dtypes = {np.dtype(x.dtype) for x in leaves}
     if len(dtypes) != 1:
@@ -116,12 +122,12 @@ class FlatLayout:
     self.shard_size = -(-self.size // num_shards)  # S
     self.ends = np.cumsum(self.sizes)[:-1]
 
-  def flatten(self, tree: Any) -> jax.Array:
+  def flatten(self, tree: Params) -> jax.Array:
     """[P] -> padded [n * S]."""
     flat = jnp.concatenate([x.reshape(-1) for x in jax.tree.leaves(tree)])
     return jnp.pad(flat, (0, self.num_shards * self.shard_size - self.size))
 
-  def unflatten(self, flat: jax.Array) -> Any:
+  def unflatten(self, flat: jax.Array) -> Params:
     parts = jnp.split(flat[:self.size], self.ends)
     return jax.tree.unflatten(self.treedef,
                               [p.reshape(s) for p, s in zip(parts, self.shapes)])
@@ -130,14 +136,14 @@ class FlatLayout:
 class ShardedOptimizer:
   """ZeRO-1 optimizer state over the learner axis (see the module docstring)."""
 
-  def __init__(self, optimizer: optax.GradientTransformation, params_shapes: Any,
+  def __init__(self, optimizer: optax.GradientTransformation, params_shapes: PyTree,
                num_learners: int, clip_average_norm: float = 0.0, max_grad_norm: float = 0.0):
     self.optimizer = optimizer  # element-wise: no clipping inside
     self.layout = FlatLayout(params_shapes, num_learners)
     self.clip_average_norm = clip_average_norm
     self.max_grad_norm = max_grad_norm
 
-  def init(self, params: Any) -> Any:
+  def init(self, params: Params) -> OptState:
     """State of one slice. Our optimizers' initial states depend on shapes, not values."""
     del params
     return self.optimizer.init(jnp.zeros((self.layout.shard_size,), self.layout.dtype))
@@ -150,8 +156,9 @@ class ShardedOptimizer:
       grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
     return grads, norm
 
-  def apply_gradients(self, grads: Any, opt_state: Any, params: Any,
-                      weights: jax.Array | None = None) -> tuple[Any, Any, jax.Array]:
+  def apply_gradients(self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock,
+                      weights: jax.Array | None = None
+                      ) -> tuple[ParamsBlock, OptState, jax.Array]:
     layout = self.layout
     n, size = layout.num_shards, layout.shard_size
     learners = jax.tree.leaves(grads)[0].shape[0]  # L
@@ -179,13 +186,13 @@ class ShardedOptimizer:
     return params, opt_state, jnp.broadcast_to(norm, (learners,))
 
 
-def params_shapes(setup: Any) -> Any:
+def params_shapes(setup: Setup) -> PyTree:
   """Shapes and dtypes of one learner's parameters (no computation)."""
   return jax.eval_shape(lambda: networks.init_params(setup.network, setup.env.spec,
                                                      jax.random.PRNGKey(0)))
 
 
-def make_learner_optimizer(config: ConfigDict, setup: Any, combiner: Combiner, total_updates: int,
+def make_learner_optimizer(config: ConfigDict, setup: Setup, combiner: Combiner, total_updates: int,
                            steps_per_update: int = 1
                            ) -> tuple[LearnerOptimizer, optax.Schedule]:
   """The learners' optimizer step for `config.optimizer` (sharded_state picks ZeRO-1).
