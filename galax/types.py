@@ -19,7 +19,8 @@ import optax
 PyTree = chex.ArrayTree
 # One network's parameters: its flax variables, {"params": {...}}.
 Params = PyTree
-# Several learners' (or policies') parameters stacked on a leading axis, [L, ...] or [n, ...].
+# Parameters stacked on leading axes: a block of learners' [L, ...] (all: [n, ...]), or
+# several policies' or versions' (evaluation's [P, ...], A3C's history [D, S + 1, ...]).
 ParamsBlock = PyTree
 # An optimizer's state: one learner's, or a block's stacked on the learner axis [L, ...].
 OptState = optax.OptState

@@ -17,7 +17,7 @@ differ only in the combiner. All n learners run as one `shard_map` program.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -34,10 +34,11 @@ from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimi
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
 from galax.returns import compute_targets
 from galax.rollout import Trajectory, episode_log, rollout
+from galax.types import Params
 
 
-def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Any, traj: Trajectory,
-              chunks: int = 1) -> tuple[Any, losses.LossTerms]:
+def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: Trajectory,
+              chunks: int = 1) -> tuple[Params, losses.LossTerms]:
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
   With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
@@ -64,7 +65,8 @@ def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Any, traj: Traject
 
 def make_a2c_update(setup: common.Setup,
                     optimizer: LearnerOptimizer | optax.GradientTransformation,
-                    combiner: Combiner, stragglers: StragglerModel | None = None) -> Callable:
+                    combiner: Combiner, stragglers: StragglerModel | None = None
+                    ) -> common.BlockUpdate:
   """The block update (see module docstring) for `compile_step`.
 
   `optimizer` is a learner optimizer of `galax.parallel.sharded_optimizer` (or a plain

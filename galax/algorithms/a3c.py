@@ -40,8 +40,6 @@ all of them, so all copies stay equal.
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -54,6 +52,7 @@ from galax.algorithms.a2c import a2c_grads
 from galax.optimizers import make_optimizer
 from galax.parallel import learners as lx
 from galax.rollout import episode_log, rollout
+from galax.types import ParamsBlock
 
 STREAM = 0xA3C  # separates the staleness draws from the other uses of config.seed
 
@@ -62,7 +61,7 @@ STREAM = 0xA3C  # separates the staleness draws from the other uses of config.se
 class A3CExtra:
   """Per-device state: leaves [D, ...] globally, [1, ...] inside shard_map."""
 
-  history: Any  # [D, S + 1, ...]: theta_k sits in slot k mod (S + 1)
+  history: ParamsBlock  # [D, S + 1, ...]: theta_k sits in slot k mod (S + 1)
   key: jax.Array  # [D, 2]: the round key (equal on every device)
 
 
@@ -76,7 +75,8 @@ def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: 
   raise ValueError(f"Unknown staleness {kind!r}; use 'uniform' or 'fixed'.")
 
 
-def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation) -> Callable:
+def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
+                    ) -> common.BlockUpdate:
   """The round (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device

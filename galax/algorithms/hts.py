@@ -116,12 +116,12 @@ group), and the learner's work hides behind env stepping instead.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 from ml_collections import ConfigDict
 
 from galax.algorithms import common
@@ -135,6 +135,7 @@ from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
+from galax.types import ParamsBlock, PyTree
 
 # --- state ----------------------------------------------------------------------------
 
@@ -153,12 +154,12 @@ class HTSExtra:
   """
 
   storage: Trajectory
-  behaviour_params: Any
+  behaviour_params: ParamsBlock
   params_version: jax.Array
   behaviour_version: jax.Array
   storage_version: jax.Array
   key: jax.Array
-  combiner: Any = ()
+  combiner: PyTree = ()
 
 
 def _env_major(traj: Trajectory) -> Trajectory:
@@ -217,10 +218,10 @@ class Segment:
     self.call = call_for(self.groups.spec)
     self.units_per_piece = learner.num_units // microbatches
 
-  def forward(self, params: Any, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+  def forward(self, params: ParamsBlock, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
     return self.call(self.policy, obs, params, obs)
 
-  def unit(self, carry: dict, u: Any) -> dict:
+  def unit(self, carry: dict, u: int | jax.Array) -> dict:
     """learner.unit as its own computation; only the carry entries it changes pass out."""
     learner = self.learner
     mutable = {k: carry[k] for k in learner.mutable}
@@ -349,7 +350,7 @@ class Segment:
 
 
 def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: Combiner
-                 ) -> tuple[SegmentLearner, LearnerOptimizer, Any]:
+                 ) -> tuple[SegmentLearner, LearnerOptimizer, optax.Schedule]:
   """HTS-A2C's or HTS-PPO's learner, the learners' optimizer and the lr schedule."""
   layout = setup.layout
   units = num_units(config, alpha)

@@ -17,7 +17,7 @@ parameters, of which version, the gradients are taken at).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +31,7 @@ from galax.parallel.learners import split_learners
 from galax.parallel.sharded_optimizer import LearnerOptimizer
 from galax.returns import compute_targets
 from galax.rollout import Trajectory
+from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
 
 
 class SegmentLearner(UnitLearner, Protocol):
@@ -39,15 +40,15 @@ class SegmentLearner(UnitLearner, Protocol):
   combiner: Combiner
   mutable: tuple[str, ...]  # the carry entries a unit changes
 
-  def begin(self, grad_params: Any, params: Any, opt_state: Any, traj: Trajectory,
-            keys: jax.Array) -> dict:
+  def begin(self, grad_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
+            traj: Trajectory, keys: jax.Array) -> dict:
     """The carry for D_{k-1} (time-major `traj`), gradients at `grad_params`."""
 
-  def keep_behaviour(self, acting_params: Any) -> Any:
+  def keep_behaviour(self, acting_params: ParamsBlock) -> PyTree:
     """What the state keeps of the acting parameters for the next segment."""
 
-  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
-                     ) -> tuple[Any, Any]:
+  def gradient_point(self, kept: PyTree, params: ParamsBlock,
+                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
     """(parameters, version) the gradients are taken at, from the kept theta_{k-1} and
     theta_k; `versions` = (version of theta_{k-1}, version of theta_k)."""
 
@@ -85,8 +86,8 @@ class A2CStepLearner:
     # a2c_loss with sum_over_time multiplies by the rollout length t_max.
     self.scale = (config.t_max if config.loss.sum_over_time else 1.0) / alpha
 
-  def begin(self, behaviour_params: Any, params: Any, opt_state: Any, traj: Trajectory,
-            keys: jax.Array) -> dict:
+  def begin(self, behaviour_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
+            traj: Trajectory, keys: jax.Array) -> dict:
     del keys
     per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
     targets = jax.vmap(lambda t: windowed_targets(t, self.config, self.config.t_max))(
@@ -98,7 +99,7 @@ class A2CStepLearner:
                 acc=jax.tree.map(jnp.zeros_like, behaviour_params),
                 sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros))
 
-  def _step_grads(self, params: Any, row: dict) -> tuple[Any, losses.LossTerms]:
+  def _step_grads(self, params: Params, row: dict) -> tuple[Params, losses.LossTerms]:
     c = self.config
 
     def loss_fn(p):
@@ -109,7 +110,7 @@ class A2CStepLearner:
 
     return jax.grad(loss_fn, has_aux=True)(params)
 
-  def unit(self, carry: dict, t: Any) -> dict:
+  def unit(self, carry: dict, t: int | jax.Array) -> dict:
     """Adds the gradient of time step t (a Python int or traced int32)."""
     row = {k: jax.lax.dynamic_index_in_dim(carry[k], t, axis=1, keepdims=True)
            for k in ("obs", "actions", "targets", "mask")}  # [L, 1, b, ...]
@@ -118,17 +119,17 @@ class A2CStepLearner:
     sums = {k: carry["sums"][k] + getattr(terms, k) / self.alpha for k in carry["sums"]}
     return dict(carry, acc=acc, sums=sums)
 
-  def finish(self, carry: dict) -> tuple[Any, Any, dict]:
+  def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
     params, opt_state, grad_norm = self.optimizer.apply_gradients(
         carry["acc"], carry["opt_state"], carry["params"])
     return params, opt_state, dict(loss=carry["sums"], grad_norm=grad_norm)
 
-  def keep_behaviour(self, acting_params: Any) -> Any:
+  def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:
     """theta_k, kept to take the next segment's gradients at (it acted for D_k)."""
     return acting_params
 
-  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
-                     ) -> tuple[Any, Any]:
+  def gradient_point(self, kept: ParamsBlock, params: ParamsBlock,
+                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
     """The gradients are taken at theta_{k-1} (`kept`): (params, version)."""
     del params
     return kept, versions[0]
@@ -152,13 +153,13 @@ class PPOSegmentLearner:
   def finish(self, carry):
     return self.ppo.finish(carry)
 
-  def keep_behaviour(self, acting_params: Any) -> Any:
+  def keep_behaviour(self, acting_params: ParamsBlock) -> tuple[()]:
     """Nothing: the storage holds the behaviour logits and values."""
     del acting_params
     return ()
 
-  def gradient_point(self, kept: Any, params: Any, versions: tuple[Any, Any]
-                     ) -> tuple[Any, Any]:
+  def gradient_point(self, kept: tuple[()], params: ParamsBlock,
+                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
     """The minibatch steps start at theta_k: (params, version)."""
     del kept
     return params, versions[1]

@@ -26,7 +26,7 @@ With K = 0 the data are on-policy, V-trace gives the n-step returns and IMPALA (
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import flax.struct
 import jax
@@ -40,17 +40,18 @@ from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.rollout import Trajectory, episode_log, rollout
+from galax.types import Params, ParamsBlock, PyTree
 
 
 @flax.struct.dataclass
 class ImpalaExtra:
-  queue: Any  # [n, K, ...]: theta_v sits in slot v mod K (K = policy_lag; empty if K = 0)
-  combiner: Any = ()  # the combiner's own state
+  queue: ParamsBlock  # [n, K, ...]: theta_v sits in slot v mod K (K = policy_lag; empty if K = 0)
+  combiner: PyTree = ()  # the combiner's own state
 
 
-def impala_grads(apply_fn: Callable, config: ConfigDict, params: Any, traj: Trajectory,
+def impala_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: Trajectory,
                  last_obs: jax.Array,
-                 chunks: int = 1) -> tuple[Any, tuple[losses.LossTerms, jax.Array]]:
+                 chunks: int = 1) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
   """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
 
   `last_obs` [b, ...] is x_T, whose value bootstraps the last step. Also returns the
@@ -92,7 +93,7 @@ def impala_grads(apply_fn: Callable, config: ConfigDict, params: Any, traj: Traj
 
 
 def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combiner: Combiner
-                       ) -> Callable:
+                       ) -> common.BlockUpdate:
   """The block update (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device

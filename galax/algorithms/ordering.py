@@ -20,15 +20,16 @@ call `inline` instead (`call_for`).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
 
 from galax.envs import EnvSpec
+from galax.types import PyTree
 
 
-def _opaque_false(dep: Any) -> jax.Array:
+def _opaque_false(dep: PyTree) -> jax.Array:
   """A bool scalar that is always False, but only known to be once `dep` is computed.
 
   -0.0 * |s| is -0.0 for finite s and NaN otherwise; neither is > 0. XLA does not fold
@@ -39,7 +40,7 @@ def _opaque_false(dep: Any) -> jax.Array:
   return jnp.float32(-0.0) * jnp.abs(s) > 0
 
 
-def after(x: Any, dep: Any) -> Any:
+def after(x: PyTree, dep: PyTree) -> PyTree:
   """`x`, bitwise unchanged, with a data dependency on `dep` (orders work around custom calls).
 
   The dead branch must differ from `x` structurally, or XLA folds select(p, v, v) to v.
@@ -54,7 +55,7 @@ def after(x: Any, dep: Any) -> Any:
   return jax.tree.map(tie, x)
 
 
-def isolated(fn: Callable, dep: Any, *operands: Any) -> Any:
+def isolated(fn: Callable[..., PyTree], dep: PyTree, *operands: PyTree) -> PyTree:
   """fn(*operands), ordered after `dep`, compiled as its own XLA computation (see above)."""
   traced = {}
 
@@ -73,7 +74,7 @@ def isolated(fn: Callable, dep: Any, *operands: Any) -> Any:
   return jax.lax.switch(index, [live, dead], *operands)
 
 
-def inline(fn: Callable, dep: Any, *operands: Any) -> Any:
+def inline(fn: Callable[..., PyTree], dep: PyTree, *operands: PyTree) -> PyTree:
   """fn(*operands) among its neighbours (`isolated`'s signature, without the isolation)."""
   del dep
   return fn(*operands)

@@ -21,7 +21,7 @@ GFootball config) counts minibatch steps: it reaches zero after the last one.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +37,7 @@ from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimizer,
                                               make_learner_optimizer)
 from galax.rollout import Trajectory, episode_log, rollout
+from galax.types import Metrics, OptState, Params, ParamsBlock
 
 
 def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
@@ -80,7 +81,8 @@ class PPOLearner:
     self.chunks = 1 if env is None else common.grad_chunks(
         config, env, self.minibatch_size, steps=1, what="samples per PPO minibatch")
 
-  def begin(self, params: Any, opt_state: Any, traj: Trajectory, keys: jax.Array) -> dict:
+  def begin(self, params: ParamsBlock, opt_state: OptState, traj: Trajectory, keys: jax.Array
+            ) -> dict:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
     config = self.config
     per_learner = lx.split_learners(traj, self.learners)  # [L, T, b, ...]
@@ -102,7 +104,7 @@ class PPOLearner:
                 sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros,
                           grad_norm=zeros, clip_fraction=zeros))
 
-  def _grads(self, params: Any, mb: dict) -> tuple[Any, dict]:
+  def _grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
     c = self.config
 
     def loss_fn(p):
@@ -119,13 +121,13 @@ class PPOLearner:
     return grads, dict(total=terms.total, policy=terms.policy, value=terms.value,
                        entropy=terms.entropy, clip_fraction=clip_fraction)
 
-  def _chunked_grads(self, params: Any, mb: dict) -> tuple[Any, dict]:
+  def _chunked_grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
     """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
     loss and clip fraction are means with a fixed normaliser: the same up to rounding)."""
     return common.mean_over_chunks(lambda chunk: self._grads(params, chunk), mb,
                                    self.chunks, axis=0)
 
-  def unit(self, carry: dict, u: Any) -> dict:
+  def unit(self, carry: dict, u: int | jax.Array) -> dict:
     """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
     epoch, index = u // self.minibatches, u % self.minibatches
     size = self.minibatch_size
@@ -142,7 +144,7 @@ class PPOLearner:
     sums = jax.tree.map(lambda s, t: s + t, carry["sums"], terms)
     return dict(carry, params=params, opt_state=opt_state, sums=sums)
 
-  def finish(self, carry: dict) -> tuple[Any, Any, dict]:
+  def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
     """(params, opt_state, metrics): losses and grad norm averaged over the units."""
     means = jax.tree.map(lambda s: s / self.num_units, carry["sums"])
     grad_norm = means.pop("grad_norm")
@@ -151,7 +153,7 @@ class PPOLearner:
                                                      clip_fraction=clip_fraction)
 
 
-def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> Callable:
+def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpdate:
   config = setup.config
   learners = setup.layout.learners_per_device
   policy = common.block_policy(setup.network.apply, learners)

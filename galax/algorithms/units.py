@@ -7,12 +7,13 @@ after its rollout; HTS-RL spreads them over the next segment's env steps.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 import jax
 import jax.numpy as jnp
 
 from galax.algorithms import common
+from galax.types import Metrics, OptState, ParamsBlock
 
 
 class UnitLearner(Protocol):
@@ -20,10 +21,10 @@ class UnitLearner(Protocol):
 
   num_units: int
 
-  def unit(self, carry: dict, u: Any) -> dict:
+  def unit(self, carry: dict, u: int | jax.Array) -> dict:
     """Unit u applied to the carry."""
 
-  def finish(self, carry: dict) -> tuple[Any, Any, dict]:
+  def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
     """(params, opt_state, metrics) from the carry after the last unit."""
 
 
