@@ -29,18 +29,20 @@ are transposed to NHWC; GFootball's SMM and MinAtar arrive HWC already.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ml_collections import ConfigDict
 
 from galax.envs import EnvSpec
+from galax.types import Params
 
 ConvSpec = tuple[int, int, int]  # (features, kernel, stride)
 
-TORSOS: dict[str, dict[str, Any]] = {
+TORSOS: dict[str, dict[str, tuple[ConvSpec, ...] | int]] = {
     "archnips": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
     "archnature": dict(convs=((32, 8, 4), (64, 4, 2), (64, 3, 1)), fc=512),
     "impala_shallow": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
@@ -181,7 +183,7 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
                      init_scheme=init_scheme)
 
 
-def from_config(network_config: Any, spec: EnvSpec) -> ActorCritic:
+def from_config(network_config: ConfigDict, spec: EnvSpec) -> ActorCritic:
   """The network a config's `network` section describes, for an env. conv_impl 'auto'
   (unresolved: a config not built into an algorithm, e.g. for evaluation) is 'xla': the
   same parameters, and its best choice outside XLA:CPU loops."""
@@ -190,7 +192,7 @@ def from_config(network_config: Any, spec: EnvSpec) -> ActorCritic:
   return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl)
 
 
-def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array):
+def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array) -> Params:
   """The network's initial parameters from `key`, built as one compiled program (op by op,
   flax's init compiled each of its ~70 small operations apart: 2.6 s per process)."""
   dummy = jnp.zeros((1, *spec.obs_shape), spec.obs_dtype)
@@ -198,8 +200,8 @@ def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array):
 
 
 @functools.lru_cache(maxsize=64)
-def _jitted_init(network: ActorCritic) -> Callable[[jax.Array, jax.Array], Any]:
+def _jitted_init(network: ActorCritic) -> Callable[[jax.Array, jax.Array], Params]:
   return jax.jit(network.init)
 
 
-ApplyFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
+ApplyFn = Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]

@@ -8,15 +8,17 @@ lives with the executor).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from galax.envs import Env, EnvState, Timestep
+from galax.types import Params
 
-# policy(params, obs [B, ...]) -> (logits [B, A], value [B])
-PolicyFn = Callable[[Any, jax.Array], tuple[jax.Array, jax.Array]]
+# policy(params, obs [B, ...]) -> (logits [B, A], value [B]); a block policy
+# (`common.block_policy`) takes its learners' parameters [L, ...].
+PolicyFn = Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
 
 
 class Trajectory(NamedTuple):
@@ -62,7 +64,7 @@ def sample_actions(keys: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.A
   return pairs[:, 0], actions
 
 
-def act(policy: PolicyFn, params: Any, obs: jax.Array, keys: jax.Array
+def act(policy: PolicyFn, params: Params, obs: jax.Array, keys: jax.Array
         ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
   """One policy step: (new keys, actions, logits, values) for observations [B, ...]."""
   logits, value = policy(params, obs)
@@ -85,8 +87,8 @@ def with_bootstrap(steps: Trajectory, last_value: jax.Array) -> Trajectory:
   return steps._replace(values=jnp.concatenate([steps.values, last_value[None]], axis=0))
 
 
-def rollout(policy: PolicyFn, params: Any, env: Env, env_state: EnvState,
-            action_keys: jax.Array, num_steps: int, shard_index: Any = 0
+def rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
+            action_keys: jax.Array, num_steps: int, shard_index: int | jax.Array = 0
             ) -> tuple[EnvState, jax.Array, Trajectory]:
   """Acts for `num_steps` steps in every env with `params`; returns the new state and data."""
 

@@ -7,13 +7,12 @@ the next group's forward pass runs.
 
 from __future__ import annotations
 
-from typing import Any
-
 import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
 from galax.envs import EnvSpec, EnvState, make_env
+from galax.types import PyTree
 
 
 class ActorGroups:
@@ -78,6 +77,6 @@ class ActorGroups:
     x = jnp.stack(parts, axis=axis + 1)
     return x.reshape(shape[:axis] + (-1,) + shape[axis + 1:])
 
-  def merge_trees(self, trees: list[Any]) -> Any:
+  def merge_trees(self, trees: list[PyTree]) -> PyTree:
     """`merge` leaf by leaf over one pytree per group (env axis first)."""
     return jax.tree.map(lambda *xs: self.merge(list(xs)), *trees)

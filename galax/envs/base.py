@@ -8,11 +8,14 @@ learner program). Learners see only `EnvSpec`, `EnvState`, `Timestep` and the me
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import flax.struct
 import jax
 import jax.numpy as jnp
+import numpy as np
+
+from galax.types import PyTree
 
 
 class EnvSpec(NamedTuple):
@@ -27,7 +30,7 @@ class EnvSpec(NamedTuple):
   env_id: str
   family: str  # "atari" | "classic_control" | "gfootball" | "gymnax" | other envpool family
   obs_shape: tuple[int, ...]
-  obs_dtype: Any
+  obs_dtype: np.dtype
   num_actions: int
   obs_layout: str  # "CHW" (Atari), "HWC" (GFootball, MinAtar), "flat" (vector observations)
   max_episode_steps: int
@@ -71,7 +74,7 @@ class EnvState:
   reset_next: jax.Array
   episode_return: jax.Array
   episode_length: jax.Array
-  backend: Any = ()
+  backend: PyTree = ()
 
 
 class Env(Protocol):
@@ -92,16 +95,16 @@ class Env(Protocol):
     """This process's envs, shards concatenated on axis 0 (host side)."""
     ...
 
-  def step(self, state: EnvState, action: jax.Array, shard_index: Any = 0
+  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
            ) -> tuple[EnvState, Timestep]:
     """`recv(state.replace(handle=send(state, action)))`: one step of a shard's envs."""
     ...
 
-  def send(self, state: EnvState, action: jax.Array, shard_index: Any = 0) -> jax.Array:
+  def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
     """Starts a step with `action` [num_envs]; returns the handle for `recv`."""
     ...
 
-  def recv(self, state: EnvState, shard_index: Any = 0) -> tuple[EnvState, Timestep]:
+  def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     """Completes the step started by `send` (whose handle is in `state.handle`)."""
     ...
 
@@ -109,7 +112,7 @@ class Env(Protocol):
 
 
 def to_timestep(state: EnvState, obs: jax.Array, reward: jax.Array, terminated: jax.Array,
-                truncated: jax.Array, *, handle: Any, backend: Any,
+                truncated: jax.Array, *, handle: jax.Array, backend: PyTree,
                 reset_after_termination: bool, raw_reward: jax.Array | None = None,
                 game_over: jax.Array | None = None) -> tuple[EnvState, Timestep]:
   """A backend's raw step output -> the next `EnvState` and the learner's `Timestep`.

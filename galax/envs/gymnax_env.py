@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import chex
 import flax.struct
@@ -43,6 +43,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+
+if TYPE_CHECKING:
+  from gymnax.environments.environment import EnvParams, Environment
+  from gymnax.environments.environment import EnvState as GymnaxState
 
 PREFIX = "gymnax/"
 
@@ -71,7 +75,7 @@ def check_gymnax_id(env_id: str) -> None:
 class GymnaxCarry:
   """The gymnax part of `EnvState.backend`; every leaf env-major [B, ...]."""
 
-  env_state: Any  # gymnax's state pytree (already reset where the last step ended one)
+  env_state: GymnaxState  # gymnax's state pytree (already reset where the last step ended one)
   keys: jax.Array  # [B, 2] each env's PRNG key stream
   reset_obs: jax.Array  # [B, ...] gymnax's own observation of `env_state` (after a
   # truncated step: the new episode's first observation, shown on the following step)
@@ -91,7 +95,8 @@ class GymnaxEnv:
   """
 
   def __init__(self, env_id: str, num_envs: int, seed: int = 0, num_shards: int = 1,
-               max_episode_steps: int | None = None, env_seeds: Any = None):
+               max_episode_steps: int | None = None,
+               env_seeds: Sequence[Sequence[int]] | None = None):
     check_gymnax_id(env_id)
     if num_envs < 1 or num_shards < 1:
       raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
@@ -118,17 +123,17 @@ class GymnaxEnv:
   def close(self) -> None:
     pass
 
-  def step(self, state: EnvState, action: jax.Array, shard_index: Any = 0
+  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
            ) -> tuple[EnvState, Timestep]:
     return self.recv(state.replace(handle=self.send(state, action, shard_index)), shard_index)
 
-  def send(self, state: EnvState, action: jax.Array, shard_index: Any = 0) -> jax.Array:
+  def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
     """Records the actions: they are the handle `recv` steps with."""
     del state, shard_index
     chex.assert_shape(action, (self.num_envs,))
     return action.astype(jnp.int32)
 
-  def recv(self, state: EnvState, shard_index: Any = 0) -> tuple[EnvState, Timestep]:
+  def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     """One vmapped gymnax step with the actions in `state.handle`."""
     del shard_index
     carry: GymnaxCarry = state.backend
@@ -153,7 +158,8 @@ def _where_env(mask: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=None)
-def _make_gymnax(env_id: str, max_episode_steps: int) -> tuple[Any, Any, Any]:
+def _make_gymnax(env_id: str, max_episode_steps: int
+                 ) -> tuple[Environment, EnvParams, Callable[[jax.Array], EnvState]]:
   """(gymnax env, its params, their jitted vmapped reset), once per (id, time limit; 0 =
   gymnax's) and process: every evaluation builds envs and resets them, and a fresh jit
   per reset recompiled the reset each time."""
@@ -165,7 +171,7 @@ def _make_gymnax(env_id: str, max_episode_steps: int) -> tuple[Any, Any, Any]:
   return env, params, jax.jit(functools.partial(_reset, env, params))
 
 
-def _reset(env: Any, params: Any, seeds: jax.Array) -> EnvState:
+def _reset(env: Environment, params: EnvParams, seeds: jax.Array) -> EnvState:
   keys = jax.vmap(jax.random.PRNGKey)(seeds)
   pairs = jax.vmap(jax.random.split)(keys)
   obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(pairs[:, 1], params)
@@ -180,7 +186,7 @@ def _reset(env: Any, params: Any, seeds: jax.Array) -> EnvState:
   )
 
 
-def _make_spec(env_id: str, env: Any, params: Any) -> EnvSpec:
+def _make_spec(env_id: str, env: Environment, params: EnvParams) -> EnvSpec:
   space = env.action_space(params)
   if not hasattr(space, "n"):
     raise ValueError(f"{env_id!r} has a non-discrete action space; galax's actor-critic "

@@ -28,7 +28,7 @@ from __future__ import annotations
 import difflib
 import functools
 import warnings
-from typing import Any
+from typing import Any, Sequence
 
 import chex
 import jax
@@ -138,7 +138,7 @@ class BatchedEnv:
       max_episode_steps: int | None = None,
       num_threads: int = 0,
       extra_options: dict[str, Any] | None = None,
-      env_seeds: Any = None,
+      env_seeds: Sequence[Sequence[int]] | None = None,
   ):
     check_env_id(env_id)
     if num_envs < 1 or num_shards < 1:
@@ -225,13 +225,13 @@ class BatchedEnv:
       return branches[0](*operands)
     return jax.lax.switch(shard_index, branches, *operands)
 
-  def step(self, state: EnvState, action: jax.Array, shard_index: Any = 0
+  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
            ) -> tuple[EnvState, Timestep]:
     """Steps the pool `shard_index` (traced allowed, e.g. a device index) with `action` [B]."""
     handle = self.send(state, action, shard_index)
     return self.recv(state.replace(handle=handle), shard_index)
 
-  def send(self, state: EnvState, action: jax.Array, shard_index: Any = 0) -> jax.Array:
+  def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
     """Hands actions to the C++ envs and returns at once (they step in their threads).
 
     Returns the new handle; `recv` with it waits for the results. Work placed between the
@@ -240,7 +240,7 @@ class BatchedEnv:
     chex.assert_shape(action, (self.num_envs,))
     return self._dispatch(2, shard_index, state.handle, action.astype(jnp.int32))
 
-  def recv(self, state: EnvState, shard_index: Any = 0) -> tuple[EnvState, Timestep]:
+  def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     """Waits for the step started by `send` and turns envpool's output into a Timestep."""
     handle, (obs, reward, terminated, truncated, info) = self._dispatch(
         1, shard_index, state.handle)
