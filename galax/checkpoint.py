@@ -19,14 +19,19 @@ import os
 import shutil
 import signal
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import orbax.checkpoint as ocp
+
+from galax.types import JsonDict, PyTree
+
+if TYPE_CHECKING:
+  from galax.algorithms.common import LearnerState
 
 COMMIT_MARKER = "commit_success.txt"  # orbax's, written just before the final rename
 
 
-def _saveable(state: Any) -> dict[str, Any]:
+def _saveable(state: LearnerState) -> dict[str, PyTree]:
   return dict(params=state.params, opt_state=state.opt_state, action_keys=state.action_keys,
               update_count=state.update_count, extra=state.extra)
 
@@ -45,7 +50,7 @@ class Checkpointer:
         self.directory, options=ocp.CheckpointManagerOptions(
             max_to_keep=keep, create=True, cleanup_tmp_directories=True))
 
-  def save(self, env_steps: int, state: Any, meta: dict[str, Any]) -> None:
+  def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
     self._manager.save(env_steps, args=ocp.args.Composite(
         state=ocp.args.StandardSave(_saveable(state)), meta=ocp.args.JsonSave(meta)))
     self._manager.wait_until_finished()
@@ -56,8 +61,8 @@ class Checkpointer:
   def step_dir(self, step: int) -> str:
     return os.path.join(self.directory, str(step))
 
-  def restore(self, template_state: Any, warn: Callable[[str], None] = print
-              ) -> tuple[Any, dict[str, Any]]:
+  def restore(self, template_state: LearnerState, warn: Callable[[str], None] = print
+              ) -> tuple[LearnerState, JsonDict]:
     """Restores the newest checkpoint that restores into a fresh state (same shapes).
 
     Damaged newer ones are moved aside with a warning; raises FileNotFoundError naming

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import difflib
 import sys
-from typing import Any, Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+
+if TYPE_CHECKING:
+  from ml_collections import ConfigDict
 
 EXIT_BAD_INPUT = 2
 EXIT_DIVERGED = 3
@@ -49,7 +52,7 @@ def resolve_config_arg(argv: list[str]) -> list[str]:
   return argv
 
 
-def unknown_override(config: Any, dotted: str) -> str | None:
+def unknown_override(config: ConfigDict, dotted: str) -> str | None:
   """The first part of `dotted` that the config lacks, with suggestions, or None."""
   node, walked = config, []
   for part in dotted.split("."):

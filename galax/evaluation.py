@@ -33,15 +33,17 @@ import dataclasses
 import json
 import os
 import time
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from ml_collections import ConfigDict
 
 from galax.envs import BatchedEnv, Env, EnvState, GymnaxEnv, env_family, is_gymnax_id
 from galax.parallel.learners import to_host
 from galax.rollout import init_action_keys, sample_actions
+from galax.types import JsonDict, Params, ParamsBlock
 
 # Eval env j has envpool seed config.seed + EVAL_SEED_OFFSET + j: disjoint from the training
 # envs (seed + global env index) for any run with fewer than a million training envs.
@@ -64,7 +66,7 @@ class EvalRecord:
   def mean_return(self) -> float:
     return float(np.mean(self.returns)) if self.returns else float("nan")
 
-  def to_json(self) -> dict[str, Any]:
+  def to_json(self) -> JsonDict:
     return dataclasses.asdict(self)
 
 
@@ -77,7 +79,7 @@ class EvalOutput(NamedTuple):
   completed: np.ndarray
 
 
-def eval_env(config: Any, num_envs: int, seed_offset: int = 0) -> Env:
+def eval_env(config: ConfigDict, num_envs: int, seed_offset: int = 0) -> Env:
   """The evaluation envs of `config`: full games, raw rewards, eval no-op starts."""
   limit = config.eval.max_episode_steps or config.env.max_episode_steps or None
   seed = config.seed + EVAL_SEED_OFFSET + seed_offset
@@ -155,7 +157,7 @@ class Evaluator:
       best-policy re-evaluation).
   """
 
-  def __init__(self, config: Any, apply_fn: Callable | None = None, num_policies: int = 1,
+  def __init__(self, config: ConfigDict, apply_fn: Callable | None = None, num_policies: int = 1,
                seed_offset: int = 0):
     self.episodes = int(config.eval.episodes)
     self.envs_per_policy = int(config.eval.num_envs) or self.episodes
@@ -172,7 +174,7 @@ class Evaluator:
     self._key_seed = config.seed + _EVAL_KEY_TAG + seed_offset
     self.calls = 0
 
-  def evaluate(self, params: Any) -> EvalOutput:
+  def evaluate(self, params: ParamsBlock) -> EvalOutput:
     """Plays fresh episodes with `params` (leading axis [num_policies]); blocks."""
     params = jax.tree.map(jnp.asarray, params)
     lead = {x.shape[0] for x in jax.tree.leaves(params)}
@@ -194,7 +196,8 @@ class Evaluator:
     self.env.close()
 
 
-def select_params(params: Any, which: str, num_learners: int) -> tuple[Any, list[int]]:
+def select_params(params: ParamsBlock, which: str, num_learners: int
+                  ) -> tuple[ParamsBlock, list[int]]:
   """Host params [n, ...] -> (evaluated params [P, ...], learner ids; -1 = average)."""
   if which == "first":
     return jax.tree.map(lambda x: x[:1], params), [0]
@@ -218,7 +221,7 @@ class EvalHook:
   FIELDS = ("env_steps", "train_time_s", "wall_time_s", "learner", "mean_return",
             "episodes", "returns", "lengths")
 
-  def __init__(self, config: Any, apply_fn: Callable, num_learners: int,
+  def __init__(self, config: ConfigDict, apply_fn: Callable, num_learners: int,
                workdir: str | None = None, resume: bool = False,
                log: Callable[[str], None] = print):
     self.every = int(config.eval.every_steps)
@@ -242,7 +245,7 @@ class EvalHook:
     """The env-step count at which the next periodic evaluation is due."""
     return (env_steps // self.every + 1) * self.every
 
-  def run(self, params: Any, env_steps: int, train_time_s: float, wall_time_s: float
+  def run(self, params: ParamsBlock, env_steps: int, train_time_s: float, wall_time_s: float
           ) -> list[EvalRecord]:
     """Evaluates the learners' `params` (global [n, ...] arrays) at `env_steps`."""
     host_params = to_host(params)  # a collective under multi-host: every process calls it
@@ -293,7 +296,7 @@ def records_by_learner(records: Sequence[EvalRecord]) -> dict[int, list[EvalReco
   return out
 
 
-def evaluate_params(config: Any, params: Any, episodes: int | None = None,
+def evaluate_params(config: ConfigDict, params: Params, episodes: int | None = None,
                     seed_offset: int = 0, apply_fn: Callable | None = None) -> np.ndarray:
   """One-off evaluation of a single parameter set (no learner axis): its returns [N].
 
@@ -311,7 +314,7 @@ def evaluate_params(config: Any, params: Any, episodes: int | None = None,
   return out.returns[0][out.completed[0]]
 
 
-def frames_per_step(config: Any) -> int:
+def frames_per_step(config: ConfigDict) -> int:
   """Emulator frames per agent step: Atari's frame skip (4 by default), else 1."""
   if env_family(config.env.id) != "atari":
     return 1

@@ -35,20 +35,26 @@ import math
 import os
 import platform
 import subprocess
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import jax
 import ml_collections
 
 from galax import evaluation as eval_lib
 from galax import protocols
+from galax.types import JsonDict, Params
+
+if TYPE_CHECKING:
+  from galax.algorithms.common import LearnerState
+  from galax.train import TrainResult
 
 RESULT_KIND = "galax-run"
 SUMMARY_KIND = "galax-experiment"
 # Best-policy re-evaluation envs are seeded apart from the periodic evaluations' envs.
 BEST_POLICY_SEED_OFFSET = 10_000
+RunRecord = JsonDict  # one run's results (`run_record`), saved as <name>/seed<s>.json
 # Trained seeds: their run records and final params (pytrees of host arrays), in seed order.
-SeedRuns = tuple[list[dict[str, Any]], list[Any]]
+SeedRuns = tuple[list[RunRecord], list[Params]]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -73,7 +79,8 @@ def parse_seeds(text: str) -> list[int]:
   return seeds
 
 
-def choose_mode(config: Any, seeds: Sequence[int], requested: str = "auto") -> tuple[str, str]:
+def choose_mode(config: ml_collections.ConfigDict, seeds: Sequence[int], requested: str = "auto"
+                ) -> tuple[str, str]:
   """('sequential' | 'learners', why). Raises ValueError if 'learners' cannot be used."""
   if requested not in ("auto", "sequential", "learners"):
     raise ValueError(f"--mode={requested!r}; use auto, sequential or learners.")
@@ -100,7 +107,8 @@ def choose_mode(config: Any, seeds: Sequence[int], requested: str = "auto") -> t
   return "learners", "one independent learner per seed"
 
 
-def learners_config(config: Any, seeds: Sequence[int]) -> Any:
+def learners_config(config: ml_collections.ConfigDict, seeds: Sequence[int]
+                    ) -> ml_collections.ConfigDict:
   """The joint config that runs `seeds` as independent learners with per-seed budgets."""
   n = len(seeds)
   joint = config.copy_and_resolve_references()
@@ -116,7 +124,7 @@ def learners_config(config: Any, seeds: Sequence[int]) -> Any:
   return joint
 
 
-def git_info() -> dict[str, Any]:
+def git_info() -> JsonDict:
   """Commit and dirtiness of the galax source tree (None where it is not a git checkout)."""
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   try:
@@ -130,7 +138,7 @@ def git_info() -> dict[str, Any]:
     return dict(commit=None, dirty=None)
 
 
-def device_info() -> dict[str, Any]:
+def device_info() -> JsonDict:
   devices = jax.devices()
   return dict(platform=devices[0].platform, kind=devices[0].device_kind, count=len(devices),
               processes=jax.process_count(), host=platform.node())
@@ -153,16 +161,17 @@ def read_curve(metrics_csv: str, return_column: str = "mean_return",
   return curve
 
 
-def _json_float(x: Any) -> Any:
+def _json_float(x: float | None) -> float | None:
   """NaN/inf are not JSON: None stands for them."""
   if isinstance(x, float) and not math.isfinite(x):
     return None
   return x
 
 
-def run_record(*, name: str, method: str, config: Any, seed: int, mode: str, simulators: int,
-               result: Any, curve: dict[str, list[float]], evaluations: list[Any],
-               env_steps: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_record(*, name: str, method: str, config: ml_collections.ConfigDict, seed: int,
+               mode: str, simulators: int, result: TrainResult, curve: dict[str, list[float]],
+               evaluations: list[eval_lib.EvalRecord | JsonDict], env_steps: int,
+               extra: JsonDict | None = None) -> RunRecord:
   """One run's results (JSON-serialisable)."""
   evals = [e.to_json() if hasattr(e, "to_json") else dict(e) for e in evaluations]
   final = (protocols.final_metric([e["returns"] for e in evals]) if evals else None)
@@ -183,28 +192,29 @@ def run_record(*, name: str, method: str, config: Any, seed: int, mode: str, sim
   return record
 
 
-def _write_json(path: str, data: Any) -> None:
+def _write_json(path: str, data: JsonDict) -> None:
   from galax.metrics import write_json  # pylint: disable=g-import-not-at-top
 
   write_json(path, data, indent=1)
 
 
-def _final_params(state: Any, learner: int) -> Any:
+def _final_params(state: LearnerState, learner: int) -> Params:
   from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
 
   return jax.tree.map(lambda x: x[learner], to_host(state.params))
 
 
-def default_method(config: Any) -> str:
+def default_method(config: ml_collections.ConfigDict) -> str:
   if config.num_learners == 1:
     return config.algorithm.upper()
   return f"{config.algorithm.upper()}-{config.combine}"
 
 
-def run_experiment(config: Any, seeds: Sequence[int], out_dir: str, name: str,
+def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_dir: str,
+                   name: str,
                    method: str | None = None, mode: str = "auto",
                    best_policy_episodes: int = 10,
-                   log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+                   log: Callable[[str], None] = print) -> list[RunRecord]:
   """Trains `config` once per seed, writes `<out>/<name>/seed<s>.json` and `summary.json`.
 
   Returns the run records in seed order.
@@ -242,8 +252,8 @@ def _train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[
   workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
   result = train(learners_config(config, seeds), workdir=workdir, log=log)
   by_learner = eval_lib.records_by_learner(result.evaluations)
-  records: list[dict[str, Any]] = []
-  final_params: list[Any] = []
+  records: list[RunRecord] = []
+  final_params: list[Params] = []
   for i, seed in enumerate(seeds):
     evals = [dict(r.to_json(), env_steps=r.env_steps // n, learner=0)
              for r in by_learner.get(i, [])]
@@ -268,8 +278,8 @@ def _train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int]
   """One `train` per seed, as `run.py` would run it with config.seed = s."""
   from galax.train import train  # pylint: disable=g-import-not-at-top
 
-  records: list[dict[str, Any]] = []
-  final_params: list[Any] = []
+  records: list[RunRecord] = []
+  final_params: list[Params] = []
   for seed in seeds:
     run_config = config.copy_and_resolve_references()
     run_config.seed = int(seed)
@@ -286,8 +296,8 @@ def _train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int]
   return records, final_params
 
 
-def best_policy_summary(config: Any, records: Sequence[dict[str, Any]],
-                        final_params: Sequence[Any], episodes: int) -> dict[str, Any]:
+def best_policy_summary(config: ml_collections.ConfigDict, records: Sequence[RunRecord],
+                        final_params: Sequence[Params], episodes: int) -> JsonDict:
   """GALA Table 1: pick the best final policy over seeds, evaluate it on fresh episodes.
 
   The selection uses each run's last evaluation (its final policy) where evaluations
@@ -315,7 +325,7 @@ def best_policy_summary(config: Any, records: Sequence[dict[str, Any]],
                                mean=_json_float(mean), se=_json_float(se)))
 
 
-def load_results(path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def load_results(path: str) -> tuple[list[RunRecord], list[JsonDict]]:
   """All run records and experiment summaries under `path` (a directory or one file)."""
   files = [path] if os.path.isfile(path) else sorted(
       os.path.join(root, f) for root, _, names in os.walk(path) for f in names

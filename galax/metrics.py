@@ -11,6 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from galax.types import JsonDict, PyTree
+
 
 class EpisodeTracker:
   """Keeps the last `window` completed full-game episodes (return, length)."""
@@ -30,12 +32,12 @@ class EpisodeTracker:
     self.lengths.extend(order(lengths)[mask].astype(int).tolist())
     self.completed += int(mask.sum())
 
-  def to_json(self) -> dict[str, Any]:
+  def to_json(self) -> JsonDict:
     """What a checkpoint keeps, so that a resumed run continues these statistics."""
     return dict(returns=list(self.returns), lengths=list(self.lengths),
                 completed=self.completed)
 
-  def load_json(self, data: Mapping[str, Any] | None) -> None:
+  def load_json(self, data: JsonDict | None) -> None:
     if data:
       self.returns.extend(float(x) for x in data["returns"])
       self.lengths.extend(int(x) for x in data["lengths"])
@@ -60,7 +62,7 @@ def learner_slice(x: np.ndarray, learner: int, num_learners: int) -> np.ndarray:
   return x[..., learner * b:(learner + 1) * b, :]
 
 
-def scalar_summary(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+def scalar_summary(metrics: Mapping[str, PyTree], prefix: str = "") -> dict[str, float]:
   """Means of every numeric leaf of a nested metrics dict, keys joined with '/'."""
   out: dict[str, float] = {}
   for key, value in metrics.items():

@@ -22,11 +22,11 @@ of SyncReplicas' averaging; see galax/parallel/sharded_optimizer.py).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
+from ml_collections import ConfigDict
 
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
 
@@ -53,7 +53,7 @@ def learning_rate_schedule(lr: float, anneal: str, total_updates: int) -> optax.
   raise ValueError(f"Unknown lr annealing {anneal!r}; use 'none' or 'linear'.")
 
 
-def rmsprop(learning_rate: Any, decay: float, eps: float, convention: str,
+def rmsprop(learning_rate: optax.ScalarOrSchedule, decay: float, eps: float, convention: str,
             initial_scale: float | None = None) -> optax.GradientTransformation:
   """RMSProp without momentum in the TF ('tf': eps inside sqrt) or PyTorch ('torch') form."""
   if convention not in ("tf", "torch"):
@@ -96,7 +96,8 @@ def clip_by_average_norm(clip_norm: float) -> optax.GradientTransformation:
   return optax.GradientTransformation(optax.init_empty_state, update)
 
 
-def elementwise_optimizer(cfg: Any, schedule: optax.Schedule) -> optax.GradientTransformation:
+def elementwise_optimizer(cfg: ConfigDict, schedule: optax.Schedule
+                          ) -> optax.GradientTransformation:
   """The optimizer of `cfg.name` alone (no clipping). It acts element by element, so it
   gives the same result on a flat slice of the parameters as on the whole tree (what the
   sharded optimizer state of `galax.parallel.sharded_optimizer` relies on)."""
@@ -110,14 +111,14 @@ def elementwise_optimizer(cfg: Any, schedule: optax.Schedule) -> optax.GradientT
   raise ValueError(f"Unknown optimizer {cfg.name!r}; choose 'rmsprop', 'adam' or 'sgd'.")
 
 
-def make_schedule(cfg: Any, num_envs: int, num_learners: int, total_updates: int
+def make_schedule(cfg: ConfigDict, num_envs: int, num_learners: int, total_updates: int
                   ) -> optax.Schedule:
   """The scaled (`cfg.lr_scaling`) and annealed (`cfg.anneal`) learning-rate schedule."""
   lr = scaled_learning_rate(cfg.learning_rate, cfg.lr_scaling, num_envs, num_learners)
   return learning_rate_schedule(lr, cfg.anneal, total_updates)
 
 
-def make_optimizer(cfg: Any, num_envs: int, num_learners: int, total_updates: int,
+def make_optimizer(cfg: ConfigDict, num_envs: int, num_learners: int, total_updates: int,
                    per_tensor_clip: bool = True
                    ) -> tuple[optax.GradientTransformation, optax.Schedule]:
   """Gradient clipping, then the optimizer of `cfg.name` with a scaled, annealed lr.

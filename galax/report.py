@@ -30,12 +30,13 @@ import argparse
 import math
 import os
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from galax import protocols
-from galax.experiment import load_results
+from galax.experiment import RunRecord, load_results
+from galax.types import JsonDict
 
 
 def _fmt(x: float | None, digits: int = 1) -> str:
@@ -57,20 +58,20 @@ def _slug(text: str) -> str:
   return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
 
 
-def group_experiments(runs: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def group_experiments(runs: Sequence[RunRecord]) -> Groups:
   """Run records grouped by experiment name, each group sorted by seed."""
-  groups: dict[str, list[dict[str, Any]]] = {}
+  groups: Groups = {}
   for run in runs:
     groups.setdefault(run["name"], []).append(run)
   return {k: sorted(v, key=lambda r: r["seed"]) for k, v in sorted(groups.items())}
 
 
-def eval_series(run: dict[str, Any]) -> tuple[list[float], list[list[float]]]:
+def eval_series(run: RunRecord) -> tuple[list[float], list[list[float]]]:
   evals = run.get("evaluations") or []
   return [e["train_time_s"] for e in evals], [e["returns"] for e in evals]
 
 
-def curves(runs: Sequence[dict[str, Any]], x_key: str
+def curves(runs: Sequence[RunRecord], x_key: str
            ) -> tuple[list[np.ndarray], list[np.ndarray], str]:
   """Per run (x, mean return) curves: evaluations if all runs have them, else training."""
   if all(r.get("evaluations") for r in runs):
@@ -92,12 +93,12 @@ def _mean_se(values: Sequence[float]) -> str:
   return f"{mean:.1f} ± {se:.1f}{missing}"
 
 
-Groups = dict[str, list[dict[str, Any]]]  # experiment name -> its run records
+Groups = dict[str, list[RunRecord]]  # experiment name -> its run records
 # env -> (reference score, method -> simulators -> (success rate, runs))
 Sweep = dict[str, tuple[float, dict[str, dict[int, tuple[float, int]]]]]
 
 
-def build_report(runs: Sequence[dict[str, Any]], summaries: Sequence[dict[str, Any]],
+def build_report(runs: Sequence[RunRecord], summaries: Sequence[JsonDict],
                  out_dir: str, time_limit: float | None = None,
                  targets: Sequence[float] | None = None, success_fraction: float = 0.5,
                  references: dict[str, float] | None = None, resamples: int = 10_000,
@@ -234,7 +235,7 @@ def _required_time_table(evaluated: Groups, evaluated_by_env: dict[str, list[str
   return lines
 
 
-def _best_policy_table(summaries: Sequence[dict[str, Any]], groups: Groups) -> list[str]:
+def _best_policy_table(summaries: Sequence[JsonDict], groups: Groups) -> list[str]:
   """GALA Table 1: a row per method and budget, a column per env (none: no table)."""
   best_rows = [s for s in summaries if s.get("best_policy")]
   if not best_rows:
@@ -304,7 +305,7 @@ def success_sweep(evaluated: Groups, fraction: float, references: dict[str, floa
   return out
 
 
-def plot_all(groups: dict[str, list[dict[str, Any]]], by_env: dict[str, list[str]],
+def plot_all(groups: Groups, by_env: dict[str, list[str]],
              sweep: Sweep, out_dir: str, resamples: int) -> list[str]:
   import matplotlib  # pylint: disable=g-import-not-at-top
 

@@ -22,7 +22,7 @@ import dataclasses
 import os
 import tempfile
 import time
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 import jax
 import numpy as np
@@ -35,8 +35,9 @@ from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
 from galax.algorithms import make_algorithm
-from galax.algorithms.common import Algorithm, describe_choices
+from galax.algorithms.common import Algorithm, LearnerState, describe_choices
 from galax.parallel.learners import to_host
+from galax.types import JsonDict, Metrics
 
 
 class Diverged(RuntimeError):
@@ -52,7 +53,7 @@ class TrainResult:
   steps_per_second: float  # steady state (after the first, compiling call); NaN if none
   mean_return: float  # over the last `stats_window` completed episodes
   episodes: int
-  state: Any = dataclasses.field(repr=False, default=None)
+  state: LearnerState | None = dataclasses.field(repr=False, default=None)
   train_time_s: float = 0.0  # wall time without evaluations (incl. earlier runs if resumed)
   eval_time_s: float = 0.0  # wall time spent evaluating (this run)
   evaluations: list = dataclasses.field(default_factory=list)  # eval_lib.EvalRecord
@@ -63,7 +64,7 @@ class TrainResult:
   stopped: str = ""  # why it ended: budget, target return, time limit, diverged: ...
   diverged: bool = False
 
-  def summary(self) -> dict[str, Any]:
+  def summary(self) -> JsonDict:
     d = dataclasses.asdict(self)
     d.pop("state")
     return metrics_lib.json_safe(d)
@@ -82,7 +83,7 @@ def check_workdir(workdir: str) -> None:
                      f"({e.strerror or e}).") from None
 
 
-def finished_reason(config: Any, total_updates: int, updates: int,
+def finished_reason(config: ConfigDict, total_updates: int, updates: int,
                     tracker: metrics_lib.EpisodeTracker, train_time_s: float) -> str:
   """Why a run at this point has nothing left to do ("" if it has)."""
   if updates >= total_updates:
@@ -95,7 +96,7 @@ def finished_reason(config: Any, total_updates: int, updates: int,
   return ""
 
 
-def train(config: Any, workdir: str | None = None, resume: bool = False,
+def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
           log: Callable[[str], None] = print) -> TrainResult:
   """Trains `config` (see galax/config.py); writes metrics and checkpoints to `workdir`.
 
@@ -146,7 +147,7 @@ class _Run:
     config: ConfigDict = algorithm.config  # with the 'auto' choices resolved (resolve_auto)
     self.algorithm, self.config, self.log = algorithm, config, log
     self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
-    self.state: Any = algorithm.init()
+    self.state: LearnerState = algorithm.init()
     self.tracker = metrics_lib.EpisodeTracker(config.stats_window)
     self.learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
                               for _ in range(algorithm.layout.num_learners)]
@@ -338,7 +339,7 @@ class _Run:
       learner_tracker.add(*(metrics_lib.learner_slice(episodes[k], i, len(self.learner_trackers))
                             for k in ("over", "returns", "lengths")))
 
-  def log_row(self, metrics: Mapping[str, Any], now: float) -> None:
+  def log_row(self, metrics: Metrics, now: float) -> None:
     """A progress line and a metrics row; steps/s counts from the previous row."""
     tracker, steps = self.tracker, self.env_steps
     # The compiling call counts in no steps/s figure (NaN if it is all there is).
