@@ -134,11 +134,25 @@ def _finished(exp_dir: str, seeds: Sequence[int]) -> bool:
   return all(os.path.exists(os.path.join(exp_dir, f"seed{s}.json")) for s in seeds)
 
 
+def with_lr_scale(variant: Variant, lr_scale: float) -> Variant:
+  """The variant with its base learning rate times `lr_scale` (scaling rules still apply,
+  e.g. GALA's x sqrt(learners)); its label says so."""
+  if lr_scale == 1.0:
+    return variant
+  if lr_scale <= 0:
+    raise ValueError(f"--lr_scale must be > 0, got {lr_scale}.")
+  config = variant.config
+  config.optimizer.learning_rate = config.optimizer.learning_rate * lr_scale
+  return Variant(variant.name, f"{variant.method} (lr x{lr_scale:g})", config)
+
+
 def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: int,
               out: str, tiny: bool = False, resamples: int = 10_000,
-              only: Sequence[str] = (), log: Callable[[str], None] = print) -> str:
+              only: Sequence[str] = (), log: Callable[[str], None] = print,
+              lr_scale: float = 1.0) -> str:
   """Runs a claim's variants (those named in `only`, if any) x seeds on each game, writes
-  report and verdict; returns the claim's output directory."""
+  report and verdict; returns the claim's output directory. `lr_scale` multiplies every
+  variant's base learning rate (a sensitivity check; use its own `out`)."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
   from galax.experiment import run_experiment  # pylint: disable=g-import-not-at-top
 
@@ -153,6 +167,7 @@ def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: i
     for variant in VARIANTS[claim](env_id, steps):
       if only and variant.name not in only:
         continue
+      variant = with_lr_scale(variant, lr_scale)
       config = minatar.scale_down(variant.config) if tiny else variant.config
       config_lib.validate(config)
       name = f"{game_name(env_id)}_{variant.name}"
@@ -189,6 +204,8 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
   parser.add_argument("--variants", default="",
                       help="comma-separated variant names to run (default: all)")
   parser.add_argument("--tiny", action="store_true", help="CI size: a 16-unit fc layer")
+  parser.add_argument("--lr_scale", type=float, default=1.0,
+                      help="multiplies every variant's base learning rate (sensitivity)")
   parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
   parser.add_argument("--compile_cache", default="",
                       help="JAX persistent compilation cache directory ('' = none)")
@@ -218,7 +235,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         summarise(claim, os.path.join(args.out, claim), args.resamples)
       else:
         only = [v.strip() for v in args.variants.split(",") if v.strip()]
-        run_claim(claim, env_ids, seeds, args.steps, args.out, args.tiny, args.resamples, only)
+        run_claim(claim, env_ids, seeds, args.steps, args.out, args.tiny, args.resamples, only,
+                  lr_scale=args.lr_scale)
       print(f"wrote {os.path.join(args.out, claim)}/report.md and verdict.md")
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)

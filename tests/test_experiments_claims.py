@@ -1,5 +1,6 @@
 """The claims' experiment commands (experiments/): configs, verdict maths, CI-sized runs."""
 
+import copy
 import csv
 import json
 import math
@@ -52,6 +53,21 @@ def test_gala_compares_the_same_learners_and_envs():
   assert {variants[f"gala_{t}"].gossip.topology for t in ("ring", "exponential", "full")} == {
       "ring", "exponential", "full"}
   assert all(variants[f"gala_{t}"].gossip.metrics for t in ("ring", "exponential", "full"))
+
+
+def test_lr_scale_multiplies_the_base_rate_and_keeps_the_scaling_rule():
+  for v in claims.gala_variants(minatar.GAMES[0], 1000):
+    scaled = claims.with_lr_scale(
+        claims.Variant(v.name, v.method, copy.deepcopy(v.config)), 2.0)
+    assert scaled.config.optimizer.learning_rate == 2 * v.config.optimizer.learning_rate
+    assert scaled.config.optimizer.lr_scaling == v.config.optimizer.lr_scaling
+    assert scaled.method == v.method + " (lr x2)"
+  ring = claims.with_lr_scale(claims.gala_variants(minatar.GAMES[0], 1000)[0], 2.0)
+  opt = ring.config.optimizer
+  assert scaled_learning_rate(opt.learning_rate, opt.lr_scaling, 16, 4) == pytest.approx(
+      0.0007 * 2 * 2)
+  unchanged = claims.gala_variants(minatar.GAMES[0], 1000)[0]
+  assert claims.with_lr_scale(unchanged, 1.0) is unchanged
 
 
 def test_ba3c_adam_settings_and_stragglers():
@@ -133,6 +149,7 @@ def test_verdict_json_has_no_nan(tmp_path):
     (["gala", "--seeds=x"], "--seeds: cannot read 'x'"),
     (["hts", "--envs=gymnax/Nope-MinAtar", "--steps=10", "--seeds=0"], "Nope-MinAtar"),
     (["ba3c", "--variants=drop_2", "--steps=10", "--seeds=0"], "ba3c has no variant ['drop_2']"),
+    (["gala", "--lr_scale=0", "--steps=10", "--seeds=0"], "--lr_scale must be > 0"),
 ])
 def test_bad_input_is_one_line(argv, message, tmp_path, capsys):
   with pytest.raises(SystemExit) as exit_info:
