@@ -116,13 +116,19 @@ def check_resume_dir(directory: str) -> None:
 
 
 @contextlib.contextmanager
-def sigint_deferred():
-  """Ignores Ctrl-C while a checkpoint is written (main thread only)."""
+def sigint_deferred(deliver: bool = True):
+  """Holds Ctrl-C back while a checkpoint is written (main thread only), so that it cannot
+  cut the checkpoint short. With `deliver`, a Ctrl-C that came meanwhile is raised once
+  the checkpoint is written (a periodic save: the run must still stop); without, it is
+  dropped (the save of a run that is already stopping)."""
   if threading.current_thread() is not threading.main_thread():
     yield
     return
-  previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+  received = []
+  previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
   try:
     yield
   finally:
     signal.signal(signal.SIGINT, previous)
+  if received and deliver:
+    signal.raise_signal(signal.SIGINT)  # to the restored handler: KeyboardInterrupt

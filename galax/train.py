@@ -133,7 +133,8 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
     if not run.diverged:
       if run.evals and run.evals.last_env_steps != run.env_steps:
         run.evaluate()  # the final policy
-      run.save()
+      with ckpt_lib.sigint_deferred():
+        run.save()
   finally:
     run.close()
   return run.finish()
@@ -268,7 +269,7 @@ class _Run:
     if self.unchecked is not None and divergence.first_nonfinite(to_host(self.unchecked)):
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
-      with ckpt_lib.sigint_deferred():
+      with ckpt_lib.sigint_deferred(deliver=False):  # a second Ctrl-C: the run is ending
         self.save()
     except Exception as e:  # pylint: disable=broad-except  (e.g. state donated mid-call)
       return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
@@ -323,7 +324,8 @@ class _Run:
       self.evaluate()
       self.next_eval = self.evals.next_due(self.env_steps)
     if self.env_steps >= self.next_ckpt:
-      self.save()
+      with ckpt_lib.sigint_deferred():  # whole, then the Ctrl-C that came meanwhile
+        self.save()
       self.next_ckpt = self.env_steps + config.checkpoint_every_steps
     if reached:
       self.log(f"target return {config.target_return} reached at {self.env_steps} steps")

@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import types
 
 import jax
@@ -260,6 +261,50 @@ def test_ctrl_c_during_compilation_saves_nothing(tmp_path, monkeypatch):
     train(tiny_config(), workdir=str(tmp_path), log=lines.append)
   assert not [s for s in os.listdir(tmp_path / "checkpoints") if s.isdigit()]
   assert "nothing new to save" in lines[-1]
+
+
+def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it():
+  """A Ctrl-C that lands mid-save must not cut a periodic save short, nor be dropped
+  (ignoring it let the run go on); during the save of a stopping run it is dropped."""
+  from galax.checkpoint import sigint_deferred  # pylint: disable=g-import-not-at-top
+  if threading.current_thread() is not threading.main_thread():
+    pytest.skip("signal handlers live in the main thread")
+  finished = []
+  with pytest.raises(KeyboardInterrupt):
+    with sigint_deferred():
+      signal.raise_signal(signal.SIGINT)
+      finished.append("save")
+  assert finished == ["save"]
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+  with sigint_deferred(deliver=False):  # the save of a run that is already stopping
+    signal.raise_signal(signal.SIGINT)
+    finished.append("final save")
+  assert finished == ["save", "final save"]
+  assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypatch):
+  if threading.current_thread() is not threading.main_thread():
+    pytest.skip("signal handlers live in the main thread")
+  real_save = ckpt_lib.Checkpointer.save
+
+  saves = []
+
+  def save_hit_by_ctrl_c(self, env_steps, state, meta):
+    saves.append("start")
+    signal.raise_signal(signal.SIGINT)  # the user presses Ctrl-C while orbax writes
+    real_save(self, env_steps, state, meta)
+    saves.append("done")
+
+  monkeypatch.setattr(ckpt_lib.Checkpointer, "save", save_hit_by_ctrl_c)
+  lines = []
+  with pytest.raises(KeyboardInterrupt):
+    train(tiny_config(), workdir=str(tmp_path), log=lines.append)
+  # The first periodic save (call 2) ran whole, uncut, and the run stopped right after it.
+  assert saves == ["start", "done"]
+  steps = sorted(int(s) for s in os.listdir(tmp_path / "checkpoints") if s.isdigit())
+  assert steps == [2 * STEPS_PER_CALL]
+  assert "interrupted" in lines[-1] and "rerun with --resume" in lines[-1]
 
 
 @pytest.mark.slow
