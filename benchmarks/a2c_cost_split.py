@@ -1,0 +1,136 @@
+"""Where an A2C update's time goes, against raw env stepping (one learner, gymnax or envpool).
+
+  python benchmarks/a2c_cost_split.py --config=cartpole_a2c --env=gymnax/CartPole-v1 \
+      --num_envs=1024
+
+Times, in one process and interleaved (median over rounds), one update's worth of work
+(t_max steps of every env) built up piece by piece, each a jitted scan of updates:
+  raw        env steps with uniformly random actions (the env's own limit),
+  +forward   the policy network on every observation, greedy actions,
+  +sampling  per-env categorical sampling with per-env keys (`rollout.sample_actions`),
+  acting     the whole `rollout.rollout` (trajectory rows and the bootstrap value added),
+  +gradient  acting plus the A2C gradient (`a2c.a2c_grads`) and a plain SGD step,
+  a2c        galax's A2C update as the algorithm runs it (`make_algorithm(config).step`:
+             RMSProp, clipping, metrics, finite checks),
+and prints microseconds per update, each piece's increment, and the ratio of each to raw.
+Every piece uses the algorithm's resolved choices (its block policy over one learner,
+`learner_map`, `grad_chunks`). The increments say what bounds A2C's ratio to raw stepping on
+this machine; XLA fuses the whole update its own way, so the last increment can be negative.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import jax
+import jax.numpy as jnp
+from absl import app, flags
+
+import measure
+from galax import config as config_lib
+from galax.algorithms import common, make_algorithm
+from galax.algorithms.a2c import a2c_grads
+from galax.parallel import learners as lx
+from galax.rollout import init_action_keys, rollout, sample_actions
+
+_CONFIG = flags.DEFINE_string("config", "cartpole_a2c", "A config of configs/.")
+_ENV = flags.DEFINE_string("env", "gymnax/CartPole-v1", "Env id.")
+_NUM_ENVS = flags.DEFINE_integer("num_envs", 1024, "Envs of the one learner.")
+_UPDATES = flags.DEFINE_integer("updates_per_call", 12, "Updates per timed call.")
+_ROUNDS = flags.DEFINE_integer("rounds", 9, "Timed calls of each piece (interleaved).")
+_JSON = flags.DEFINE_string("json", "", "Write the figures to this JSON file.")
+
+PIECES = ("raw", "+forward", "+sampling", "acting", "+gradient", "a2c")
+
+
+def _pieces(config) -> dict:
+  """name -> (jitted fn of a carry, initial carry), each running `updates` updates."""
+  # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
+  # (`learner_map` as resolved), its gradient chunks.
+  setup = common.make_setup(config, config.t_max)
+  config = setup.config  # 'auto' choices resolved
+  params = jax.tree.map(jnp.asarray, common.initial_params(setup))
+  apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
+  updates, how = config.updates_per_call, config.learner_map
+  policy = common.block_policy(apply_fn, 1, how)
+  chunks = common.grad_chunks(config, env, n, t_max)
+
+  def env_steps(choose):
+    def one_update(carry, _):
+      def step(c, _):
+        env_state, keys, key = c
+        keys, key, actions = choose(env_state.obs, keys, key)
+        return (env.step(env_state, actions)[0], keys, key), None
+      return jax.lax.scan(step, carry, None, length=t_max)[0], None
+    return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
+
+  def random_actions(obs, keys, key):
+    key, sub = jax.random.split(key)
+    return keys, key, jax.random.randint(sub, (n,), 0, env.spec.num_actions)
+
+  def greedy(obs, keys, key):
+    return keys, key, jnp.argmax(policy(params, obs)[0], axis=-1)
+
+  def sampled(obs, keys, key):
+    keys, actions = sample_actions(keys, policy(params, obs)[0])
+    return keys, key, actions
+
+  def learning(with_grad):
+    def one_update(carry, _):
+      p, env_state, keys = carry
+      env_state, keys, traj = rollout(policy, p, env, env_state, keys, t_max)
+      if with_grad:
+        grads, _ = lx.map_learners(lambda q, t: a2c_grads(apply_fn, config, q, t, chunks),
+                                   p, lx.split_learners(traj, 1), how=how)
+        p = jax.tree.map(lambda w, g: w - 1e-4 * g, p, grads)
+      return (p, env_state, keys), None
+    return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
+
+  keys = init_action_keys(config.seed, 0, n)
+  env_carry = (env.reset(), keys, jax.random.PRNGKey(1))
+  learn_carry = (params, env.reset(), keys)
+  algo = make_algorithm(config)
+  return {"raw": (env_steps(random_actions), env_carry),
+          "+forward": (env_steps(greedy), env_carry),
+          "+sampling": (env_steps(sampled), env_carry),
+          "acting": (learning(False), learn_carry),
+          "+gradient": (learning(True), learn_carry),
+          "a2c": (lambda s: algo.step(s)[0], algo.init())}
+
+
+def main(argv):
+  del argv
+  config = config_lib.load(_CONFIG.value)
+  config.env.id, config.envs_per_learner = _ENV.value, _NUM_ENVS.value
+  config.updates_per_call = _UPDATES.value
+  pieces = _pieces(config)
+  carries = {k: jax.block_until_ready(fn(c)) for k, (fn, c) in pieces.items()}  # compile
+  seconds = {k: [] for k in pieces}
+  for _ in range(_ROUNDS.value):
+    for k, (fn, _) in pieces.items():
+      t0 = time.perf_counter()
+      carries[k] = jax.block_until_ready(fn(carries[k]))
+      seconds[k].append(time.perf_counter() - t0)
+  per_update = {k: sorted(v)[len(v) // 2] / config.updates_per_call * 1e6
+                for k, v in seconds.items()}
+  steps = _NUM_ENVS.value * config.t_max
+  info = measure.machine()
+  print(f"{_ENV.value}, {_NUM_ENVS.value} envs x t_max {config.t_max}, "
+        f"{info['cpu']}, jax {info['jax']}, commit {info['commit']}")
+  print("| piece | us per update | increment | steps/s | / raw |")
+  print("| --- | ---: | ---: | ---: | ---: |")
+  previous = 0.0
+  for k in PIECES:
+    us = per_update[k]
+    print(f"| {k} | {us:,.0f} | {us - previous:+,.0f} | {steps / us * 1e6:,.0f} | "
+          f"{per_update['raw'] / us:.2f} |")
+    previous = us
+  if _JSON.value:
+    with open(_JSON.value, "w") as f:
+      json.dump(dict(machine=info, env=_ENV.value, num_envs=_NUM_ENVS.value,
+                     t_max=config.t_max, us_per_update=per_update), f, indent=2)
+
+
+if __name__ == "__main__":
+  app.run(main)
