@@ -263,12 +263,21 @@ def test_ctrl_c_during_compilation_saves_nothing(tmp_path, monkeypatch):
   assert "nothing new to save" in lines[-1]
 
 
-def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it():
+@pytest.fixture
+def default_ctrl_c():
+  """Python's own Ctrl-C handler for the test: a pytest-xdist worker may hold another one
+  (e.g. left by a library's event loop), which would swallow the signal."""
+  if threading.current_thread() is not threading.main_thread():
+    pytest.skip("signal handlers live in the main thread")
+  previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+  yield
+  signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl_c):
   """A Ctrl-C that lands mid-save must not cut a periodic save short, nor be dropped
   (ignoring it let the run go on); during the save of a stopping run it is dropped."""
   from galax.checkpoint import sigint_deferred  # pylint: disable=g-import-not-at-top
-  if threading.current_thread() is not threading.main_thread():
-    pytest.skip("signal handlers live in the main thread")
   finished = []
   with pytest.raises(KeyboardInterrupt):
     with sigint_deferred():
@@ -283,9 +292,8 @@ def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it():
   assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
-def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypatch):
-  if threading.current_thread() is not threading.main_thread():
-    pytest.skip("signal handlers live in the main thread")
+def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypatch,
+                                                              default_ctrl_c):
   real_save = ckpt_lib.Checkpointer.save
 
   saves = []
@@ -313,7 +321,10 @@ def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
       [sys.executable, os.path.join(ROOT, "run.py"), f"--workdir={tmp_path}",
        "--config.total_env_steps=100000000", "--config.updates_per_call=10",
        "--config.log_every_steps=800", "--config.target_return=0"],
-      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+      # As from a terminal: a child inherits an ignored SIGINT, and a pytest-xdist worker
+      # may ignore it (the run then never stopped, and this test timed out).
+      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
   for line in proc.stdout:
     if line.startswith("steps"):
       break
