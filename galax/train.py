@@ -133,8 +133,7 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
     if not run.diverged:
       if run.evals and run.evals.last_env_steps != run.env_steps:
         run.evaluate()  # the final policy
-      with ckpt_lib.sigint_deferred():
-        run.save()
+      run.save()
   finally:
     run.close()
   return run.finish()
@@ -249,14 +248,17 @@ class _Run:
     step = self.checkpointer.latest_step() if self.checkpointer else None
     return self.checkpointer.step_dir(step) if step is not None else "none was saved"
 
-  def save(self) -> None:
+  def save(self, deliver_ctrl_c: bool = True) -> None:
+    """Checkpoints the state, whole: a Ctrl-C meanwhile waits until the write is done, then
+    is raised (`deliver_ctrl_c`) or dropped (`ckpt_lib.sigint_deferred`)."""
     if self.checkpointer is not None and self.checkpointer.latest_step() != self.env_steps:
       now = time.perf_counter()
       meta = dict(env_steps=self.env_steps, updates=self.updates,
                   wall_time_s=self.wall_time(now), train_time_s=self.train_time(now),
                   tracker=self.tracker.to_json(),
                   learner_trackers=[t.to_json() for t in self.learner_trackers])
-      self.checkpointer.save(self.env_steps, self.state, meta)
+      with ckpt_lib.sigint_deferred(deliver_ctrl_c):
+        self.checkpointer.save(self.env_steps, self.state, meta)
 
   def save_on_stop(self, why: str) -> str:
     """Saves the last whole call's state after an interruption; says what it did."""
@@ -269,8 +271,7 @@ class _Run:
     if self.unchecked is not None and divergence.first_nonfinite(to_host(self.unchecked)):
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
-      with ckpt_lib.sigint_deferred(deliver=False):  # a second Ctrl-C: the run is ending
-        self.save()
+      self.save(deliver_ctrl_c=False)  # a second Ctrl-C: the run is ending anyway
     except Exception as e:  # pylint: disable=broad-except  (e.g. state donated mid-call)
       return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
     return f"{why}: saved checkpoint at step {steps} in {self.checkpoint_dir}; rerun with --resume"
@@ -324,8 +325,7 @@ class _Run:
       self.evaluate()
       self.next_eval = self.evals.next_due(self.env_steps)
     if self.env_steps >= self.next_ckpt:
-      with ckpt_lib.sigint_deferred():  # whole, then the Ctrl-C that came meanwhile
-        self.save()
+      self.save()
       self.next_ckpt = self.env_steps + config.checkpoint_every_steps
     if reached:
       self.log(f"target return {config.target_return} reached at {self.env_steps} steps")
