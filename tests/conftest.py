@@ -15,7 +15,11 @@ import tempfile
 
 import pytest
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+# Appended to any XLA_FLAGS of the caller's (e.g. --xla_cpu_max_isa=AVX2 to test as an
+# AVX2-only host would), which must not take the 8 devices away.
+if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                             + " --xla_force_host_platform_device_count=8").strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 _CACHE_VAR = "GALAX_TEST_COMPILE_CACHE"
