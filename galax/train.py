@@ -13,11 +13,13 @@ Reliability: every call's metrics carry finiteness flags (galax/divergence.py); 
 non-finite loss or parameter stops the run (`Diverged`) before any save. A resumed run
 falls back past damaged checkpoints, drops metric rows after its checkpoint and continues
 the episode statistics and clocks stored in it; a finished run is not trained on. Ctrl-C
-saves the state of the last whole call (none if the first call had not finished).
+saves the state of the last whole call (none if the first call had not finished). One
+process at a time writes a workdir (galax/workdir_lock.py: process 0 holds its lock).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import tempfile
@@ -34,6 +36,7 @@ from galax import divergence
 from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
+from galax import workdir_lock
 from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
 from galax.parallel.learners import to_host
@@ -105,6 +108,13 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
   config_lib.validate(config)
   if workdir:
     check_workdir(workdir)  # before the (slow) envs and compilation
+  holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
+  with workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext():
+    return _train(config, workdir, resume, log)
+
+
+def _train(config: ConfigDict, workdir: str | None, resume: bool,
+           log: Callable[[str], None]) -> TrainResult:
   checkpoint_dir = os.path.join(workdir, "checkpoints") if workdir else None
   if resume:
     if not workdir:

@@ -1,0 +1,77 @@
+"""One writer per run directory: an advisory lock held for the whole run.
+
+Two processes on one `--workdir` (a `--resume` started while the first run is alive) would
+both write checkpoints and interleave metric rows. `hold(workdir)` takes an exclusive
+`flock` on `<workdir>/run.lock` without waiting and writes the holder's pid and host into
+it; the lock lives as long as the open file, so the kernel drops it when the holder exits,
+however it ends (SIGKILL included), and no pid check can be fooled by a reused pid.
+
+* A second process finds the lock taken and raises `WorkdirLocked` (a ValueError: one
+  `error:` line naming the holder's pid and host, exit status 2) before it writes anything.
+* A lock file left by a killed run still names its holder but is not locked: the next run
+  takes it over and warns, naming the run it replaces.
+* A run that ends normally empties the file, so the next one starts silently.
+
+Multi-host jobs share one workdir: process 0 holds the lock (train.py calls `hold` there
+only). On a network filesystem the lock is as good as its `flock` (Linux's NFS client maps
+it to a POSIX byte-range lock, which the server enforces across hosts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import time
+from typing import Callable, Iterator
+
+LOCK_FILE = "run.lock"
+
+
+class WorkdirLocked(ValueError):
+  """Another live process holds the run directory."""
+
+
+def _holder(text: str) -> dict:
+  try:
+    holder = json.loads(text)
+    return holder if isinstance(holder, dict) else {}
+  except ValueError:
+    return {}
+
+
+def _describe(holder: dict) -> str:
+  if not holder:
+    return "an unknown process"
+  return f"pid {holder.get('pid', '?')} on host {holder.get('host', '?')}"
+
+
+@contextlib.contextmanager
+def hold(workdir: str, log: Callable[[str], None] = print) -> Iterator[None]:
+  """Holds `workdir`'s lock for the duration; raises WorkdirLocked if a live run has it."""
+  path = os.path.join(workdir, LOCK_FILE)
+  fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+  try:
+    try:
+      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      holder = _holder(os.pread(fd, 4096, 0).decode(errors="replace"))
+      raise WorkdirLocked(
+          f"--workdir {workdir!r} is in use by a running galax run ({_describe(holder)}); "
+          f"wait for it to end or stop it, or choose another --workdir.") from None
+    stale = _holder(os.pread(fd, 4096, 0).decode(errors="replace"))
+    if stale:
+      log(f"warning: taking over the lock of {workdir!r} from {_describe(stale)}, which "
+          f"ended without releasing it (killed or crashed)")
+    me = dict(pid=os.getpid(), host=socket.gethostname(), since=time.time())
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps(me).encode(), 0)
+    os.fsync(fd)
+    try:
+      yield
+    finally:
+      os.ftruncate(fd, 0)  # ended normally: nothing stale to report next time
+  finally:
+    os.close(fd)  # releases the flock
