@@ -96,6 +96,7 @@ def _add_model(c: ml_collections.ConfigDict) -> None:
   c.network.name = "mlp"  # mlp | archnips | archnature | gala | ba3c | impala_shallow
   c.network.fc_width = 0  # 0 = the architecture's own (BA3C small model: 128)
   c.network.mlp_hidden = (64, 64)
+  c.network.activation = ""  # relu | tanh | "" = the network's own (mlp tanh, convs relu)
   c.network.init = "orthogonal"  # orthogonal | lecun
   # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
   # loops, where XLA's convolution gradients are slow; see galax/networks.py) | auto

@@ -107,6 +107,7 @@ def _validate_batches(config: ml_collections.ConfigDict) -> None:
                      f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
   _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
   _choice("network.conv_impl", config.network.conv_impl, ("auto", "xla", "patches"))
+  _choice("network.activation", config.network.activation, ("", "relu", "tanh"))
   if config.network.conv_impl == "patches" and config.network.name == "mlp":
     raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
                      "network 'mlp' has none (use 'auto', the default).")

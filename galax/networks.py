@@ -12,7 +12,11 @@ Torsos (all ReLU, VALID padding unless stated):
              as archnips, kept as its own name for the baseline configs)
   minatar    conv 16 3x3/1, fc 128 (the MinAtar paper's network, Young & Tian 2019:
              10x10xC -> 8x8x16 -> 128)
-  mlp        fc 64, fc 64 with tanh (classic control)
+  mlp        fc 64, fc 64 with tanh (classic control); on image observations it flattens
+             them first (PureJaxRL's MinAtar PPO: 10x10xC -> 100C -> 64 -> 64, relu)
+
+`activation` ("relu" | "tanh"; "" = the torso's own: tanh for mlp, relu for the others)
+sets the nonlinearity of every torso layer.
 
 Convolutions run as XLA convolutions (`conv_impl="xla"`) or as patches times a matrix
 (`conv_impl="patches"`: the k x k input windows sliced and concatenated, then one matmul;
@@ -60,6 +64,15 @@ def _init(kind: str, scale: float):
 
 
 CONV_IMPLS = ("xla", "patches")
+ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {"relu": nn.relu, "tanh": nn.tanh}
+
+
+def activation_fn(name: str, default: str) -> Callable[[jax.Array], jax.Array]:
+  """The named nonlinearity ("" = `default`); ValueError naming the choices otherwise."""
+  if (name or default) not in ACTIVATIONS:
+    raise ValueError(f"Unknown activation {name!r}; choose from {sorted(ACTIVATIONS)} "
+                     "(or '' for the network's own).")
+  return ACTIVATIONS[name or default]
 
 
 class PatchConv(nn.Module):
@@ -100,10 +113,12 @@ class ConvTorso(nn.Module):
   init_scheme: str = "orthogonal"
   conv_bias: bool = True
   conv_impl: str = "xla"  # see the module docstring
+  activation: str = ""  # "" = relu
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
     kernel_init = _init(self.init_scheme, np.sqrt(2))
+    act = activation_fn(self.activation, "relu")
     for i, (features, kernel, stride) in enumerate(self.convs):
       if self.conv_impl == "patches":  # named as nn.Conv's, so the parameters are the same
         x = PatchConv(features, kernel, stride, self.conv_bias, kernel_init,
@@ -111,21 +126,28 @@ class ConvTorso(nn.Module):
       else:
         x = nn.Conv(features, (kernel, kernel), (stride, stride), padding=self.padding,
                     use_bias=self.conv_bias, kernel_init=kernel_init)(x)
-      x = nn.relu(x)
+      x = act(x)
       if self.max_pool and i < len(self.convs) - 1:
         x = nn.max_pool(x, (2, 2), (2, 2))
     x = x.reshape(x.shape[:-3] + (-1,))
-    return nn.relu(nn.Dense(self.fc, kernel_init=kernel_init)(x))
+    return act(nn.Dense(self.fc, kernel_init=kernel_init)(x))
 
 
 class MLPTorso(nn.Module):
+  """Dense layers on the observation's last `input_dims` axes, flattened (1: vectors, 3:
+  images)."""
+
   hidden: Sequence[int] = (64, 64)
   init_scheme: str = "orthogonal"
+  activation: str = ""  # "" = tanh
+  input_dims: int = 1
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
+    act = activation_fn(self.activation, "tanh")
+    x = x.reshape(x.shape[:x.ndim - self.input_dims] + (-1,))
     for width in self.hidden:
-      x = nn.tanh(nn.Dense(width, kernel_init=_init(self.init_scheme, np.sqrt(2)))(x))
+      x = act(nn.Dense(width, kernel_init=_init(self.init_scheme, np.sqrt(2)))(x))
     return x
 
 
@@ -155,24 +177,25 @@ class ActorCritic(nn.Module):
 
 
 def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequence[int] = (64, 64),
-                 init_scheme: str = "orthogonal", conv_impl: str = "xla") -> ActorCritic:
-  """Builds the named actor-critic for an env. `fc_width` > 0 overrides the torso's fc."""
+                 init_scheme: str = "orthogonal", conv_impl: str = "xla",
+                 activation: str = "") -> ActorCritic:
+  """Builds the named actor-critic for an env. `fc_width` > 0 overrides the torso's fc;
+  `activation` ("" = the torso's own) its nonlinearity."""
   if conv_impl not in CONV_IMPLS:
     raise ValueError(f"Unknown conv_impl {conv_impl!r}; choose from {list(CONV_IMPLS)}.")
+  activation_fn(activation, "relu")  # one line for an unknown name, before any tracing
   image = spec.obs_layout != "flat"
-  if name == "mlp":
-    if image:
-      raise ValueError(f"network 'mlp' expects vector observations, {spec.env_id} has "
-                       f"images of shape {spec.obs_shape}; use archnips/archnature/ba3c/minatar.")
-    torso: nn.Module = MLPTorso(tuple(mlp_hidden), init_scheme=init_scheme)
+  if name == "mlp":  # images are flattened (channels-last, as the conv torsos see them)
+    torso: nn.Module = MLPTorso(tuple(mlp_hidden), init_scheme=init_scheme,
+                                activation=activation, input_dims=len(spec.obs_shape))
   elif name == "ba3c":
     torso = ConvTorso(((32, 5, 1), (32, 5, 1), (64, 5, 1), (64, 3, 1)), fc_width or 128,
                       max_pool=True, padding="VALID", init_scheme=init_scheme, conv_bias=False,
-                      conv_impl=conv_impl)
+                      conv_impl=conv_impl, activation=activation)
   elif name in TORSOS:
     t = TORSOS[name]
     torso = ConvTorso(t["convs"], fc_width or t["fc"], init_scheme=init_scheme,
-                      conv_impl=conv_impl)
+                      conv_impl=conv_impl, activation=activation)
   else:
     raise ValueError(f"Unknown network {name!r}; choose from "
                      f"{sorted(['mlp', 'ba3c', *TORSOS])}.")
@@ -189,7 +212,8 @@ def from_config(network_config: ConfigDict, spec: EnvSpec) -> ActorCritic:
   same parameters, and its best choice outside XLA:CPU loops."""
   c = network_config
   conv_impl = "xla" if c.conv_impl == "auto" else c.conv_impl
-  return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl)
+  return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl,
+                      c.get("activation", ""))  # config.json of runs before the field
 
 
 def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array) -> Params:

@@ -141,3 +141,20 @@ def test_minatar_config_trains_one_call(name):
   metrics = to_host(metrics)
   assert np.all(np.isfinite(metrics["loss"]["total"]))
   assert np.all(metrics["grad_norm"][-1] > 0)
+
+
+def test_mlp_on_minatar_images_trains_without_conv_workarounds():
+  """network 'mlp' on a MinAtar id (PureJaxRL's shape) builds and trains; the CPU's
+  convolution workarounds (patches, gradient chunks, unrolled learners) stay off."""
+  c = small_mlp_config("gymnax/Breakout-MinAtar", (64, 64), envs_per_learner=8,
+                       updates_per_call=2)
+  c.algorithm, c.num_learners, c.combine = "ppo", 2, "allreduce"
+  c.network.activation = "relu"
+  algorithm = make_algorithm(validate(c))
+  choices = describe_choices(algorithm.config)
+  assert "conv_impl=xla" in choices and "grad_chunks=1" in choices, choices
+  assert "learner_map=vmap" in choices, choices
+  state, metrics = _train(algorithm, 1)
+  kernel = state.params["params"]["torso"]["Dense_0"]["kernel"]
+  assert kernel.shape[-2:] == (400, 64)
+  assert np.all(np.isfinite(metrics[0]["loss"]["total"]))

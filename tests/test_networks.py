@@ -77,3 +77,42 @@ def test_patch_convolutions_are_rejected_where_there_is_no_convolution():
   config.network.conv_impl = "fft"
   with pytest.raises(ValueError, match="network.conv_impl='fft' is not one of"):
     config_lib.validate(config)
+
+
+def test_mlp_flattens_image_observations():
+  """network 'mlp' on MinAtar-shaped HWC images is an MLP on the flattened image
+  (PureJaxRL's MinAtar shape), with the chosen activation."""
+  spec = _spec((10, 10, 4), "HWC")
+  net = networks.make_network("mlp", spec, activation="relu")
+  params = networks.init_params(net, spec, jax.random.PRNGKey(0))
+  kernel = params["params"]["torso"]["Dense_0"]["kernel"]
+  assert kernel.shape == (400, 64)
+  obs = jax.random.bernoulli(jax.random.PRNGKey(1), 0.3, (2, 3, 10, 10, 4)).astype(jnp.float32)
+  logits, values = net.apply(params, obs)
+  assert logits.shape == (2, 3, 4) and values.shape == (2, 3)
+  hidden = jax.nn.relu(obs.reshape(2, 3, 400) @ kernel + params["params"]["torso"]["Dense_0"]["bias"])
+  first = net.apply(params, obs, method=lambda m, x: m.torso.__call__(x))
+  assert first.shape == (2, 3, 64)
+  layer1 = params["params"]["torso"]["Dense_1"]
+  np.testing.assert_allclose(first, jax.nn.relu(hidden @ layer1["kernel"] + layer1["bias"]),
+                             rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name,spec", [("mlp", _spec((6,), "flat")),
+                                       ("minatar", _spec((10, 10, 4), "HWC"))])
+def test_activation_acts_and_default_is_the_networks_own(name, spec):
+  obs = jax.random.uniform(jax.random.PRNGKey(2), (5, *spec.obs_shape))
+  outputs = {}
+  for activation in ("", "relu", "tanh"):
+    net = networks.make_network(name, spec, activation=activation)
+    params = networks.init_params(net, spec, jax.random.PRNGKey(3))
+    outputs[activation] = np.asarray(net.apply(params, obs)[1])
+  own = "tanh" if name == "mlp" else "relu"
+  other = "relu" if name == "mlp" else "tanh"
+  np.testing.assert_array_equal(outputs[""], outputs[own])
+  assert np.max(np.abs(outputs[own] - outputs[other])) > 1e-4
+
+
+def test_unknown_activation_is_one_line():
+  with pytest.raises(ValueError, match="Unknown activation 'gelu'"):
+    networks.make_network("mlp", _spec((10, 10, 4), "HWC"), activation="gelu")

@@ -475,3 +475,14 @@ def test_fault_injection_small(tmp_path):
       cwd=ROOT, capture_output=True, text=True, timeout=1200)
   assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
   assert "rows lost: 0" in proc.stdout and "bitwise equal" in proc.stdout
+
+
+@pytest.mark.parametrize("overrides,message", [
+    (["--config.network.activation=gelu"], "config.network.activation='gelu' is not one of"),
+])
+def test_cli_image_env_with_unknown_activation_is_one_line(tmp_path, overrides, message):
+  proc = run_cli("--config=minatar_ppo", "--config.network.name=mlp", f"--workdir={tmp_path}",
+                 *overrides)
+  assert proc.returncode == 2
+  lines = proc.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], proc.stderr

@@ -118,7 +118,7 @@ def resolve_auto(config: ConfigDict, env: Envs, learners_per_device: int
   config.learner_map = learner_map_kind(config, env, learners_per_device)
   if config.network.conv_impl == "auto":
     # XLA:CPU compiles and runs conv gradients slowly inside a loop (`update_loop_kind`).
-    looped = config.learner_map == "loop" and _cpu_images(env)
+    looped = config.learner_map == "loop" and _cpu_convs(config, env)
     config.network.conv_impl = "patches" if looped else "xla"
   config.update_loop = update_loop_kind(config, env)
   if config.grad_chunks == 0:
@@ -185,21 +185,23 @@ def learner_map_kind(config: ConfigDict, env: Env, learners_per_device: int) -> 
   kind = config.learner_map  # checked by `galax.config.validate`
   if kind != "auto":
     return kind
-  if config.algorithm != "a2c" or not _cpu_images(env) or learners_per_device <= 1:
+  if config.algorithm != "a2c" or not _cpu_convs(config, env) or learners_per_device <= 1:
     return "vmap"
   if learners_per_device > MAX_UNROLLED_LEARNERS:
     return "loop"
   return "unroll" if config.network.conv_impl != "patches" else "vmap"
 
 
-def _cpu_images(env: Env) -> bool:
-  return jax.devices()[0].platform == "cpu" and env.spec.obs_layout != "flat"
+def _cpu_convs(config: ConfigDict, env: Env) -> bool:
+  """A convolutional network on a CPU (an 'mlp' flattens images: no convolutions)."""
+  return (jax.devices()[0].platform == "cpu" and env.spec.obs_layout != "flat"
+          and config.network.name != "mlp")
 
 
 def xla_convs_on_cpu(config: ConfigDict, env: Env) -> bool:
   """Whether the network has XLA convolutions (`network.conv_impl="xla"`) on a CPU: the
   case the CPU 'auto' choices work around."""
-  return _cpu_images(env) and config.network.conv_impl == "xla"
+  return _cpu_convs(config, env) and config.network.conv_impl == "xla"
 
 
 # Samples (time steps x envs) per gradient chunk below which auto chunking stops.
@@ -222,8 +224,7 @@ def grad_chunks(config: ConfigDict, env: Env, batch: int, steps: int,
   """
   chunks = int(config.grad_chunks)
   if chunks == 0:
-    on_cpu = jax.devices()[0].platform == "cpu"
-    if not (on_cpu and env.spec.obs_layout != "flat"):
+    if not _cpu_convs(config, env):
       return 1
     min_entries = max(1, -(-MIN_CHUNK_SAMPLES // steps))
     return max(k for k in range(1, max(1, batch // min_entries) + 1) if batch % k == 0)
