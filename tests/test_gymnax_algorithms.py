@@ -115,15 +115,23 @@ def test_hts_auto_microbatches_is_one_piece_on_gymnax(env_id, expected):
 MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo"]
 
 
+# Parameters on Breakout-MinAtar (10x10x4 images, 3 actions) of each config's network.
+MINATAR_PARAMS = {
+    # the MinAtar paper's: conv 16 3x3 on 4 channels, fc 128 on 8x8x16, policy and value heads
+    "minatar": (3 * 3 * 4 * 16 + 16) + (8 * 8 * 16 * 128 + 128) + (128 * 3 + 3) + (128 + 1),
+    # PureJaxRL's: 64x64 on the flattened 400 inputs, policy and value heads
+    "mlp": (400 * 64 + 64) + (64 * 64 + 64) + (64 * 3 + 3) + (64 + 1),
+}
+
+
 @pytest.mark.parametrize("name", MINATAR_CONFIGS)
-def test_minatar_configs_validate_with_the_papers_network(name):
+def test_minatar_configs_validate_with_their_network(name):
   config = validate(load_config(name))
-  assert config.env.id == "gymnax/Breakout-MinAtar" and config.network.name == "minatar"
+  assert config.env.id == "gymnax/Breakout-MinAtar"
   spec = EnvSpec("gymnax/Breakout-MinAtar", "gymnax", (10, 10, 4), np.float32, 3, "HWC", 1000)
-  net = networks.make_network(config.network.name, spec)
+  net = networks.from_config(config.network, spec)
   shapes = jax.eval_shape(lambda: networks.init_params(net, spec, jax.random.PRNGKey(0)))
-  # conv 16 3x3 on 4 channels, fc 128 on 8x8x16, policy (3) and value heads
-  expected = (3 * 3 * 4 * 16 + 16) + (8 * 8 * 16 * 128 + 128) + (128 * 3 + 3) + (128 + 1)
+  expected = MINATAR_PARAMS[config.network.name]
   assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) == expected
 
 
