@@ -1,0 +1,223 @@
+"""Evaluate a trained agent from its run directory, and watch it play.
+
+  python -m galax.evaluate --workdir=runs/cartpole_a2c_seed0
+  python -m galax.evaluate --workdir=runs/X --step=400000 --episodes=30 --greedy=false \
+      --video=/tmp/agent.mp4 --video_episodes=2 --learner=mean
+
+It reads the run's config.json and its newest checkpoint that restores (or `--step`),
+plays `--episodes` fresh full games with the protocol of galax.evaluation (raw rewards, no
+episodic life, up to eval.noop_max no-op starts on Atari; envs seeded apart from the
+training and training-time evaluation envs by `--seed`), prints the mean return, its
+standard error and every episode's return, and writes `eval_step<N>.json` beside the run.
+`--video` (.mp4 or .gif) renders `--video_episodes` games (galax/video.py).
+
+From Python: `policy_fn, config = galax.load_policy(workdir)`; `policy_fn(obs)` returns
+greedy actions for a batch of observations, `policy_fn(obs, key)` samples them.
+
+Bad input (no run directory, no checkpoint, a damaged one asked for by --step, a video
+path in a missing or unwritable directory, an unknown extension) is one `error:` line
+and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from ml_collections import ConfigDict
+
+from galax.types import Params, ParamsBlock
+
+PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
+
+
+def read_config(workdir: str) -> ConfigDict:
+  path = os.path.join(workdir, "config.json")
+  if not os.path.isfile(path):
+    raise ValueError(f"--workdir {workdir!r} has no config.json: not a galax run directory.")
+  try:
+    with open(path) as f:
+      return ConfigDict(json.load(f))
+  except ValueError as e:
+    raise ValueError(f"{path} is not valid JSON ({e}).") from None
+
+
+def checkpoint_steps(workdir: str) -> list[int]:
+  """The saved steps (complete checkpoint directories), newest first."""
+  from galax.checkpoint import COMMIT_MARKER  # pylint: disable=g-import-not-at-top
+
+  directory = os.path.join(workdir, "checkpoints")
+  names = os.listdir(directory) if os.path.isdir(directory) else []
+  return sorted((int(n) for n in names if n.isdigit()
+                 and os.path.exists(os.path.join(directory, n, COMMIT_MARKER))), reverse=True)
+
+
+def _restore(workdir: str, step: int) -> ParamsBlock:
+  import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+
+  path = os.path.join(os.path.abspath(workdir), "checkpoints", str(step), "state")
+  checkpointer = ocp.PyTreeCheckpointer()
+  metadata = checkpointer.metadata(path)
+  tree = getattr(metadata, "item_metadata", metadata)
+  tree = getattr(tree, "tree", tree)
+  restore_args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
+  state = checkpointer.restore(path, args=ocp.args.PyTreeRestore(restore_args=restore_args))
+  return state["params"]
+
+
+def restore_params(workdir: str, step: int | None = None,
+                   warn: Callable[[str], None] = print) -> tuple[ParamsBlock, int]:
+  """(every learner's params [n, ...], step) of `step` or of the newest checkpoint that
+  restores (damaged ones are skipped with a warning)."""
+  steps = checkpoint_steps(workdir)
+  if not steps:
+    raise ValueError(f"--workdir {workdir!r} holds no complete checkpoint "
+                     f"(looked in {os.path.join(workdir, 'checkpoints')}).")
+  if step is not None:
+    if step not in steps:
+      raise ValueError(f"--step {step}: no complete checkpoint at that step; saved: {steps}.")
+    steps = [step]
+  for candidate in steps:
+    try:
+      return _restore(workdir, candidate), candidate
+    except Exception as e:  # pylint: disable=broad-except
+      reason = " ".join(str(e).split())[:160] or type(e).__name__
+      if step is not None:
+        raise ValueError(f"checkpoint {candidate} in {workdir!r} is damaged ({reason}).") from None
+      warn(f"warning: checkpoint {candidate} does not restore ({reason}); trying an older one")
+  raise ValueError(f"no checkpoint in {workdir!r} restores (tried {steps}).")
+
+
+def pick_learner(params: ParamsBlock, learner: str) -> Params:
+  """One parameter set: learner K (an int as text), 'first' (0) or 'mean' (the average)."""
+  n = jax.tree.leaves(params)[0].shape[0]
+  if learner == "mean":
+    return jax.tree.map(lambda x: np.mean(x, axis=0, dtype=x.dtype), params)
+  index = 0 if learner == "first" else int(learner) if learner.isdigit() else None
+  if index is None or index >= n:
+    raise ValueError(f"--learner={learner!r}: use 'first', 'mean' or an index 0..{n - 1}.")
+  return jax.tree.map(lambda x: x[index], params)
+
+
+def _spec(config: ConfigDict):
+  from galax.evaluation import eval_env  # pylint: disable=g-import-not-at-top
+
+  env = eval_env(config, 1)
+  try:
+    return env.spec
+  finally:
+    env.close()
+
+
+def load_policy(workdir: str, step: int | None = None, learner: str = "first"
+                ) -> tuple[PolicyFn, ConfigDict]:
+  """(policy_fn, config) of a run's checkpoint (newest that restores, or `step`).
+
+  policy_fn(obs) -> greedy actions [B] for observations [B, *obs_shape];
+  policy_fn(obs, key) -> actions sampled from the policy. `learner`: 'first', 'mean' or
+  an index (multi-learner runs). The config gets `restored_step` set.
+  """
+  from galax import networks  # pylint: disable=g-import-not-at-top
+
+  config = read_config(workdir)
+  block, restored = restore_params(workdir, step)
+  params = jax.tree.map(jnp.asarray, pick_learner(block, str(learner)))
+  apply = networks.from_config(config.network, _spec(config)).apply
+
+  @jax.jit
+  def greedy(obs):
+    return jnp.argmax(apply(params, obs)[0], axis=-1)
+
+  @jax.jit
+  def sampled(obs, key):
+    return jax.random.categorical(key, apply(params, obs)[0])
+
+  def policy_fn(obs, key=None):
+    return greedy(obs) if key is None else sampled(obs, key)
+
+  config.restored_step = restored
+  return policy_fn, config
+
+
+def evaluate(workdir: str, step: int | None, episodes: int, greedy: bool, learner: str,
+             seed: int, log: Callable[[str], None] = print) -> dict:
+  """Plays `episodes` fresh games with the checkpoint's policy; returns the eval record."""
+  from galax.evaluation import Evaluator  # pylint: disable=g-import-not-at-top
+
+  config = read_config(workdir)
+  block, restored = restore_params(workdir, step, warn=log)
+  params = pick_learner(block, learner)
+  config.eval.episodes, config.eval.greedy, config.eval.num_envs = episodes, greedy, 0
+  evaluator = Evaluator(config, num_policies=1, seed_offset=1 + seed)
+  try:
+    out = evaluator.evaluate(jax.tree.map(lambda x: np.asarray(x)[None], params))
+  finally:
+    evaluator.close()
+  returns = out.returns[0][out.completed[0]]
+  lengths = out.lengths[0][out.completed[0]]
+  stderr = float(np.std(returns, ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
+  return dict(step=restored, env_id=config.env.id, episodes=int(len(returns)),
+              greedy=greedy, learner=learner, seed=seed, mean_return=float(np.mean(returns)),
+              stderr=stderr, returns=[float(r) for r in returns],
+              lengths=[int(n) for n in lengths])
+
+
+def main(argv: Sequence[str]) -> None:
+  from absl import flags, logging  # pylint: disable=g-import-not-at-top
+
+  logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
+
+  flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
+  flags.DEFINE_integer("step", None, "Checkpoint step (default: the newest that restores).")
+  flags.DEFINE_integer("episodes", 30, "Evaluation episodes.")
+  flags.DEFINE_bool("greedy", True, "Argmax actions (false: sampled from the policy).")
+  flags.DEFINE_string("learner", "first", "Multi-learner runs: first, mean or an index.")
+  flags.DEFINE_integer("seed", 0, "Seeds the evaluation envs and sampling (apart from training).")
+  flags.DEFINE_string("video", None, "Write a video of the agent here (.mp4 or .gif).")
+  flags.DEFINE_integer("video_episodes", 1, "Episodes in the video.")
+  flags.mark_flag_as_required("workdir")
+  FLAGS = flags.FLAGS  # pylint: disable=invalid-name
+  FLAGS(list(argv))
+  from galax import video  # pylint: disable=g-import-not-at-top
+
+  if FLAGS.episodes < 1 or FLAGS.video_episodes < 1:
+    raise ValueError("--episodes and --video_episodes must be >= 1.")
+  if FLAGS.video:
+    video.check_video_path(FLAGS.video)
+  record = evaluate(FLAGS.workdir, FLAGS.step, FLAGS.episodes, FLAGS.greedy, FLAGS.learner,
+                    FLAGS.seed)
+  print(f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "
+        f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
+        f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})")
+  print("returns: " + " ".join(f"{r:g}" for r in record["returns"]))
+  path = os.path.join(FLAGS.workdir, f"eval_step{record['step']}.json")
+  with open(path, "w") as f:
+    json.dump(record, f, indent=1)
+  print(f"wrote {path}")
+  if FLAGS.video:
+    policy_fn, config = load_policy(FLAGS.workdir, record["step"], FLAGS.learner)
+    act = (lambda obs, key: policy_fn(obs)) if FLAGS.greedy else policy_fn
+    frames = video.record(config, act, FLAGS.video_episodes, seed=10_000 + FLAGS.seed)
+    video.write_video(FLAGS.video, frames)
+    print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x"
+          f"{frames[0].shape[0]}")
+
+
+def _cli() -> None:
+  from galax import cli  # pylint: disable=g-import-not-at-top
+
+  try:
+    cli.guarded(main)(sys.argv)
+  except SystemExit:
+    raise
+  except Exception as e:  # pylint: disable=broad-except  # absl's flag errors, OSError
+    cli.fail(" ".join(str(e).split())[:300])
+
+
+if __name__ == "__main__":
+  _cli()

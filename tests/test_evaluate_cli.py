@@ -1,0 +1,140 @@
+"""`python -m galax.evaluate` and `galax.load_policy`: evaluate a run's checkpoint, render
+videos, and one error line for bad input."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+from ml_collections import ConfigDict
+
+import galax
+from galax import evaluate as evaluate_lib
+from galax import video
+from galax.config import load as load_config
+from galax.train import train
+from run_helpers import run_cli, tiny_config
+
+
+def _one_error_line(proc, needle):
+  assert proc.returncode == 2, (proc.stdout, proc.stderr)
+  lines = proc.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
+  assert "Traceback" not in proc.stderr
+
+
+def test_not_a_run_directory_is_one_line(tmp_path):
+  _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"),
+                  "no config.json")
+
+
+def test_run_without_checkpoints_is_one_line(tmp_path):
+  (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
+  _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"),
+                  "holds no complete checkpoint")
+
+
+@pytest.mark.parametrize("path,needle", [("out.avi", "unknown extension '.avi'"),
+                                         ("out", "unknown extension '(none)'"),
+                                         ("missing/out.mp4", "does not exist")])
+def test_bad_video_path_is_one_line(tmp_path, path, needle):
+  (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
+  _one_error_line(run_cli(f"--workdir={tmp_path}", f"--video={tmp_path / path}",
+                          module="galax.evaluate"), needle)
+
+
+def test_unwritable_video_directory_is_rejected(tmp_path, monkeypatch):
+  monkeypatch.setattr(os, "access", lambda path, mode: False)
+  with pytest.raises(ValueError, match="is not writable"):
+    video.check_video_path(str(tmp_path / "out.mp4"))
+
+
+def test_pick_learner():
+  block = {"w": np.arange(6.0).reshape(3, 2)}
+  np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "first")["w"], [0, 1])
+  np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "2")["w"], [4, 5])
+  np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "mean")["w"], [2, 3])
+  with pytest.raises(ValueError, match="index 0..2"):
+    evaluate_lib.pick_learner(block, "3")
+
+
+def test_minatar_frames_colour_each_channel():
+  obs = np.zeros((10, 10, 4), np.float32)
+  obs[2, 3, 1] = 1.0
+  frame = video.minatar_frame(obs)
+  assert frame.shape == (160, 160, 3) and frame.dtype == np.uint8
+  assert frame[2 * 16 + 5, 3 * 16 + 5].tolist() == video._PALETTE[1].tolist()  # pylint: disable=protected-access
+  assert frame[0, 0].tolist() == [0, 0, 0]
+  assert video.with_text(frame, "return 3").shape == (176, 160, 3)
+
+
+@pytest.fixture(scope="module")
+def cartpole_run(tmp_path_factory):
+  """A CartPole A2C run with 4 checkpoints (not trained to the end)."""
+  workdir = str(tmp_path_factory.mktemp("cartpole"))
+  train(tiny_config(), workdir=workdir, log=lambda _: None)
+  return workdir
+
+
+@pytest.mark.slow
+def test_evaluate_writes_json_and_a_gif(cartpole_run, tmp_path):
+  gif = tmp_path / "cp.gif"
+  proc = run_cli(f"--workdir={cartpole_run}", "--episodes=5", f"--video={gif}",
+                 "--greedy=false", module="galax.evaluate")
+  assert proc.returncode == 0, proc.stderr
+  steps = evaluate_lib.checkpoint_steps(cartpole_run)
+  record = json.loads(open(os.path.join(cartpole_run, f"eval_step{steps[0]}.json")).read())
+  assert record["episodes"] == 5 and len(record["returns"]) == 5
+  assert f"mean return {record['mean_return']:.2f}" in proc.stdout
+  import imageio.v3 as iio  # pylint: disable=g-import-not-at-top
+
+  frames = iio.imread(gif, index=None)
+  assert frames.shape[0] >= 10 and frames.shape[1:3] == (208, 320)
+  assert np.abs(frames[0].astype(int) - frames[-1].astype(int)).max() > 0
+
+
+@pytest.mark.slow
+def test_damaged_checkpoints_fall_back_or_fail_with_step(cartpole_run, tmp_path):
+  workdir = str(tmp_path / "run")
+  shutil.copytree(cartpole_run, workdir)
+  newest, older = evaluate_lib.checkpoint_steps(workdir)[:2]
+  state_dir = os.path.join(workdir, "checkpoints", str(newest), "state")
+  for root, _, files in os.walk(state_dir):
+    for name in files:
+      if not name.endswith(".txt"):
+        open(os.path.join(root, name), "wb").close()  # truncated
+  said = []
+  _, step = evaluate_lib.restore_params(workdir, warn=said.append)
+  assert step == older and f"checkpoint {newest} does not restore" in said[0]
+  _one_error_line(run_cli(f"--workdir={workdir}", f"--step={newest}", "--episodes=2",
+                          module="galax.evaluate"), "is damaged")
+
+
+@pytest.mark.slow
+def test_load_policy_acts_greedily_and_samples(cartpole_run):
+  policy_fn, config = galax.load_policy(cartpole_run)
+  assert isinstance(config, ConfigDict) and config.env.id == "CartPole-v1"
+  obs = np.zeros((7, 4), np.float32)
+  import jax  # pylint: disable=g-import-not-at-top
+
+  assert policy_fn(obs).shape == (7,)
+  assert policy_fn(obs, jax.random.PRNGKey(0)).shape == (7,)
+
+
+@pytest.mark.slow
+def test_atari_video_frames_come_from_envpool(tmp_path):
+  config = load_config("pong_paac")
+  config.env.max_episode_steps = 30
+  frames = video.record(config, lambda obs, key: np.zeros((1,), np.int32), 1, seed=0)
+  assert 20 <= len(frames) <= 40 and frames[0].shape == (240, 160, 3)
+  path = str(tmp_path / "pong.mp4")
+  video.write_video(path, frames)
+  import imageio.v2 as imageio  # pylint: disable=g-import-not-at-top
+
+  reader = imageio.get_reader(path)
+  try:
+    assert reader.count_frames() == len(frames)
+    assert reader.get_data(0).shape == (240, 160, 3)
+  finally:
+    reader.close()
