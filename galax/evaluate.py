@@ -59,10 +59,16 @@ def checkpoint_steps(workdir: str) -> list[int]:
 
 def _restore(workdir: str, step: int) -> ParamsBlock:
   import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+  from absl import logging  # pylint: disable=g-import-not-at-top
 
   path = os.path.join(os.path.abspath(workdir), "checkpoints", str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
-  metadata = checkpointer.metadata(path)
+  level = logging.get_verbosity()
+  logging.set_verbosity(logging.ERROR)  # orbax notes a metadata file that galax never writes
+  try:
+    metadata = checkpointer.metadata(path)
+  finally:
+    logging.set_verbosity(level)
   tree = getattr(metadata, "item_metadata", metadata)
   tree = getattr(tree, "tree", tree)
   restore_args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)
