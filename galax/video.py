@@ -121,6 +121,8 @@ def _gymnax_episodes(config: ConfigDict, policy: Policy, episodes: int, seed: in
 
 def _envpool_episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int
                       ) -> Iterator[tuple[np.ndarray, float, int]]:
+  """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
+  CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
   import envpool  # pylint: disable=g-import-not-at-top
 
   from galax.envs.pool import env_family, env_options  # pylint: disable=g-import-not-at-top
@@ -131,57 +133,33 @@ def _envpool_episodes(config: ConfigDict, policy: Policy, episodes: int, seed: i
                         1, dict(config.env.options))
   if family == "atari":
     options["noop_max"] = int(config.eval.noop_max)
-  env = envpool.make(config.env.id, env_type="gymnasium", num_envs=1, seed=seed,
-                     render_mode="rgb_array", **options)
+  if config.env.id.startswith("CartPole"):
+    draw = lambda env, obs: cartpole_frame(float(obs[0, 0]), float(obs[0, 2]))
+  else:
+    options["render_mode"] = "rgb_array"
+    draw = lambda env, obs: env.render()[0]
+  env = envpool.make(config.env.id, env_type="gymnasium", num_envs=1, seed=seed, **options)
   key = jax.random.PRNGKey(seed)
   try:
     for episode in range(episodes):
       obs, _ = env.reset()
       total, done = 0.0, False
-      while not done:
-        yield env.render()[0], total, episode
+      while not done:  # envpool resets on the step after the last: its frame is the end
+        yield draw(env, obs), total, episode
         key, act_key = jax.random.split(key)
         obs, reward, terminated, truncated, _ = env.step(np.asarray(policy(obs, act_key)))
         total += float(reward[0])
         done = bool(terminated[0] or truncated[0])
-      yield env.render()[0], total, episode
+      yield draw(env, obs), total, episode
   finally:
     env.close()
 
 
 def record(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> list[np.ndarray]:
   """Frames of `episodes` games played by `policy`, each with its running return."""
-  if is_gymnax_id(config.env.id):
-    steps = _gymnax_episodes(config, policy, episodes, seed)
-  elif config.env.id.startswith("CartPole"):
-    steps = _cartpole_envpool(config, policy, episodes, seed)
-  else:
-    steps = _envpool_episodes(config, policy, episodes, seed)
+  play = _gymnax_episodes if is_gymnax_id(config.env.id) else _envpool_episodes
   return [with_text(frame, f"episode {episode + 1}  return {total:g}")
-          for frame, total, episode in steps]
-
-
-def _cartpole_envpool(config: ConfigDict, policy: Policy, episodes: int, seed: int
-                      ) -> Iterator[tuple[np.ndarray, float, int]]:
-  """envpool's CartPole has no screen: its observation (x, x', theta, theta') is drawn."""
-  import envpool  # pylint: disable=g-import-not-at-top
-
-  env = envpool.make(config.env.id, env_type="gymnasium", num_envs=1, seed=seed)
-  key = jax.random.PRNGKey(seed)
-  try:
-    for episode in range(episodes):
-      obs, _ = env.reset()
-      total, done = 0.0, False
-      while not done:
-        yield cartpole_frame(float(obs[0, 0]), float(obs[0, 2])), total, episode
-        key, act_key = jax.random.split(key)
-        next_obs, reward, terminated, truncated, _ = env.step(np.asarray(policy(obs, act_key)))
-        total += float(reward[0])
-        done = bool(terminated[0] or truncated[0])
-        obs = obs if done else next_obs  # after the end envpool shows the next game's start
-      yield cartpole_frame(float(obs[0, 0]), float(obs[0, 2])), total, episode
-  finally:
-    env.close()
+          for frame, total, episode in play(config, policy, episodes, seed)]
 
 
 def write_video(path: str, frames: list[np.ndarray], fps: int = FPS) -> None:
