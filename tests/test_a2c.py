@@ -66,8 +66,10 @@ def test_grad_chunks_rule():
   from galax.algorithms.common import grad_chunks
   image = SimpleNamespace(spec=SimpleNamespace(obs_layout="CHW"))
   flat = SimpleNamespace(spec=SimpleNamespace(obs_layout="flat"))
-  auto = load_config("cartpole_a2c")
+  auto = load_config("cartpole_a2c", network__name="archnips")  # a conv network
   assert grad_chunks(auto, flat, 64, steps=5) == 1
+  # An MLP flattens images: no convolutions, nothing to chunk for.
+  assert grad_chunks(load_config("cartpole_a2c"), image, 64, steps=5) == 1
   on_cpu = jax.devices()[0].platform == "cpu"
   assert grad_chunks(auto, image, 64, steps=5) == (4 if on_cpu else 1)
   assert grad_chunks(auto, image, 48, steps=5) == (3 if on_cpu else 1)

@@ -106,7 +106,9 @@ def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learner
                                                       expected):
   """On CPU (the test platform) with image observations, 'auto' loops over more than 8
   learners per device with patch convolutions (unrolled they took minutes to compile)."""
-  config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl})
+  network = "mlp" if layout == "flat" else "minatar"  # the rules are for conv networks
+  config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl,
+                                                "network.name": network})
   env = types.SimpleNamespace(spec=types.SimpleNamespace(obs_layout=layout))
   resolved = common.resolve_auto(config, env, learners)
   assert (resolved.learner_map, resolved.network.conv_impl,
