@@ -262,8 +262,9 @@ def test_other_instruction_set_stays_within_tolerance(tmp_path):
   the tolerance of the recorded values: what another machine's vector units do."""
   golden = load_golden()
   _skip_other_jax(golden)
-  names = ["a2c", "gossip_delay2_two_peers", "impala", "allreduce_sharded_state",
-           "hts_a2c_clip_average_norm", "ppo_allreduce_clip_average_norm"]  # the largest
+  # The three that deviate most (all cases: run this file with --deviations by hand).
+  names = ["allreduce_sharded_state", "hts_a2c_clip_average_norm",
+           "ppo_allreduce_clip_average_norm"]
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8 "
              "--xla_cpu_max_isa=SSE4_2", JAX_PLATFORMS="cpu")
   env.pop("JAX_COMPILATION_CACHE_DIR", None)  # compile for the capped ISA, not from cache
