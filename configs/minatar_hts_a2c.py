@@ -1,7 +1,8 @@
 """HTS-A2C on MinAtar Breakout: A2C with HTS-RL's one-step-delayed gradients.
 
-The settings of configs/minatar_a2c.py (network "minatar": conv 16 3x3 + fc 128, the
-MinAtar paper's), alpha = t_max = 16: each segment learns from the previous segment's
+The settings of configs/minatar_a2c.py (MLP 64x64 relu, Adam 1e-2), alpha = t_max = 16
+(at 2M steps on Breakout-MinAtar, seeds 0 / 1: 6.47 / 4.61, where minatar_a2c has
+24.32 / 6.92): each segment learns from the previous segment's
 storage while the envs step. On gymnax the env steps and the learner share one XLA
 program, so there is no host/accelerator overlap to gain (docs/environments.md); the
 algorithm (one-step delay, determinism across actor groups) is unchanged.

@@ -11,7 +11,8 @@ Until 2026-11 this config had Adam 5e-4 and the MinAtar paper's conv torso (16 3
 that gave 8.97; 5e-3 with the conv torso 24.2; 5e-4 with this MLP 11.4; 5e-3 with this
 MLP 29.5 (the peer's 3 seeds: 28.2-38.7). The learning rate, 10x too small, was the
 plateau; the network adds the rest. `benchmarks/peer_learning.py` compares this config
-with rejax's PPO at the same settings. The conv torso: --config.network.name=minatar.
+with rejax's PPO at the same settings. The conv torso: --config.network.name=minatar
+--config.network.conv_impl=patches.
 
   python run.py --config=configs/minatar_ppo.py
 """
