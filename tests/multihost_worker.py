@@ -45,7 +45,15 @@ def main():
   assert jax.process_count() == int(num_processes) and jax.local_device_count() == 2
   for name in RUNS:
     np.savez(os.path.join(out_dir, f"{name}.{process_id}.npz"), **flat(run(name)))
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+  multihost_utils.sync_global_devices("results saved")  # both processes have written theirs
   print("worker done", process_id, flush=True)
+  # Skip jax.distributed's shutdown at exit: its coordinator's gRPC server aborted there
+  # once in a CI-like run ("Check failed: queue.Pop() == nullptr" in grpc_core::Server's
+  # destructor, after every result was saved): an XLA runtime crash, not galax's.
+  sys.stdout.flush()
+  os._exit(0)  # pylint: disable=protected-access
 
 
 if __name__ == "__main__":
