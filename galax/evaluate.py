@@ -120,19 +120,12 @@ def _spec(config: ConfigDict):
     env.close()
 
 
-def load_policy(workdir: str, step: int | None = None, learner: str = "first"
-                ) -> tuple[PolicyFn, ConfigDict]:
-  """(policy_fn, config) of a run's checkpoint (newest that restores, or `step`).
-
-  policy_fn(obs) -> greedy actions [B] for observations [B, *obs_shape];
-  policy_fn(obs, key) -> actions sampled from the policy. `learner`: 'first', 'mean' or
-  an index (multi-learner runs). The config gets `restored_step` set.
-  """
+def policy_from_params(config: ConfigDict, params: Params) -> PolicyFn:
+  """policy_fn(obs) -> greedy actions [B] for observations [B, *obs_shape];
+  policy_fn(obs, key) -> actions sampled from the policy of `params` (no learner axis)."""
   from galax import networks  # pylint: disable=g-import-not-at-top
 
-  config = read_config(workdir)
-  block, restored = restore_params(workdir, step)
-  params = jax.tree.map(jnp.asarray, pick_learner(block, str(learner)))
+  params = jax.tree.map(jnp.asarray, params)
   apply = networks.from_config(config.network, _spec(config)).apply
 
   @jax.jit
@@ -146,18 +139,29 @@ def load_policy(workdir: str, step: int | None = None, learner: str = "first"
   def policy_fn(obs, key=None):
     return greedy(obs) if key is None else sampled(obs, key)
 
+  return policy_fn
+
+
+def load_policy(workdir: str, step: int | None = None, learner: str = "first"
+                ) -> tuple[PolicyFn, ConfigDict]:
+  """(policy_fn, config) of a run's checkpoint (newest that restores, or `step`); see
+  `policy_from_params`. `learner`: 'first', 'mean' or an index (multi-learner runs). The
+  config gets `restored_step` set.
+  """
+  config = read_config(workdir)
+  block, restored = restore_params(workdir, step)
+  policy_fn = policy_from_params(config, pick_learner(block, str(learner)))
   config.restored_step = restored
   return policy_fn, config
 
 
-def evaluate(workdir: str, step: int | None, episodes: int, greedy: bool, learner: str,
-             seed: int, log: Callable[[str], None] = print) -> dict:
-  """Plays `episodes` fresh games with the checkpoint's policy; returns the eval record."""
+def evaluate(config: ConfigDict, params: Params, episodes: int, greedy: bool,
+             seed: int) -> dict:
+  """Plays `episodes` fresh games with `params` (one policy) under `config`'s eval
+  protocol; returns the eval record."""
   from galax.evaluation import Evaluator  # pylint: disable=g-import-not-at-top
 
-  config = read_config(workdir)
-  block, restored = restore_params(workdir, step, warn=log)
-  params = pick_learner(block, learner)
+  config = config.copy_and_resolve_references()
   config.eval.episodes, config.eval.greedy, config.eval.num_envs = episodes, greedy, 0
   evaluator = Evaluator(config, num_policies=1, seed_offset=1 + seed)
   try:
@@ -167,10 +171,9 @@ def evaluate(workdir: str, step: int | None, episodes: int, greedy: bool, learne
   returns = out.returns[0][out.completed[0]]
   lengths = out.lengths[0][out.completed[0]]
   stderr = float(np.std(returns, ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
-  return dict(step=restored, env_id=config.env.id, episodes=int(len(returns)),
-              greedy=greedy, learner=learner, seed=seed, mean_return=float(np.mean(returns)),
-              stderr=stderr, returns=[float(r) for r in returns],
-              lengths=[int(n) for n in lengths])
+  return dict(env_id=config.env.id, episodes=int(len(returns)), greedy=greedy, seed=seed,
+              mean_return=float(np.mean(returns)), stderr=stderr,
+              returns=[float(r) for r in returns], lengths=[int(n) for n in lengths])
 
 
 def main(argv: Sequence[str]) -> None:
@@ -195,8 +198,11 @@ def main(argv: Sequence[str]) -> None:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
   if FLAGS.video:
     video.check_video_path(FLAGS.video)
-  record = evaluate(FLAGS.workdir, FLAGS.step, FLAGS.episodes, FLAGS.greedy, FLAGS.learner,
-                    FLAGS.seed)
+  config = read_config(FLAGS.workdir)
+  block, restored = restore_params(FLAGS.workdir, FLAGS.step)
+  params = pick_learner(block, FLAGS.learner)
+  record = dict(step=restored, learner=FLAGS.learner,
+                **evaluate(config, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed))
   print(f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "
         f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
         f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})")
@@ -206,7 +212,7 @@ def main(argv: Sequence[str]) -> None:
     json.dump(record, f, indent=1)
   print(f"wrote {path}")
   if FLAGS.video:
-    policy_fn, config = load_policy(FLAGS.workdir, record["step"], FLAGS.learner)
+    policy_fn = policy_from_params(config, params)  # the evaluated checkpoint, restored once
     act = (lambda obs, key: policy_fn(obs)) if FLAGS.greedy else policy_fn
     frames = video.record(config, act, FLAGS.video_episodes, seed=10_000 + FLAGS.seed)
     video.write_video(FLAGS.video, frames)
