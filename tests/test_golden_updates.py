@@ -220,17 +220,19 @@ def golden_jax_version(golden: dict[str, np.ndarray]) -> str:
   return str(golden["jax_version"])
 
 
-def _skip_other_jax(golden: dict[str, np.ndarray]) -> None:
+def golden_for_this_jax() -> dict[str, np.ndarray]:
+  """The recorded values; skips the test if they were recorded with another jax."""
+  golden = load_golden()
   if golden_jax_version(golden) != jax.__version__:
     pytest.skip(f"golden values recorded with jax {golden_jax_version(golden)}, "
                 f"not {jax.__version__}")
+  return golden
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_update_matches_golden(name):
-  golden = load_golden()
-  _skip_other_jax(golden)
+  golden = golden_for_this_jax()
   before, after = run_case(CASES[name])
   g_before, g_after = golden[f"{name}/before"], golden[f"{name}/after"]
   if os.environ.get("GALAX_GOLDEN_BITWISE") == "1":
@@ -247,8 +249,7 @@ def test_update_matches_golden(name):
 @pytest.mark.parametrize("mutation", sorted(MUTATIONS))
 def test_planted_mutations_exceed_tolerance(mutation):
   """Each planted bug moves its case's parameters by more than 10x the tolerance."""
-  golden = load_golden()
-  _skip_other_jax(golden)
+  golden = golden_for_this_jax()
   case, overrides, patch = MUTATIONS[mutation]
   with patch() if patch else contextlib.nullcontext():
     _, after = run_case({**CASES[case], **overrides})
@@ -260,8 +261,7 @@ def test_planted_mutations_exceed_tolerance(mutation):
 def test_other_instruction_set_stays_within_tolerance(tmp_path):
   """The cases compiled for SSE4.2 (XLA's CPU code capped below the host's AVX) stay within
   the tolerance of the recorded values: what another machine's vector units do."""
-  golden = load_golden()
-  _skip_other_jax(golden)
+  golden = golden_for_this_jax()
   # The three that deviate most (all cases: run this file with --deviations by hand).
   names = ["allreduce_sharded_state", "hts_a2c_clip_average_norm",
            "ppo_allreduce_clip_average_norm"]
