@@ -98,6 +98,7 @@ def _add_model(c: ml_collections.ConfigDict) -> None:
   c.network.mlp_hidden = (64, 64)
   c.network.activation = ""  # relu | tanh | "" = the network's own (mlp tanh, convs relu)
   c.network.init = "orthogonal"  # orthogonal | lecun
+  c.network.shared_torso = True  # False: the value head has a torso of its own
   # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
   # loops, where XLA's convolution gradients are slow; see galax/networks.py) | auto
   # (patches where a CPU runs the learners in a loop, see learner_map; xla elsewhere)

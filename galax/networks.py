@@ -16,7 +16,9 @@ Torsos (all ReLU, VALID padding unless stated):
              them first (PureJaxRL's MinAtar PPO: 10x10xC -> 100C -> 64 -> 64, relu)
 
 `activation` ("relu" | "tanh"; "" = the torso's own: tanh for mlp, relu for the others)
-sets the nonlinearity of every torso layer.
+sets the nonlinearity of every torso layer. `shared_torso=False` gives the value head a
+torso of its own (same shape), so the value loss does not shape the policy's features:
+PureJaxRL's separate actor and critic MLPs.
 
 Convolutions run as XLA convolutions (`conv_impl="xla"`) or as patches times a matrix
 (`conv_impl="patches"`: the k x k input windows sliced and concatenated, then one matmul;
@@ -158,6 +160,7 @@ class ActorCritic(nn.Module):
   num_actions: int
   obs_layout: str = "CHW"
   init_scheme: str = "orthogonal"
+  critic_torso: nn.Module | None = None  # None: the value head shares `torso`
 
   @nn.compact
   def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -172,15 +175,18 @@ class ActorCritic(nn.Module):
     h = self.torso(x)
     # Small policy init keeps the first policy near uniform (as in the GALA/HTS code).
     logits = nn.Dense(self.num_actions, kernel_init=_init(self.init_scheme, 0.01))(h)
+    if self.critic_torso is not None:
+      h = self.critic_torso(x)
     value = nn.Dense(1, kernel_init=_init(self.init_scheme, 1.0))(h)
     return logits, value[..., 0]
 
 
 def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequence[int] = (64, 64),
                  init_scheme: str = "orthogonal", conv_impl: str = "xla",
-                 activation: str = "") -> ActorCritic:
+                 activation: str = "", shared_torso: bool = True) -> ActorCritic:
   """Builds the named actor-critic for an env. `fc_width` > 0 overrides the torso's fc;
-  `activation` ("" = the torso's own) its nonlinearity."""
+  `activation` ("" = the torso's own) its nonlinearity; `shared_torso=False` a second
+  torso of the same shape for the value head."""
   if conv_impl not in CONV_IMPLS:
     raise ValueError(f"Unknown conv_impl {conv_impl!r}; choose from {list(CONV_IMPLS)}.")
   activation_fn(activation, "relu")  # one line for an unknown name, before any tracing
@@ -203,7 +209,8 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
     raise ValueError(f"network {name!r} expects image observations, {spec.env_id} has "
                      f"shape {spec.obs_shape}; use network 'mlp'.")
   return ActorCritic(torso=torso, num_actions=spec.num_actions, obs_layout=spec.obs_layout,
-                     init_scheme=init_scheme)
+                     init_scheme=init_scheme,
+                     critic_torso=None if shared_torso else torso.clone(name="critic_torso"))
 
 
 def from_config(network_config: ConfigDict, spec: EnvSpec) -> ActorCritic:
@@ -213,7 +220,8 @@ def from_config(network_config: ConfigDict, spec: EnvSpec) -> ActorCritic:
   c = network_config
   conv_impl = "xla" if c.conv_impl == "auto" else c.conv_impl
   return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl,
-                      c.get("activation", ""))  # config.json of runs before the field
+                      c.get("activation", ""),  # config.json of runs before the fields
+                      bool(c.get("shared_torso", True)))
 
 
 def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array) -> Params:

@@ -116,3 +116,22 @@ def test_activation_acts_and_default_is_the_networks_own(name, spec):
 def test_unknown_activation_is_one_line():
   with pytest.raises(ValueError, match="Unknown activation 'gelu'"):
     networks.make_network("mlp", _spec((10, 10, 4), "HWC"), activation="gelu")
+
+
+@pytest.mark.parametrize("name", ["mlp", "minatar"])
+def test_separate_critic_torso_keeps_the_value_loss_out_of_the_policy_features(name):
+  """`shared_torso=False` (PureJaxRL's separate actor and critic): the value's gradient
+  reaches only the critic's torso and head, the logits' only the actor's."""
+  spec = _spec((10, 10, 4), "HWC")
+  net = networks.make_network(name, spec, activation="relu", shared_torso=False)
+  params = networks.init_params(net, spec, jax.random.PRNGKey(0))
+  assert set(params["params"]) == {"torso", "critic_torso", "Dense_0", "Dense_1"}
+  obs = jax.random.bernoulli(jax.random.PRNGKey(1), 0.3, (5, 10, 10, 4)).astype(jnp.float32)
+  value_grads = jax.grad(lambda p: net.apply(p, obs)[1].sum())(params)["params"]
+  logit_grads = jax.grad(lambda p: net.apply(p, obs)[0].sum())(params)["params"]
+  norm = lambda tree: float(sum(jnp.abs(x).sum() for x in jax.tree.leaves(tree)))
+  assert norm(value_grads["torso"]) == 0 and norm(value_grads["critic_torso"]) > 0
+  assert norm(logit_grads["critic_torso"]) == 0 and norm(logit_grads["torso"]) > 0
+  shared = networks.make_network(name, spec, activation="relu")
+  assert "critic_torso" not in networks.init_params(shared, spec, jax.random.PRNGKey(0))[
+      "params"]
