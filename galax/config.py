@@ -189,6 +189,9 @@ def _add_running(c: ml_collections.ConfigDict) -> None:
   # auto (on CPU for image networks: loop above 8 learners per device, unroll for XLA
   # convolutions, whose grouped form is slow there; vmap elsewhere). Other algorithms vmap.
   c.learner_map = "auto"
+  # The platform the run is built for: auto (its devices': cpu | gpu | tpu). The 'auto'
+  # choices below read it; a value other than the devices' platform is rejected.
+  c.platform = "auto"
   # scan (one XLA loop per call) | host (a Python loop) | auto (host on CPU for XLA
   # convolutions, whose gradients are slow inside XLA:CPU loops; scan elsewhere, and for
   # network.conv_impl="patches")

@@ -39,6 +39,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
           ("none", "linear_envs", "sqrt_learners"))
   _choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
   _choice("initial_params", config.initial_params, ("shared", "per_learner"))
+  _choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
   _choice("eval.learners", config.eval.learners, ("first", "all", "average"))
   _positive(config, "eval.episodes")
   for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",

@@ -17,7 +17,7 @@ differ only in the combiner. All n learners run as one `shard_map` program.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -106,9 +106,10 @@ def make_a2c_update(setup: common.Setup,
   return update
 
 
-def make_a2c(config: ConfigDict) -> common.Algorithm:
+def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+             ) -> common.Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
-  setup = common.make_setup(config, config.t_max)
+  setup = common.make_setup(config, config.t_max, devices=devices)
   combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))

@@ -40,10 +40,11 @@ all of them, so all copies stay equal.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import flax.struct
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from ml_collections import ConfigDict
 
@@ -131,9 +132,10 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
   return update
 
 
-def make_a3c(config: ConfigDict) -> common.Algorithm:
+def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+             ) -> common.Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
-  setup = common.make_setup(config, config.t_max)
+  setup = common.make_setup(config, config.t_max, devices=devices)
   layout = setup.layout
   n = layout.num_learners
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a
@@ -145,11 +147,10 @@ def make_a3c(config: ConfigDict) -> common.Algorithm:
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     devices = layout.local_devices
-    one = jax.tree.map(lambda x: np.asarray(x)[0], params)
-    history = jax.tree.map(lambda x: np.broadcast_to(x, (devices, slots, *x.shape)).copy(), one)
+    one = jax.tree.map(lambda x: x[0], params)
+    history = jax.tree.map(lambda x: jnp.broadcast_to(x, (devices, slots, *x.shape)), one)
     key = jax.random.fold_in(jax.random.PRNGKey(config.seed), STREAM)
-    return A3CExtra(history=history,
-                    key=np.broadcast_to(np.asarray(key), (devices, *key.shape)).copy())
+    return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
   return common.assemble(setup, make_a3c_update(setup, optimizer), optimizer,
                          lambda update: schedule(update * n),  # rounds -> applications

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Callable
+from typing import Callable, Sequence
 
 import flax.struct
 import jax
@@ -61,6 +61,7 @@ class Algorithm:
   env: Env
   network: networks.ActorCritic
   init: Callable[[], LearnerState]
+  abstract_init: Callable[[], LearnerState]  # shapes and shardings only (`galax.aot`)
   step: Callable[[LearnerState], tuple[LearnerState, Metrics]]
   env_steps_per_update: int
   learning_rate: optax.Schedule
@@ -88,10 +89,15 @@ class Setup:
 
 
 def make_setup(config: ConfigDict, steps_per_env_per_update: int,
-               env: Envs | None = None) -> Setup:
-  """`env`: envs built by the caller (e.g. HTS actor groups); default `make_env`."""
-  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices)
-  mesh = lx.make_mesh(layout)
+               env: Envs | None = None, devices: Sequence[jax.Device] | None = None
+               ) -> Setup:
+  """`env`: envs built by the caller (e.g. HTS actor groups); default `make_env`.
+  `devices`: the devices to build for (default `jax.devices()`; `galax.aot` passes a
+  TPU or GPU topology's compile-only devices)."""
+  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
+                          devices)
+  mesh = lx.make_mesh(layout, devices)
+  config = with_platform(config, mesh.devices.flat[0].platform)
   local_envs = layout.local_learners * layout.envs_per_learner
   if env is None:
     env = make_env(config, num_envs=layout.learners_per_device * layout.envs_per_learner,
@@ -107,9 +113,26 @@ def make_setup(config: ConfigDict, steps_per_env_per_update: int,
   return Setup(config, layout, mesh, env, network, total_updates)
 
 
+def with_platform(config: ConfigDict, platform: str) -> ConfigDict:
+  """A copy of `config` with `platform` resolved to the devices' platform ('cpu', 'gpu'
+  or 'tpu'); a config that names another platform than the devices' is rejected."""
+  if config.platform not in ("auto", platform):
+    raise ValueError(f"config.platform={config.platform!r} but the run is built for "
+                     f"{platform} devices.")
+  config = copy.deepcopy(config)
+  config.platform = platform
+  return config
+
+
+def target_platform(config: ConfigDict) -> str:
+  """The platform the 'auto' rules serve: `config.platform`, resolved by `make_setup`
+  from the target's devices; 'auto' (a config not yet built) reads `jax.devices()`."""
+  return jax.devices()[0].platform if config.platform == "auto" else config.platform
+
+
 def resolve_auto(config: ConfigDict, env: Envs, learners_per_device: int
                  ) -> ConfigDict:
-  """A copy of `config` with its 'auto' choices resolved for this platform and env:
+  """A copy of `config` with its 'auto' choices resolved for its platform and env:
   `learner_map` ('vmap' | 'unroll' | 'loop'), `network.conv_impl` ('xla' | 'patches'),
   `update_loop` ('scan' | 'host') and `grad_chunks` (>= 1), in that order (each rule reads
   the ones before it). Resolved once, here; `Algorithm.config` holds the copy, which
@@ -145,7 +168,7 @@ def describe_choices(config: ConfigDict) -> str:
   combine = config.combine + ("+sharded_state" if config.optimizer.sharded_state else "")
   hts = (f", hts.microbatches={config.hts.microbatches}"
          if config.algorithm.startswith("hts") else "")
-  return (f"combine={combine}, learner_map={config.learner_map}, "
+  return (f"platform={config.platform}, combine={combine}, learner_map={config.learner_map}, "
           f"conv_impl={config.network.conv_impl}, "
           f"update_loop={config.update_loop}, grad_chunks={config.grad_chunks}{hts}")
 
@@ -194,7 +217,7 @@ def learner_map_kind(config: ConfigDict, env: Env, learners_per_device: int) -> 
 
 def _cpu_convs(config: ConfigDict, env: Env) -> bool:
   """A convolutional network on a CPU (an 'mlp' flattens images: no convolutions)."""
-  return (jax.devices()[0].platform == "cpu" and env.spec.obs_layout != "flat"
+  return (target_platform(config) == "cpu" and env.spec.obs_layout != "flat"
           and config.network.name != "mlp")
 
 
@@ -268,7 +291,7 @@ def initial_params(setup: Setup) -> ParamsBlock:
     first = jax.process_index() * count
     each = [networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
             for i in range(first, first + count)]
-    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *each)
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *each)
   params = networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed))
   return lx.replicate_for_learners(params, count)
 
@@ -276,6 +299,25 @@ def initial_params(setup: Setup) -> ParamsBlock:
 def initial_state(setup: Setup, optimizer: Optimizer,
                   extra_fn: Callable[[ParamsBlock], PyTree] | None = None) -> LearnerState:
   """Fresh global state: identical params, own optimizer state, reset envs, per-env keys."""
+  return lx.global_from_local(setup.mesh, local_initial_state(setup, optimizer, extra_fn))
+
+
+def abstract_initial_state(setup: Setup, optimizer: Optimizer,
+                           extra_fn: Callable[[ParamsBlock], PyTree] | None = None
+                           ) -> LearnerState:
+  """`initial_state`'s shapes, dtypes and shardings (`jax.ShapeDtypeStruct`s), traced,
+  not computed: nothing is allocated, on the host or the target (`galax.aot`). One
+  process: its state is the global state."""
+  local = jax.eval_shape(lambda: local_initial_state(setup, optimizer, extra_fn))
+  sharding = lx.learner_sharding(setup.mesh)
+  return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),
+                      local)
+
+
+def local_initial_state(setup: Setup, optimizer: Optimizer,
+                        extra_fn: Callable[[ParamsBlock], PyTree] | None = None
+                        ) -> LearnerState:
+  """This process's part of the fresh state (traceable: `abstract_initial_state`)."""
   layout = setup.layout
   params = initial_params(setup)
   opt_state = jax.vmap(optimizer.init)(params)
@@ -286,10 +328,10 @@ def initial_state(setup: Setup, optimizer: Optimizer,
       opt_state=opt_state,
       env_state=setup.env.reset(),
       action_keys=init_action_keys(setup.config.seed + 1, first_env, local_envs),
-      update_count=np.zeros((layout.local_learners,), np.int32),
+      update_count=jnp.zeros((layout.local_learners,), jnp.int32),
       extra=extra_fn(params) if extra_fn else (),
   )
-  return lx.global_from_local(setup.mesh, state)
+  return state
 
 
 def assemble(setup: Setup, update: BlockUpdate, optimizer: Optimizer,
@@ -302,6 +344,7 @@ def assemble(setup: Setup, update: BlockUpdate, optimizer: Optimizer,
       config=setup.config, layout=setup.layout, mesh=setup.mesh, env=setup.env,
       network=setup.network,
       init=lambda: initial_state(setup, optimizer, init_extra),
+      abstract_init=lambda: abstract_initial_state(setup, optimizer, init_extra),
       step=compile_step(setup, update),
       env_steps_per_update=setup.envs_per_update * steps_per_env,
       learning_rate=learning_rate, total_updates=setup.total_updates)

@@ -116,6 +116,7 @@ group), and the learner's work hides behind env stepping instead.
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import flax.struct
 import jax
@@ -171,7 +172,7 @@ _time_major = _env_major  # swapping the first two axes is its own inverse
 
 def empty_storage(spec: EnvSpec, num_envs: int, alpha: int) -> Trajectory:
   """An all-invalid zero storage, env-major (the k = 0 placeholder for D_{-1})."""
-  z = lambda shape, dtype: np.zeros((num_envs, *shape), dtype)
+  z = lambda shape, dtype: jnp.zeros((num_envs, *shape), dtype)
   return Trajectory(
       obs=z((alpha, *spec.obs_shape), spec.obs_dtype),
       actions=z((alpha,), np.int32),
@@ -215,7 +216,7 @@ class Segment:
     self.alpha, self.microbatches = alpha, microbatches
     self.delayed = bool(self.config.hts.delayed)
     self.unroll = unroll_units(setup)
-    self.call = call_for(self.groups.spec)
+    self.call = call_for(self.groups.spec, self.config.platform)
     self.units_per_piece = learner.num_units // microbatches
 
   def forward(self, params: ParamsBlock, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -375,14 +376,16 @@ def num_units(config: ConfigDict, alpha: int) -> int:
   return int(config.ppo.epochs) * int(config.ppo.minibatches)
 
 
-def make_hts(config: ConfigDict) -> common.Algorithm:
+def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+             ) -> common.Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`) or HTS-PPO (`"hts_ppo"`) from a config."""
   alpha = int(config.hts.alpha or config.t_max)
-  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices)
+  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
+                          devices)
   groups = ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
                        layout.envs_per_learner, layout.local_devices,
                        jax.process_index() * layout.local_learners * layout.envs_per_learner)
-  setup = common.make_setup(config, alpha, env=groups)
+  setup = common.make_setup(config, alpha, env=groups, devices=devices)
   microbatches = resolve_microbatches(config, num_units(config, alpha), alpha,
                                       groups.spec.family)
   setup.config.hts.microbatches = microbatches  # resolved: in the header and config.json

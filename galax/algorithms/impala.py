@@ -26,12 +26,11 @@ With K = 0 the data are on-policy, V-trace gives the n-step returns and IMPALA (
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import flax.struct
 import jax
 import jax.numpy as jnp
-import numpy as np
 from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
@@ -135,16 +134,17 @@ def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combine
   return update
 
 
-def make_impala(config: ConfigDict) -> common.Algorithm:
+def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+                ) -> common.Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
-  setup = common.make_setup(config, config.t_max)
+  setup = common.make_setup(config, config.t_max, devices=devices)
   combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   lag = config.impala.policy_lag
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     queue = jax.tree.map(
-        lambda x: np.repeat(np.asarray(x)[:, None], lag, axis=1), params)
+        lambda x: jnp.repeat(x[:, None], lag, axis=1), params)
     return ImpalaExtra(queue, combiner.init(params))
 
   update = make_impala_update(setup, optimizer, combiner)

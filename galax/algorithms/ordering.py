@@ -80,7 +80,8 @@ def inline(fn: Callable[..., PyTree], dep: PyTree, *operands: PyTree) -> PyTree:
   return fn(*operands)
 
 
-def call_for(spec: EnvSpec) -> Callable:
-  """`isolated`, or `inline` for image networks on CPU (fast conv gradients, see above)."""
-  cpu_images = jax.devices()[0].platform == "cpu" and spec.obs_layout != "flat"
+def call_for(spec: EnvSpec, platform: str) -> Callable:
+  """`isolated`, or `inline` for image networks on CPU (fast conv gradients, see above);
+  `platform`: the run's resolved `config.platform`."""
+  cpu_images = platform == "cpu" and spec.obs_layout != "flat"
   return inline if cpu_images else isolated

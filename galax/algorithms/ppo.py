@@ -21,7 +21,7 @@ GFootball config) counts minibatch steps: it reaches zero after the last one.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -176,9 +176,10 @@ def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpd
   return update
 
 
-def make_ppo(config: ConfigDict) -> common.Algorithm:
+def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+             ) -> common.Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
-  setup = common.make_setup(config, config.t_max)
+  setup = common.make_setup(config, config.t_max, devices=devices)
   layout = setup.layout
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
   combiner = make_combiner(config, layout.num_learners)

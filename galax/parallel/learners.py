@@ -14,7 +14,7 @@ its local devices, and the mesh orders devices process by process.
 from __future__ import annotations
 
 import math
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -41,15 +41,16 @@ class Layout(NamedTuple):
     return self.local_devices * self.learners_per_device
 
 
-def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0) -> Layout:
-  """Chooses how many devices carry the learners.
+def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0,
+                devices: Sequence[jax.Device] | None = None) -> Layout:
+  """Chooses how many of `devices` (default: all of `jax.devices()`) carry the learners.
 
   num_devices = 0: the most devices (up to all) that divide num_learners evenly.
   """
   if num_learners < 1 or envs_per_learner < 1:
     raise ValueError(f"num_learners ({num_learners}) and envs_per_learner "
                      f"({envs_per_learner}) must be >= 1.")
-  available = jax.device_count()
+  available = jax.device_count() if devices is None else len(devices)
   if num_devices <= 0:
     fits = [d for d in range(1, min(available, num_learners) + 1)
             if num_learners % d == 0 and d % jax.process_count() == 0]
@@ -69,14 +70,29 @@ def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0) 
   return Layout(num_learners, num_devices, num_learners // num_devices, envs_per_learner)
 
 
-def make_mesh(layout: Layout) -> Mesh:
-  """A 1-d mesh over `layout.num_devices` devices, ordered process by process."""
+def make_mesh(layout: Layout, devices: Sequence[jax.Device] | None = None) -> Mesh:
+  """A 1-d mesh over `layout.num_devices` of `devices` (default: `jax.devices()`).
+
+  In one process, TPU devices come in `mesh_utils.create_device_mesh`'s physical ring
+  order, so that a gossip ring's neighbours are ICI neighbours. Otherwise devices are
+  ordered process by process, by id (each process's env pools are a contiguous block).
+  """
+  devices = list(jax.devices() if devices is None else devices)
+  if jax.process_count() == 1 and devices[0].platform == "tpu":
+    from jax.experimental import mesh_utils  # pylint: disable=g-import-not-at-top
+
+    try:
+      ring = mesh_utils.create_device_mesh((layout.num_devices,),
+                                           devices=devices[:layout.num_devices])
+      return Mesh(ring, (AXIS,))
+    except (ValueError, NotImplementedError, AssertionError):
+      pass  # a slice shape create_device_mesh has no ring for: ordered by id below
   per_process = layout.num_devices // jax.process_count()
-  devices = []
+  ordered = []
   for p in range(jax.process_count()):
-    mine = sorted((d for d in jax.devices() if d.process_index == p), key=lambda d: d.id)
-    devices.extend(mine[:per_process])
-  return Mesh(np.array(devices), (AXIS,))
+    mine = sorted((d for d in devices if d.process_index == p), key=lambda d: d.id)
+    ordered.extend(mine[:per_process])
+  return Mesh(np.array(ordered), (AXIS,))
 
 
 def env_shard_index() -> jax.Array:
@@ -107,8 +123,7 @@ def to_host(tree: PyTree) -> PyTree:
 
 def replicate_for_learners(tree: PyTree, count: int) -> PyTree:
   """Stacks `count` copies of every leaf on a new leading axis (identical learners)."""
-  return jax.tree.map(lambda x: np.broadcast_to(np.asarray(x), (count, *np.shape(x))).copy(),
-                      tree)
+  return jax.tree.map(lambda x: jnp.broadcast_to(x, (count, *jnp.shape(x))), tree)
 
 
 def learner_block(tree: PyTree, learners: int) -> PyTree:
