@@ -51,14 +51,15 @@ class Variant:
   config: ml_collections.ConfigDict
 
 
-def paac_variants(env_id: str, steps: int) -> list[Variant]:
-  return [Variant(f"paac_ne{n}", f"PAAC n_e={n}", minatar.paac_config(env_id, steps, n))
+def paac_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
+  return [Variant(f"paac_ne{n}", f"PAAC n_e={n}",
+                  minatar.paac_config(env_id, steps, n, settings))
           for n in (16, 32, 64, 128)]
 
 
-def gala_variants(env_id: str, steps: int) -> list[Variant]:
+def gala_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
   def learners4(combine: str) -> ml_collections.ConfigDict:
-    c = minatar.a2c_config(env_id, steps)
+    c = minatar.a2c_config(env_id, steps, settings)
     c.num_learners = 4
     c.envs_per_learner = 16
     c.combine = combine
@@ -71,7 +72,7 @@ def gala_variants(env_id: str, steps: int) -> list[Variant]:
     c.gossip.metrics = True  # consensus distances and Prop. 1's bound per update
     return Variant(f"gala_{topology}", f"GALA-A2C {topology}", c)
 
-  a3c = minatar.a2c_config(env_id, steps)  # lr not scaled: each gradient is applied alone
+  a3c = minatar.a2c_config(env_id, steps, settings)  # lr not scaled: each gradient is applied alone
   a3c.algorithm = "a3c"
   a3c.num_learners = 4
   a3c.envs_per_learner = 16
@@ -81,26 +82,30 @@ def gala_variants(env_id: str, steps: int) -> list[Variant]:
           Variant("a3c", "A3C", a3c), gala("exponential"), gala("full")]
 
 
-def hts_variants(env_id: str, steps: int) -> list[Variant]:
+def hts_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
   variants = []
   for base, label, make in (("a2c", "A2C", minatar.a2c_config),
                             ("ppo", "PPO", minatar.ppo_config)):
-    plain = make(env_id, steps)
-    hts = make(env_id, steps)
+    plain = make(env_id, steps, settings)
+    hts = make(env_id, steps, settings)
     hts.algorithm = f"hts_{base}"  # on gymnax, in one piece (`hts.microbatches` auto)
     variants += [Variant(base, label, plain), Variant(f"hts_{base}", f"HTS-{label}", hts)]
   return variants
 
 
-def ba3c_variants(env_id: str, steps: int) -> list[Variant]:
+def ba3c_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
   def allreduce(envs: int) -> ml_collections.ConfigDict:
-    c = minatar.a2c_config(env_id, steps)
+    c = minatar.a2c_config(env_id, steps, settings)
     c.num_learners = 4
     c.envs_per_learner = envs
     c.combine = "allreduce"
     return c
 
-  rmsprop = allreduce(64)  # large batch: 4 x 64 envs x t_max 5 = 1280 samples per update
+  rmsprop = allreduce(64)  # large batch: 4 x 64 envs per update
+  rmsprop.optimizer.name = "rmsprop"  # GALA Table 2's, in the PyTorch convention
+  rmsprop.optimizer.rmsprop_convention = "torch"
+  rmsprop.optimizer.rmsprop_decay = 0.99
+  rmsprop.optimizer.eps = 0.01
   rmsprop.optimizer.learning_rate = 7e-4 * 4  # lr x sqrt(16 batch multiples)
   adam = allreduce(64)
   adam.optimizer.name = "adam"  # BA3C: Adam(1e-3, beta1 0.8, beta2 0.75, eps 1e-8)
@@ -121,7 +126,7 @@ def ba3c_variants(env_id: str, steps: int) -> list[Variant]:
           Variant("drop_1", "all-reduce, keep 3 of 4", drop)]
 
 
-VARIANTS: dict[str, Callable[[str, int], list[Variant]]] = dict(
+VARIANTS: dict[str, Callable[..., list[Variant]]] = dict(
     paac=paac_variants, gala=gala_variants, hts=hts_variants, ba3c=ba3c_variants)
 
 
@@ -149,22 +154,23 @@ def with_lr_scale(variant: Variant, lr_scale: float) -> Variant:
 def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: int,
               out: str, tiny: bool = False, resamples: int = 10_000,
               only: Sequence[str] = (), log: Callable[[str], None] = print,
-              lr_scale: float = 1.0) -> str:
+              lr_scale: float = 1.0, settings: str = "learning") -> str:
   """Runs a claim's variants (those named in `only`, if any) x seeds on each game, writes
   report and verdict; returns the claim's output directory. `lr_scale` multiplies every
-  variant's base learning rate (a sensitivity check; use its own `out`)."""
+  variant's base learning rate (a sensitivity check; use its own `out`); `settings` picks
+  the base configs (experiments/minatar.py: "learning" or the papers' "paper")."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
   from galax.experiment import run_experiment  # pylint: disable=g-import-not-at-top
 
   if claim not in VARIANTS:
     raise ValueError(f"unknown claim {claim!r}; choose from {list(CLAIMS)}.")
   claim_dir = os.path.join(out, claim)
-  names = [v.name for v in VARIANTS[claim](env_ids[0], steps)]
+  names = [v.name for v in VARIANTS[claim](env_ids[0], steps, settings)]
   unknown = sorted(set(only) - set(names))
   if unknown:
     raise ValueError(f"--variants: {claim} has no variant {unknown}; choose from {names}.")
   for env_id in env_ids:
-    for variant in VARIANTS[claim](env_id, steps):
+    for variant in VARIANTS[claim](env_id, steps, settings):
       if only and variant.name not in only:
         continue
       variant = with_lr_scale(variant, lr_scale)
@@ -204,6 +210,9 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
   parser.add_argument("--variants", default="",
                       help="comma-separated variant names to run (default: all)")
   parser.add_argument("--tiny", action="store_true", help="CI size: a 16-unit fc layer")
+  parser.add_argument("--settings", choices=minatar.SETTINGS, default="learning",
+                      help="base configs: PureJaxRL's MLP with tuned Adam ('learning') or "
+                           "the papers' hyper-parameters on the MinAtar conv torso")
   parser.add_argument("--lr_scale", type=float, default=1.0,
                       help="multiplies every variant's base learning rate (sensitivity)")
   parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
@@ -236,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> None:
       else:
         only = [v.strip() for v in args.variants.split(",") if v.strip()]
         run_claim(claim, env_ids, seeds, args.steps, args.out, args.tiny, args.resamples, only,
-                  lr_scale=args.lr_scale)
+                  lr_scale=args.lr_scale, settings=args.settings)
       print(f"wrote {os.path.join(args.out, claim)}/report.md and verdict.md")
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)

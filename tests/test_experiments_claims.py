@@ -25,44 +25,52 @@ def _strict_json(path):
     return json.load(f, parse_constant=reject)
 
 
+@pytest.mark.parametrize("settings,network", [("learning", "mlp"), ("paper", "minatar")])
 @pytest.mark.parametrize("claim", claims.CLAIMS)
-def test_every_variant_validates_at_full_size(claim):
+def test_every_variant_validates_at_full_size(claim, settings, network):
   for env_id in minatar.GAMES:
-    variants = claims.VARIANTS[claim](env_id, 1_000_000)
+    variants = claims.VARIANTS[claim](env_id, 1_000_000, settings)
     assert len({v.name for v in variants}) == len(variants)
     for v in variants:
       config_lib.validate(v.config)
-      assert v.config.env.id == env_id and v.config.network.name == "minatar"
+      assert v.config.env.id == env_id and v.config.network.name == network
 
 
-def test_paac_lr_is_linear_in_the_number_of_envs():
-  variants = claims.paac_variants(minatar.GAMES[0], 1000)
+def test_unknown_settings_are_rejected():
+  with pytest.raises(ValueError, match="settings='tuned'"):
+    minatar.a2c_config(minatar.GAMES[0], 1000, "tuned")
+
+
+@pytest.mark.parametrize("settings,per_env", [("paper", 0.0007), ("learning", 1e-2 / 16)])
+def test_paac_lr_is_linear_in_the_number_of_envs(settings, per_env):
+  variants = claims.paac_variants(minatar.GAMES[0], 1000, settings)
   lrs = {v.config.envs_per_learner: scaled_learning_rate(
       v.config.optimizer.learning_rate, v.config.optimizer.lr_scaling,
       v.config.envs_per_learner, v.config.num_learners) for v in variants}
   assert sorted(lrs) == [16, 32, 64, 128]
   for n, lr in lrs.items():
-    assert lr == pytest.approx(0.0007 * n)
+    assert lr == pytest.approx(per_env * n)
 
 
-def test_gala_compares_the_same_learners_and_envs():
-  variants = {v.name: v.config for v in claims.gala_variants(minatar.GAMES[0], 1000)}
+@pytest.mark.parametrize("settings,t_max", [("paper", 5), ("learning", 16)])
+def test_gala_compares_the_same_learners_and_envs(settings, t_max):
+  variants = {v.name: v.config for v in claims.gala_variants(minatar.GAMES[0], 1000, settings)}
   assert set(variants) == {"gala_ring", "gala_exponential", "gala_full", "allreduce", "a3c"}
   for c in variants.values():
-    assert (c.num_learners, c.envs_per_learner, c.t_max) == (4, 16, 5)
+    assert (c.num_learners, c.envs_per_learner, c.t_max) == (4, 16, t_max)
   assert {variants[f"gala_{t}"].gossip.topology for t in ("ring", "exponential", "full")} == {
       "ring", "exponential", "full"}
   assert all(variants[f"gala_{t}"].gossip.metrics for t in ("ring", "exponential", "full"))
 
 
 def test_lr_scale_multiplies_the_base_rate_and_keeps_the_scaling_rule():
-  for v in claims.gala_variants(minatar.GAMES[0], 1000):
+  for v in claims.gala_variants(minatar.GAMES[0], 1000, "paper"):
     scaled = claims.with_lr_scale(
         claims.Variant(v.name, v.method, copy.deepcopy(v.config)), 2.0)
     assert scaled.config.optimizer.learning_rate == 2 * v.config.optimizer.learning_rate
     assert scaled.config.optimizer.lr_scaling == v.config.optimizer.lr_scaling
     assert scaled.method == v.method + " (lr x2)"
-  ring = claims.with_lr_scale(claims.gala_variants(minatar.GAMES[0], 1000)[0], 2.0)
+  ring = claims.with_lr_scale(claims.gala_variants(minatar.GAMES[0], 1000, "paper")[0], 2.0)
   opt = ring.config.optimizer
   assert scaled_learning_rate(opt.learning_rate, opt.lr_scaling, 16, 4) == pytest.approx(
       0.0007 * 2 * 2)
