@@ -2,7 +2,7 @@
 
   python -m galax.evaluate --workdir=runs/cartpole_a2c_seed0
   python -m galax.evaluate --workdir=runs/X --step=400000 --episodes=30 --greedy=false \
-      --video=/tmp/agent.mp4 --video_episodes=2 --learner=mean
+      --video=/tmp/agent.mp4 --video_episodes=2 --learner=average
 
 It reads the run's config.json and its newest checkpoint that restores (or `--step`),
 plays `--episodes` fresh full games with the protocol of galax.evaluation (raw rewards, no
@@ -100,14 +100,17 @@ def restore_params(workdir: str, step: int | None = None,
 
 
 def pick_learner(params: ParamsBlock, learner: str) -> Params:
-  """One parameter set: learner K (an int as text), 'first' (0) or 'mean' (the average)."""
+  """One parameter set: learner K (an int as text), or 'first' / 'average' as
+  `config.eval.learners` means them (`evaluation.select_params`)."""
+  from galax.evaluation import select_params  # pylint: disable=g-import-not-at-top
+
   n = jax.tree.leaves(params)[0].shape[0]
-  if learner == "mean":
-    return jax.tree.map(lambda x: np.mean(x, axis=0, dtype=x.dtype), params)
-  index = 0 if learner == "first" else int(learner) if learner.isdigit() else None
-  if index is None or index >= n:
-    raise ValueError(f"--learner={learner!r}: use 'first', 'mean' or an index 0..{n - 1}.")
-  return jax.tree.map(lambda x: x[index], params)
+  if learner in ("first", "average"):
+    return jax.tree.map(lambda x: x[0], select_params(params, learner, n)[0])
+  if not learner.isdigit() or int(learner) >= n:
+    raise ValueError(f"--learner={learner!r}: use 'first', 'average' or an index "
+                     f"0..{n - 1}.")
+  return jax.tree.map(lambda x: x[int(learner)], params)
 
 
 def _spec(config: ConfigDict):
@@ -145,7 +148,7 @@ def policy_from_params(config: ConfigDict, params: Params) -> PolicyFn:
 def load_policy(workdir: str, step: int | None = None, learner: str = "first"
                 ) -> tuple[PolicyFn, ConfigDict]:
   """(policy_fn, config) of a run's checkpoint (newest that restores, or `step`); see
-  `policy_from_params`. `learner`: 'first', 'mean' or an index (multi-learner runs). The
+  `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
   config gets `restored_step` set.
   """
   config = read_config(workdir)
@@ -185,7 +188,7 @@ def main(argv: Sequence[str]) -> None:
   flags.DEFINE_integer("step", None, "Checkpoint step (default: the newest that restores).")
   flags.DEFINE_integer("episodes", 30, "Evaluation episodes.")
   flags.DEFINE_bool("greedy", True, "Argmax actions (false: sampled from the policy).")
-  flags.DEFINE_string("learner", "first", "Multi-learner runs: first, mean or an index.")
+  flags.DEFINE_string("learner", "first", "Multi-learner runs: first, average or an index.")
   flags.DEFINE_integer("seed", 0, "Seeds the evaluation envs and sampling (apart from training).")
   flags.DEFINE_string("video", None, "Write a video of the agent here (.mp4 or .gif).")
   flags.DEFINE_integer("video_episodes", 1, "Episodes in the video.")

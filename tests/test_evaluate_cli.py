@@ -54,9 +54,11 @@ def test_pick_learner():
   block = {"w": np.arange(6.0).reshape(3, 2)}
   np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "first")["w"], [0, 1])
   np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "2")["w"], [4, 5])
-  np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "mean")["w"], [2, 3])
+  np.testing.assert_array_equal(evaluate_lib.pick_learner(block, "average")["w"], [2, 3])
   with pytest.raises(ValueError, match="index 0..2"):
     evaluate_lib.pick_learner(block, "3")
+  with pytest.raises(ValueError, match="'first', 'average' or an index"):
+    evaluate_lib.pick_learner(block, "mean")  # one name for the average, as eval.learners
 
 
 def test_minatar_frames_colour_each_channel():
