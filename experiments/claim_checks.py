@@ -5,14 +5,17 @@ experiments/claims.py) to its runs; `target` is the game's required-time target.
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.verdicts import (Run, bootstrap_two_groups, compare, consensus_check,
-                                  finals, format_compare, required_times)
+from experiments.verdicts import (Run, bootstrap_two_groups, by_game, compare,
+                                  consensus_check, finals, format_compare, game_target,
+                                  json_finite, required_times, variant_table)
 from galax import protocols
 from galax.report import eval_series
 
@@ -122,3 +125,25 @@ def ba3c(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
 
 
 CHECKS: dict[str, Check] = dict(paac=paac, gala=gala, hts=hts, ba3c=ba3c)
+
+
+def write_verdict(claim: str, runs: Sequence[Run], out_dir: str,
+                  resamples: int = 10_000) -> dict[str, Any]:
+  """Writes verdict.md and verdict.json for a claim; returns the JSON data."""
+  lines = [f"# Claim: {claim}", ""]
+  data: dict[str, Any] = dict(claim=claim, games={})
+  for game, variants in by_game(runs).items():
+    target = game_target(variants)
+    lines += [f"## {game}", "", *variant_table(variants, target, resamples), ""]
+    checks, text = CHECKS[claim](variants, target, resamples)
+    lines += text + [""]
+    data["games"][game] = dict(target=target, checks=checks, finals={
+        v: finals(g).tolist() for v, g in variants.items()})
+  if not data["games"]:
+    lines.append("No evaluated runs found.")
+  os.makedirs(out_dir, exist_ok=True)
+  with open(os.path.join(out_dir, "verdict.md"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+  with open(os.path.join(out_dir, "verdict.json"), "w") as f:
+    json.dump(json_finite(data), f, indent=1, allow_nan=False)
+  return data

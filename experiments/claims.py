@@ -188,13 +188,13 @@ def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: i
 
 def summarise(claim: str, claim_dir: str, resamples: int = 10_000) -> None:
   """report.md + plots (galax.report) and verdict.md/json of a claim's results."""
-  from experiments import verdicts  # pylint: disable=g-import-not-at-top
+  from experiments import claim_checks  # pylint: disable=g-import-not-at-top
   from galax.experiment import load_results  # pylint: disable=g-import-not-at-top
   from galax.report import build_report  # pylint: disable=g-import-not-at-top
 
   runs, summaries = load_results(claim_dir)
   build_report(runs, summaries, claim_dir, resamples=resamples)
-  verdicts.write_verdict(claim, runs, claim_dir, resamples)
+  claim_checks.write_verdict(claim, runs, claim_dir, resamples)
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:

@@ -22,7 +22,6 @@ the difference contains 0.
 from __future__ import annotations
 
 import csv
-import json
 import math
 import os
 from typing import Any, Sequence
@@ -36,7 +35,7 @@ Run = dict[str, Any]
 CONSENSUS_TOLERANCE = 1e-5  # float rounding of an exact average (the full graph's bound is 0)
 
 
-def _by_game(runs: Sequence[Run]) -> dict[str, dict[str, list[Run]]]:
+def by_game(runs: Sequence[Run]) -> dict[str, dict[str, list[Run]]]:
   """game -> variant -> runs (experiment names are '<game>_<variant>')."""
   games: dict[str, dict[str, list[Run]]] = {}
   for name, group in group_experiments([r for r in runs if r.get("evaluations")]).items():
@@ -157,12 +156,12 @@ def consensus_check(group: Sequence[Run]) -> dict[str, Any]:
   return dict(rows=rows, within=within, worst_ratio=worst)
 
 
-def _finite(x: Any) -> Any:
+def json_finite(x: Any) -> Any:
   """JSON has no NaN or inf: None stands for them (tuples become lists)."""
   if isinstance(x, dict):
-    return {k: _finite(v) for k, v in x.items()}
+    return {k: json_finite(v) for k, v in x.items()}
   if isinstance(x, (list, tuple)):
-    return [_finite(v) for v in x]
+    return [json_finite(v) for v in x]
   if isinstance(x, (float, np.floating)):
     return float(x) if math.isfinite(x) else None
   if isinstance(x, np.integer):
@@ -170,27 +169,3 @@ def _finite(x: Any) -> Any:
   if isinstance(x, np.bool_):
     return bool(x)
   return x
-
-
-def write_verdict(claim: str, runs: Sequence[Run], out_dir: str,
-                  resamples: int = 10_000) -> dict[str, Any]:
-  """Writes verdict.md and verdict.json for a claim; returns the JSON data."""
-  from experiments import claim_checks  # pylint: disable=g-import-not-at-top
-
-  lines = [f"# Claim: {claim}", ""]
-  data: dict[str, Any] = dict(claim=claim, games={})
-  for game, variants in _by_game(runs).items():
-    target = game_target(variants)
-    lines += [f"## {game}", "", *variant_table(variants, target, resamples), ""]
-    checks, text = claim_checks.CHECKS[claim](variants, target, resamples)
-    lines += text + [""]
-    data["games"][game] = dict(target=target, checks=checks, finals={
-        v: finals(g).tolist() for v, g in variants.items()})
-  if not data["games"]:
-    lines.append("No evaluated runs found.")
-  os.makedirs(out_dir, exist_ok=True)
-  with open(os.path.join(out_dir, "verdict.md"), "w") as f:
-    f.write("\n".join(lines) + "\n")
-  with open(os.path.join(out_dir, "verdict.json"), "w") as f:
-    json.dump(_finite(data), f, indent=1, allow_nan=False)
-  return data

@@ -26,7 +26,7 @@ import orbax.checkpoint as ocp
 from galax.types import JsonDict, PyTree
 
 if TYPE_CHECKING:
-  from galax.algorithms.common import LearnerState
+  from galax.learner_state import LearnerState
 
 COMMIT_MARKER = "commit_success.txt"  # orbax's, written just before the final rename
 

@@ -15,7 +15,7 @@ from typing import Any
 import ml_collections
 
 # Re-exported: users and configs reach `validate` as galax.config.validate.
-from galax.config_checks import ALGORITHMS, COMBINES, validate  # noqa: F401
+from galax.config_checks import COMBINES, validate  # noqa: F401
 
 
 def _configs_dir() -> str:
@@ -35,7 +35,7 @@ CONFIGS_DIR = _configs_dir()
 def base_config() -> ml_collections.ConfigDict:
   """Every field galax reads, with its default. Locked: a misspelt field is an error."""
   c = ml_collections.ConfigDict()
-  c.algorithm = "a2c"  # see ALGORITHMS
+  c.algorithm = "a2c"  # a name in galax.algorithms.specs(): a2c ppo hts_a2c hts_ppo a3c impala
   c.seed = 0  # seeds params, env seeds (seed + global env index) and action sampling keys
   c.total_env_steps = 1_000_000  # agent steps of all learners together (x4 for Atari frames)
   _add_env(c)

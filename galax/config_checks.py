@@ -10,7 +10,9 @@ from typing import Any
 
 import ml_collections
 
-ALGORITHMS = ("a2c", "ppo", "hts_a2c", "hts_ppo", "a3c", "impala")
+from galax import algorithm_spec as spec_lib
+from galax.algorithm_spec import spec_for
+
 COMBINES = ("independent", "allreduce", "gossip")
 
 
@@ -30,7 +32,7 @@ def _positive(config: ml_collections.ConfigDict, *names: str) -> None:
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """Checks values that types alone do not; returns the config. Raises ValueError."""
-  _choice("algorithm", config.algorithm, ALGORITHMS)
+  algorithm = spec_for(config.algorithm)  # one line for an unknown name
   _choice("combine", config.combine, COMBINES)
   _choice("returns", config.returns, ("nstep", "gae"))
   _choice("optimizer.name", config.optimizer.name, ("rmsprop", "adam", "sgd"))
@@ -74,6 +76,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
   check_env_id(config.env.id)
   _validate_gymnax_env(config)
+  algorithm.validate(config)
   return config
 
 
@@ -95,7 +98,7 @@ def _validate_gossip(config: ml_collections.ConfigDict) -> None:
     raise ValueError(f"config.gossip.delay={gossip.delay} with initial_params="
                      f"{config.initial_params!r}: the first delay - 1 mixes would use each "
                      "learner's own start for its peers'; use initial_params='shared'.")
-  if config.grad_similarity and config.algorithm != "a2c":
+  if config.grad_similarity and not _spec(config).supports(spec_lib.GRAD_SIMILARITY):
     raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
                      f"algorithm='a2c' (got {config.algorithm!r}).")
 
@@ -103,7 +106,8 @@ def _validate_gossip(config: ml_collections.ConfigDict) -> None:
 def _validate_batches(config: ml_collections.ConfigDict) -> None:
   """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
   _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
-  if config.learner_map not in ("auto", "vmap") and config.algorithm != "a2c":
+  if (config.learner_map not in ("auto", "vmap")
+      and not _spec(config).supports(spec_lib.LEARNER_MAP)):
     raise ValueError(f"config.learner_map={config.learner_map!r} acts on A2C-family "
                      f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
   _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
@@ -115,27 +119,12 @@ def _validate_batches(config: ml_collections.ConfigDict) -> None:
   chunks = config.grad_chunks
   if chunks < 0:
     raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")
-  steps = (config.hts.alpha or config.t_max) if config.algorithm.startswith("hts") else (
-      config.t_max)
-  ppo = config.ppo
-  if config.algorithm in ("ppo", "hts_ppo"):
-    samples = steps * config.envs_per_learner
-    if samples % ppo.minibatches:
-      raise ValueError(f"config.ppo.minibatches={ppo.minibatches} must divide the {samples} "
-                       f"samples per update ({steps} steps x envs_per_learner).")
-    batch, what = samples // ppo.minibatches, "samples per PPO minibatch"
-  elif config.algorithm == "hts_a2c":
-    batch, what = 1, "time step of an HTS-A2C unit (it does not chunk)"
-  else:
-    batch, what = config.envs_per_learner, "envs per learner"
+  batch, _, what = _spec(config).chunked_batch(config)  # PPO: checks its minibatches
   if chunks and batch % chunks:
     raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
-  if config.algorithm.startswith("hts") and config.hts.microbatches:
-    m = config.hts.microbatches
-    units = steps if config.algorithm == "hts_a2c" else ppo.epochs * ppo.minibatches
-    if steps % m or units % m:
-      raise ValueError(f"config.hts.microbatches={m} must divide both alpha={steps} and the "
-                       f"learner's {units} units per segment.")
+  if config.hts.microbatches and not _spec(config).supports(spec_lib.MICROBATCHES):
+    raise ValueError(f"config.hts.microbatches={config.hts.microbatches} splits HTS segments;"
+                     f" algorithm {config.algorithm!r} has none.")
 
 
 def _validate_gymnax_env(config: ml_collections.ConfigDict) -> None:
@@ -161,33 +150,24 @@ def _validate_baselines(config: ml_collections.ConfigDict) -> None:
     raise ValueError("config.optimizer.clip_average_norm must be >= 0 (0 = off), got "
                      f"{config.optimizer.clip_average_norm}.")
   if config.optimizer.sharded_state:
-    if config.combine != "allreduce" or config.algorithm not in ("a2c", "impala"):
+    if config.combine != "allreduce" or not _spec(config).supports(spec_lib.SHARDED_STATE):
       raise ValueError("config.optimizer.sharded_state=True shards the state of learners that "
-                       "share parameters: it needs combine='allreduce' and algorithm 'a2c' or "
-                       f"'impala' (got combine={config.combine!r}, "
-                       f"algorithm={config.algorithm!r}).")
+                       "share parameters: it needs combine='allreduce' and an algorithm that "
+                       f"supports it, such as 'a2c' or 'impala' (got combine="
+                       f"{config.combine!r}, algorithm={config.algorithm!r}).")
   stragglers = config.stragglers
   _choice("stragglers.step_time", stragglers.step_time, ("exponential", "lognormal", "uniform"))
   if stragglers.num_kept:
     if not 0 < stragglers.num_kept <= config.num_learners:
       raise ValueError(f"config.stragglers.num_kept={stragglers.num_kept} must be in "
                        f"[1, num_learners={config.num_learners}] (0 = keep all).")
-    if config.combine != "allreduce" or config.algorithm != "a2c":
+    if config.combine != "allreduce" or not _spec(config).supports(spec_lib.STRAGGLERS):
       raise ValueError("config.stragglers.num_kept drops gradients of all-reduce A2C: it needs "
                        f"combine='allreduce' and algorithm='a2c' (got combine={config.combine!r},"
                        f" algorithm={config.algorithm!r}).")
     if stragglers.scale < 0:
       raise ValueError(f"config.stragglers.scale must be >= 0, got {stragglers.scale}.")
-  if config.algorithm == "a3c":
-    _choice("a3c.staleness", config.a3c.staleness, ("uniform", "fixed"))
-    if config.a3c.max_staleness < 0:
-      raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
-    if config.combine != "independent":
-      raise ValueError("algorithm='a3c' applies every learner's gradient to the shared "
-                       f"parameters itself; config.combine={config.combine!r} must stay "
-                       "'independent'.")
-  if config.algorithm == "impala":
-    _choice("impala.reduction", config.impala.reduction, ("mean", "sum"))
-    if config.impala.policy_lag < 0:
-      raise ValueError(f"config.impala.policy_lag must be >= 0, got {config.impala.policy_lag}.")
-    _positive(config, "impala.rho_bar", "impala.c_bar")
+
+
+def _spec(config: ml_collections.ConfigDict) -> spec_lib.AlgorithmSpec:
+  return spec_for(config.algorithm)

@@ -21,7 +21,7 @@ import numpy as np
 from galax.types import Metrics, ParamsBlock, PyTree
 
 if TYPE_CHECKING:
-  from galax.algorithms.common import BlockUpdate, LearnerState
+  from galax.learner_state import BlockUpdate, LearnerState
 
 FLAGS_KEY = "finite"
 # Metrics that are not computed from the parameters (env statistics).

@@ -45,7 +45,7 @@ from galax import protocols
 from galax.types import JsonDict, Params
 
 if TYPE_CHECKING:
-  from galax.algorithms.common import LearnerState
+  from galax.learner_state import LearnerState
   from galax.train import TrainResult
 
 RESULT_KIND = "galax-run"

@@ -7,7 +7,7 @@ their parameters and take the parameters' aliases. Shapes follow the learner axi
 (`galax.parallel.learners`): [L, ...] a device's block of L learners, [n, ...] all n.
 
 Other named types live with their code: `galax.networks.ApplyFn`, `galax.rollout.PolicyFn`,
-`galax.envs.EnvState`, `galax.algorithms.common.LearnerState`, `Envs` and `Optimizer`.
+`galax.envs.EnvState`, `galax.learner_state.LearnerState`, `Envs` and `Optimizer`.
 """
 
 from typing import Any

@@ -26,6 +26,7 @@ from ml_collections import ConfigDict
 
 from galax import losses
 from galax.algorithms import common
+from galax import algorithm_spec as spec
 from galax.parallel import diagnostics
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
@@ -114,3 +115,8 @@ def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
   return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner.init)
+
+
+SPECS = (spec.AlgorithmSpec(
+    "a2c", make_a2c, features=frozenset({spec.LEARNER_MAP, spec.GRAD_SIMILARITY,
+                                         spec.STRAGGLERS, spec.SHARDED_STATE})),)

@@ -49,6 +49,7 @@ import optax
 from ml_collections import ConfigDict
 
 from galax.algorithms import common
+from galax import algorithm_spec as spec
 from galax.algorithms.a2c import a2c_grads
 from galax.optimizers import make_optimizer
 from galax.parallel import learners as lx
@@ -155,3 +156,18 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   return common.assemble(setup, make_a3c_update(setup, optimizer), optimizer,
                          lambda update: schedule(update * n),  # rounds -> applications
                          config.t_max, init_extra)
+
+
+def _validate(config: ConfigDict) -> None:
+  if config.a3c.staleness not in ("uniform", "fixed"):
+    raise ValueError(f"config.a3c.staleness={config.a3c.staleness!r} is not one of "
+                     "['uniform', 'fixed'].")
+  if config.a3c.max_staleness < 0:
+    raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
+  if config.combine != "independent":
+    raise ValueError("algorithm='a3c' applies every learner's gradient to the shared "
+                     f"parameters itself; config.combine={config.combine!r} must stay "
+                     "'independent'.")
+
+
+SPECS = (spec.AlgorithmSpec("a3c", make_a3c, validate=_validate, features=frozenset()),)

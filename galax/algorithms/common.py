@@ -12,43 +12,26 @@ import copy
 import dataclasses
 from typing import Callable, Sequence
 
-import flax.struct
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from jax.sharding import Mesh, PartitionSpec as P
 from ml_collections import ConfigDict
 
+from galax import algorithm_spec as spec
+from galax.algorithm_spec import spec_for
 from galax import divergence, networks
-from galax.envs import Env, EnvState, make_env
-from galax.envs.actor_groups import ActorGroups
+from galax.envs import Env, make_env
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
+from galax.learner_state import BlockUpdate, Envs, LearnerState, Setup  # noqa: F401
 from galax.parallel.sharded_optimizer import LearnerOptimizer
 from galax.rollout import init_action_keys
-from galax.types import Metrics, OptState, ParamsBlock, PyTree
+from galax.types import Metrics, ParamsBlock, PyTree
 
 
-Envs = Env | ActorGroups  # a device's training envs (HTS: its actor groups)
 # The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
 Optimizer = LearnerOptimizer | optax.GradientTransformation
-
-
-@flax.struct.dataclass
-class LearnerState:
-  """Training state of n learners (leading axis [n] or, for env leaves, [n * b])."""
-
-  params: ParamsBlock
-  opt_state: OptState
-  env_state: EnvState
-  action_keys: jax.Array  # [n * b, 2] per-env sampling keys
-  update_count: jax.Array  # [n] int32
-  extra: PyTree = ()  # algorithm-specific state (combiner buffers, HTS storages, ...)
-
-
-# update_block(state) -> (state, metrics): one update of a device's block of learners.
-BlockUpdate = Callable[[LearnerState], tuple[LearnerState, Metrics]]
 
 
 @dataclasses.dataclass
@@ -70,22 +53,6 @@ class Algorithm:
   @property
   def updates_per_call(self) -> int:
     return int(self.config.updates_per_call)
-
-
-@dataclasses.dataclass
-class Setup:
-  """Envs, network and layout for a config (before the algorithm-specific parts)."""
-
-  config: ConfigDict
-  layout: lx.Layout
-  mesh: Mesh
-  env: Env
-  network: networks.ActorCritic
-  total_updates: int
-
-  @property
-  def envs_per_update(self) -> int:
-    return self.layout.num_learners * self.layout.envs_per_learner
 
 
 def make_setup(config: ConfigDict, steps_per_env_per_update: int,
@@ -151,15 +118,10 @@ def resolve_auto(config: ConfigDict, env: Envs, learners_per_device: int
 
 
 def chunked_batch(config: ConfigDict) -> tuple[int, int]:
-  """(size of the chunked axis, samples per entry) of a learner's gradient: its envs and
-  t_max (A2C, A3C, IMPALA), a PPO minibatch's samples and 1; (1, 1) for HTS-A2C, whose
-  per-time-step units are not chunked."""
-  if config.algorithm in ("ppo", "hts_ppo"):
-    steps = config.t_max if config.algorithm == "ppo" else (config.hts.alpha or config.t_max)
-    return steps * config.envs_per_learner // config.ppo.minibatches, 1
-  if config.algorithm == "hts_a2c":
-    return 1, 1
-  return config.envs_per_learner, config.t_max
+  """(size of the chunked axis, samples per entry) of a learner's gradient, as the
+  algorithm's spec says (`AlgorithmSpec.chunked_batch`)."""
+  batch, steps, _ = spec_for(config.algorithm).chunked_batch(config)
+  return batch, steps
 
 
 def describe_choices(config: ConfigDict) -> str:
@@ -167,7 +129,7 @@ def describe_choices(config: ConfigDict) -> str:
   (and HTS micro-batches)."""
   combine = config.combine + ("+sharded_state" if config.optimizer.sharded_state else "")
   hts = (f", hts.microbatches={config.hts.microbatches}"
-         if config.algorithm.startswith("hts") else "")
+         if spec_for(config.algorithm).supports(spec.MICROBATCHES) else "")
   return (f"platform={config.platform}, combine={combine}, learner_map={config.learner_map}, "
           f"conv_impl={config.network.conv_impl}, "
           f"update_loop={config.update_loop}, grad_chunks={config.grad_chunks}{hts}")
@@ -208,7 +170,9 @@ def learner_map_kind(config: ConfigDict, env: Env, learners_per_device: int) -> 
   kind = config.learner_map  # checked by `galax.config.validate`
   if kind != "auto":
     return kind
-  if config.algorithm != "a2c" or not _cpu_convs(config, env) or learners_per_device <= 1:
+
+  if (not spec_for(config.algorithm).supports(spec.LEARNER_MAP)
+      or not _cpu_convs(config, env) or learners_per_device <= 1):
     return "vmap"
   if learners_per_device > MAX_UNROLLED_LEARNERS:
     return "loop"

@@ -125,6 +125,7 @@ import numpy as np
 import optax
 from ml_collections import ConfigDict
 
+from galax import algorithm_spec as spec
 from galax.algorithms import common
 from galax.algorithms.hts_learners import A2CStepLearner, PPOSegmentLearner, SegmentLearner
 from galax.algorithms.ordering import after, call_for
@@ -376,10 +377,25 @@ def num_units(config: ConfigDict, alpha: int) -> int:
   return int(config.ppo.epochs) * int(config.ppo.minibatches)
 
 
+def segment_steps(config: ConfigDict) -> int:
+  """alpha: env steps per env and segment (`hts.alpha`, 0 = t_max)."""
+  return int(config.hts.alpha or config.t_max)
+
+
+def _validate(config: ConfigDict) -> None:
+  """hts.microbatches must divide both alpha and the learner's units per segment."""
+  m = int(config.hts.microbatches)
+  alpha = segment_steps(config)
+  units = num_units(config, alpha)
+  if m and (alpha % m or units % m):
+    raise ValueError(f"config.hts.microbatches={m} must divide both alpha={alpha} and the "
+                     f"learner's {units} units per segment.")
+
+
 def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> common.Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`) or HTS-PPO (`"hts_ppo"`) from a config."""
-  alpha = int(config.hts.alpha or config.t_max)
+  alpha = segment_steps(config)
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
                           devices)
   groups = ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
@@ -406,3 +422,13 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
   return common.assemble(setup, Segment(setup, learner, alpha, microbatches), optimizer,
                          schedule, alpha, init_extra)
+
+
+_HTS = dict(build=make_hts, steps_per_env=segment_steps, validate=_validate,
+            features=frozenset({spec.MICROBATCHES}))
+SPECS = (
+    spec.AlgorithmSpec("hts_a2c", chunked_batch=lambda c: (
+        1, 1, "time step of an HTS-A2C unit (it does not chunk)"), **_HTS),
+    spec.AlgorithmSpec("hts_ppo", chunked_batch=lambda c: spec.ppo_minibatch(
+        c, segment_steps(c)), **_HTS),
+)

@@ -35,6 +35,7 @@ from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
+from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
@@ -149,3 +150,18 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
   update = make_impala_update(setup, optimizer, combiner)
   return common.assemble(setup, update, optimizer, schedule, config.t_max, init_extra)
+
+
+def _validate(config: ConfigDict) -> None:
+  if config.impala.reduction not in ("mean", "sum"):
+    raise ValueError(f"config.impala.reduction={config.impala.reduction!r} is not one of "
+                     "['mean', 'sum'].")
+  if config.impala.policy_lag < 0:
+    raise ValueError(f"config.impala.policy_lag must be >= 0, got {config.impala.policy_lag}.")
+  for name in ("rho_bar", "c_bar"):
+    if config.impala[name] <= 0:
+      raise ValueError(f"config.impala.{name} must be > 0, got {config.impala[name]!r}.")
+
+
+SPECS = (spec.AlgorithmSpec("impala", make_impala, validate=_validate,
+                            features=frozenset({spec.SHARDED_STATE})),)

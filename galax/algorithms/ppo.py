@@ -30,6 +30,7 @@ from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
+from galax import algorithm_spec as spec
 from galax.algorithms.units import run_units, unroll_units
 from galax.envs import Env
 from galax.parallel import learners as lx
@@ -196,3 +197,7 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
   return common.assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
                          config.t_max, init_extra)
+
+
+SPECS = (spec.AlgorithmSpec("ppo", make_ppo,
+                            chunked_batch=lambda c: spec.ppo_minibatch(c, int(c.t_max))),)

@@ -56,7 +56,7 @@ from galax.parallel.learners import AXIS, learner_sum
 from galax.types import OptState, Params, ParamsBlock, PyTree
 
 if TYPE_CHECKING:
-  from galax.algorithms.common import Setup
+  from galax.learner_state import Setup
 
 
 class LearnerOptimizer(Protocol):

@@ -1,0 +1,93 @@
+"""What the rest of galax may know about an algorithm: its `AlgorithmSpec`.
+
+Each algorithm module defines its spec(s) next to its code; `galax.algorithms` registers
+them by name. Config checks, the 'auto' rules and the run header ask the spec, so no
+module outside an algorithm's own compares `config.algorithm` with a name.
+
+A spec holds no jax code, and this module imports no algorithm: `specs()` imports the
+modules named in `MODULES` when first asked. Adding an algorithm touches two files: its
+module (a builder and `SPECS`) and its name in `MODULES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any, Callable, Sequence
+
+from ml_collections import ConfigDict
+
+# Options only some algorithms act on; a spec lists those it supports in `features`.
+LEARNER_MAP = "learner_map"  # config.learner_map other than vmap (A2C-family learners)
+GRAD_SIMILARITY = "grad_similarity"  # config.grad_similarity (learners' gradient cosines)
+STRAGGLERS = "stragglers"  # config.stragglers.num_kept (all-reduce A2C)
+SHARDED_STATE = "sharded_state"  # config.optimizer.sharded_state (all-reduce learners)
+COMBINE = "combine"  # config.combine other than 'independent'
+MICROBATCHES = "microbatches"  # config.hts.microbatches (HTS segments in pieces)
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmSpec:
+  """One algorithm as the rest of galax sees it.
+
+  name: `config.algorithm`'s value.
+  build: `build(config, devices)` -> `Algorithm` (`galax.algorithms.common`).
+  steps_per_env: env steps each env takes per update (t_max, HTS's alpha).
+  chunked_batch: (size, samples per entry, what) of the axis a learner's gradient may be
+    split along (`config.grad_chunks`): its envs and t_max for A2C, a PPO minibatch's
+    samples and 1; size 1 when it is not chunked.
+  validate: raises ValueError for a config value this algorithm cannot run.
+  features: the options of this module's constants that it acts on.
+  """
+
+  name: str
+  build: Callable[[ConfigDict, Sequence[Any] | None], Any]
+  steps_per_env: Callable[[ConfigDict], int] = lambda c: int(c.t_max)
+  chunked_batch: Callable[[ConfigDict], tuple[int, int, str]] = (
+      lambda c: (int(c.envs_per_learner), int(c.t_max), "envs per learner"))
+  validate: Callable[[ConfigDict], None] = lambda c: None
+  features: frozenset[str] = frozenset({COMBINE})
+
+  def supports(self, feature: str) -> bool:
+    return feature in self.features
+
+
+def ppo_minibatch(config: ConfigDict, steps: int) -> tuple[int, int, str]:
+  """A PPO minibatch as the chunked axis; rejects minibatch counts that do not divide the
+  `steps` x envs_per_learner samples (PPO and HTS-PPO)."""
+  samples = steps * int(config.envs_per_learner)
+  minibatches = int(config.ppo.minibatches)
+  if samples % minibatches:
+    raise ValueError(f"config.ppo.minibatches={minibatches} must divide the {samples} "
+                     f"samples per update ({steps} steps x envs_per_learner).")
+  return samples // minibatches, 1, "samples per PPO minibatch"
+
+
+MODULES = ("a2c", "ppo", "hts", "a3c", "impala")  # under galax.algorithms, each with SPECS
+_extra: dict[str, AlgorithmSpec] = {}  # `register`ed outside MODULES (tests, experiments)
+
+
+def specs() -> dict[str, AlgorithmSpec]:
+  """Every algorithm's spec by name (the modules in `MODULES`, then `register`ed ones)."""
+  found = {}
+  for module in MODULES:
+    for spec in importlib.import_module(f"galax.algorithms.{module}").SPECS:
+      found[spec.name] = spec
+  return {**found, **_extra}
+
+
+def register(spec: AlgorithmSpec) -> None:
+  """Adds an algorithm defined outside galax/algorithms/ (e.g. in a test)."""
+  _extra[spec.name] = spec
+
+
+def unregister(name: str) -> None:
+  _extra.pop(name, None)
+
+
+def spec_for(name: str) -> AlgorithmSpec:
+  """The spec of `config.algorithm` = `name`; one ValueError line if there is none."""
+  known = specs()
+  if name not in known:
+    raise ValueError(f"config.algorithm={name!r} is not one of {list(known)}.")
+  return known[name]

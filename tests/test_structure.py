@@ -1,0 +1,124 @@
+"""The code's structure: one owner per algorithm, no import cycles, an algorithm added in
+two places (docs/architecture.md's recipe)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import re
+
+import pytest
+
+from galax import algorithm_spec
+from galax import config as config_lib
+from galax.algorithms import make_algorithm, spec_for, specs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ("galax", "experiments")
+
+
+def _sources(package: str):
+  for dirpath, _, files in os.walk(os.path.join(ROOT, package)):
+    for name in sorted(files):
+      if name.endswith(".py"):
+        path = os.path.join(dirpath, name)
+        yield os.path.relpath(path, ROOT), open(path).read()
+
+
+def test_only_an_algorithms_own_module_compares_its_name():
+  """`config.algorithm == "x"` (or in / != / startswith) appears only in the module whose
+  SPECS define "x": everything else asks `spec_for(config.algorithm)`."""
+  owners = {}
+  for name, spec in specs().items():
+    owners.setdefault(os.path.relpath(inspect.getsourcefile(spec.build), ROOT), set()).add(name)
+  pattern = re.compile(r"algorithm\s*(==|!=|\s(not\s+)?in\b|\.startswith)")
+  offenders = []
+  for path, text in _sources("galax"):
+    for number, line in enumerate(text.splitlines(), 1):
+      if pattern.search(line.split("#")[0]):
+        named = set(re.findall(r'"(\w+)"', line))
+        if not named or not named <= owners.get(path, set()):
+          offenders.append(f"{path}:{number}: {line.strip()}")
+  assert not offenders, "\n".join(offenders)
+
+
+def _import_graph() -> dict[str, set[str]]:
+  modules = {}
+  for package in PACKAGES:
+    for path, text in _sources(package):
+      name = path[:-3].replace(os.sep, ".").removesuffix(".__init__")
+      modules[name] = text
+  graph = {}
+  for name, text in modules.items():
+    deps = set()
+    for node in ast.walk(ast.parse(text)):  # function-level and TYPE_CHECKING imports too
+      if isinstance(node, ast.Import):
+        deps |= {a.name for a in node.names}
+      elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        for alias in node.names:
+          full = f"{node.module}.{alias.name}"
+          deps.add(full if full in modules else node.module)
+    graph[name] = {d for d in deps if d in modules and d != name}
+  return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[str]:
+  """Each import cycle found by a depth-first walk, as 'a -> b -> a'."""
+  cycles, done = [], set()
+
+  def visit(node, path, on_path):
+    on_path.add(node)
+    for nxt in sorted(graph[node]):
+      if nxt in on_path:
+        cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+      elif nxt not in done:
+        visit(nxt, path + [nxt], on_path)
+    on_path.discard(node)
+    done.add(node)
+
+  for start in sorted(graph):
+    if start not in done:
+      visit(start, [start], set())
+  return cycles
+
+
+def test_no_import_cycles():
+  """No module reaches itself through imports, typed or inside functions included."""
+  cycles = find_cycles(_import_graph())
+  assert not cycles, "\n".join(cycles)
+
+
+def test_the_cycle_check_finds_a_planted_cycle():
+  graph = _import_graph()
+  graph["galax.algorithm_spec"].add("galax.algorithms.common")  # common imports it
+  assert any("galax.algorithm_spec" in c for c in find_cycles(graph))
+
+
+def test_a_toy_algorithm_needs_its_module_and_one_registration():
+  """The recipe "add an algorithm" (docs/architecture.md): a builder and a spec (here in
+  this file, standing for its module) and one registration. Config checks, the 'auto'
+  rules and the header then know it; options it does not list are rejected."""
+  from galax.algorithms.a2c import make_a2c  # pylint: disable=g-import-not-at-top
+
+  def make_toy(config, devices=None):  # A2C under another name, e.g. a variant being tried
+    return make_a2c(config, devices)
+
+  algorithm_spec.register(algorithm_spec.AlgorithmSpec(
+      "toy_a2c", make_toy, features=frozenset({algorithm_spec.STRAGGLERS})))
+  try:
+    config = config_lib.load("cartpole_a2c", algorithm="toy_a2c", updates_per_call=1,
+                             total_env_steps=1000)
+    config_lib.validate(config)
+    algorithm = make_algorithm(config)
+    state, _ = algorithm.step(algorithm.init())
+    assert int(state.update_count[0]) == 1
+    assert spec_for("toy_a2c").chunked_batch(config)[:2] == (config.envs_per_learner,
+                                                             config.t_max)
+    with pytest.raises(ValueError, match="acts on A2C-family learners"):
+      config_lib.validate(config_lib.load("cartpole_a2c", algorithm="toy_a2c",
+                                          learner_map="unroll"))
+  finally:
+    algorithm_spec.unregister("toy_a2c")
+  with pytest.raises(ValueError, match="config.algorithm='toy_a2c' is not one of"):
+    config_lib.validate(config)
