@@ -22,7 +22,7 @@ import time  # noqa: E402  pylint: disable=wrong-import-position
 from galax import aot  # noqa: E402  pylint: disable=wrong-import-position
 from galax.config import load  # noqa: E402  pylint: disable=wrong-import-position
 
-CONFIGS = ("cartpole_a2c", "minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo")
+CONFIGS = ("minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo")  # the gymnax configs
 TOPOLOGIES = ("v5e:2x4", "v5p:4x4x4", "v6e:16x16", "h100:8")
 
 
