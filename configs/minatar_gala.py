@@ -20,5 +20,5 @@ def get_config():
   c.combine = "gossip"
   c.gossip.topology = "ring"
   c.gossip.peers = 1
-  c.optimizer.lr_scaling = "sqrt_learners"  # 1e-3 x sqrt(4)
+  c.optimizer.lr_scaling = "sqrt_learners"  # 1e-2 x sqrt(4)
   return c
