@@ -104,7 +104,8 @@ def scale_down(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   that a few thousand steps still see several evaluations), 4 evaluations instead of 20, one
   gradient per batch (no CPU auto chunks), PPO batches of 8 x 16 in one
   epoch of 2 minibatches (each minibatch update is another copy of the gradient program
-  to compile on CPU)."""
+  to compile on CPU), A2C-family rollouts of at most 4 steps (4 x 64 envs x t_max 16 would
+  be one update past a few thousand steps)."""
   c.network.fc_width = 16
   c.network.mlp_hidden = (16,)
   c.updates_per_call = 1
@@ -113,4 +114,6 @@ def scale_down(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   if c.algorithm in ("ppo", "hts_ppo"):
     c.envs_per_learner, c.t_max = 8, 16
     c.ppo.epochs, c.ppo.minibatches = 1, 2
+  else:
+    c.t_max = min(int(c.t_max), 4)
   return c

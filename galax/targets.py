@@ -154,13 +154,20 @@ def target_devices(topology: str) -> Target:
   return Target(topology, chip, tuple(desc.devices))
 
 
-def compiler_missing(platform: str) -> str:
-  """Why this machine cannot compile for `platform` ('' if it can): its extra's package."""
+def _installed(module: str) -> bool:
   import importlib.util  # pylint: disable=g-import-not-at-top
 
-  if platform == "tpu" and importlib.util.find_spec("libtpu") is None:
+  try:
+    return importlib.util.find_spec(module) is not None
+  except ModuleNotFoundError:  # its parent package (jax_plugins) is not installed either
+    return False
+
+
+def compiler_missing(platform: str) -> str:
+  """Why this machine cannot compile for `platform` ('' if it can): its extra's package."""
+  if platform == "tpu" and not _installed("libtpu"):
     return "no TPU compiler (libtpu); pip install -e '.[tpu]'."
-  if platform == "gpu" and importlib.util.find_spec("jax_plugins.xla_cuda12") is None:
+  if platform == "gpu" and not _installed("jax_plugins.xla_cuda12"):
     return "no CUDA compiler (jax-cuda12-plugin); pip install -e '.[gpu-aot]'."
   return ""
 

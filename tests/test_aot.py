@@ -6,7 +6,6 @@ reason, where they are missing; the HLO cost walk and the target plumbing run an
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,8 +18,8 @@ from galax import aot, hlo_cost, targets
 from galax.algorithms import make_algorithm
 from galax.config import load
 
-HAS_TPU = importlib.util.find_spec("libtpu") is not None
-HAS_CUDA = importlib.util.find_spec("jax_plugins.xla_cuda12") is not None
+HAS_TPU = not targets.compiler_missing("tpu")
+HAS_CUDA = not targets.compiler_missing("gpu")
 needs_tpu = pytest.mark.skipif(not HAS_TPU, reason="no TPU compiler: pip install -e '.[tpu]'")
 needs_cuda = pytest.mark.skipif(not HAS_CUDA,
                                 reason="no CUDA compiler: pip install -e '.[gpu-aot]'")

@@ -64,7 +64,9 @@ def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(nam
   grads_xla = jax.grad(functools.partial(loss, xla.apply))(params)
   grads_patches = jax.grad(functools.partial(loss, patches.apply))(params)
   for a, b in zip(jax.tree.leaves(grads_xla), jax.tree.leaves(grads_patches)):
-    np.testing.assert_allclose(b, a, rtol=1e-3, atol=1e-5)
+    # Relative to the leaf's scale: a small entry of a leaf of large sums keeps the
+    # rounding of its neighbours (measured: 1.6e-3 next to entries of 200).
+    np.testing.assert_allclose(b, a, rtol=1e-3, atol=2e-5 * float(np.abs(a).max()) + 1e-5)
 
 
 def test_patch_convolutions_are_rejected_where_there_is_no_convolution():

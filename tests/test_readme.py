@@ -67,6 +67,6 @@ def test_installs_never_name_the_pypi_galax():
   commands = [c for text in texts for c in re.findall(r"pip install[^`\n]*", text)]
   assert commands
   for command in commands:
-    for word in shlex.split(command)[2:]:  # a direct reference "name @ url" is one word
+    for word in shlex.split(command, comments=True)[2:]:  # "name @ url" is one word
       assert not re.fullmatch(r"galax(-rl)?(\[[\w,]*\])?", word), command
   assert f'"{name} @ git+' in _read("README.md")
