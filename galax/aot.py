@@ -38,6 +38,7 @@ import time  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-posi
 from ml_collections import ConfigDict  # noqa: E402  pylint: disable=wrong-import-position
 
 from galax import hlo_cost, targets  # noqa: E402  pylint: disable=wrong-import-position
+from galax.envs.backend import backend_for  # noqa: E402  pylint: disable=wrong-import-position
 
 MAX_ENVS_PER_LEARNER = 1 << 24  # --find_max_envs searches up to here
 
@@ -81,9 +82,10 @@ class Report:
 def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: int
                ) -> ConfigDict:
   """The config as compiled for `target`: learners on every chip, the platform named."""
-  if not str(config.env.id).startswith("gymnax/"):
-    raise ValueError(f"env {config.env.id!r} steps on the host (envpool's C++ threads) and "
-                     "cannot be compiled into an accelerator program; use a gymnax/ id.")
+  backend = backend_for(config.env.id)
+  if not backend.in_program:
+    raise ValueError(f"env {config.env.id!r} steps on the host ({backend.name}'s threads) "
+                     "and cannot be compiled into an accelerator program; use a gymnax/ id.")
   if learners_per_chip < 1:
     raise ValueError(f"--learners_per_chip must be >= 1, got {learners_per_chip}.")
   config = ConfigDict(config.to_dict())

@@ -72,10 +72,10 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   _validate_gossip(config)
   _validate_baselines(config)
   _validate_batches(config)
-  from galax.envs import check_env_id  # pylint: disable=g-import-not-at-top
+  from galax.envs import backend_for, check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)
-  _validate_gymnax_env(config)
+  backend_for(config.env.id).validate(config)
   algorithm.validate(config)
   return config
 
@@ -125,23 +125,6 @@ def _validate_batches(config: ml_collections.ConfigDict) -> None:
   if config.hts.microbatches and not _spec(config).supports(spec_lib.MICROBATCHES):
     raise ValueError(f"config.hts.microbatches={config.hts.microbatches} splits HTS segments;"
                      f" algorithm {config.algorithm!r} has none.")
-
-
-def _validate_gymnax_env(config: ml_collections.ConfigDict) -> None:
-  """A gymnax env (id "gymnax/...") rejects the envpool-only options it would ignore."""
-  from galax.envs import is_gymnax_id  # pylint: disable=g-import-not-at-top
-
-  if not is_gymnax_id(config.env.id):
-    return
-  envpool_only = dict(episodic_life=config.env.episodic_life, reward_clip=config.env.reward_clip,
-                      num_threads=config.env.num_threads, options=dict(config.env.options))
-  for name, value in envpool_only.items():
-    if value:
-      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnax env "
-                       f"{config.env.id!r} has no such setting (leave it unset).")
-  if config.env.max_episode_steps < 0:
-    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
-                     f"{config.env.max_episode_steps}.")
 
 
 def _validate_baselines(config: ml_collections.ConfigDict) -> None:

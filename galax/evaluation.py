@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 from ml_collections import ConfigDict
 
-from galax.envs import BatchedEnv, Env, EnvState, GymnaxEnv, env_family, is_gymnax_id
+from galax.envs import Env, EnvState, backend_for
 from galax.parallel.learners import to_host
 from galax.rollout import init_action_keys, sample_actions
 from galax.types import JsonDict, Params, ParamsBlock
@@ -80,18 +80,10 @@ class EvalOutput(NamedTuple):
 
 
 def eval_env(config: ConfigDict, num_envs: int, seed_offset: int = 0) -> Env:
-  """The evaluation envs of `config`: full games, raw rewards, eval no-op starts."""
-  limit = config.eval.max_episode_steps or config.env.max_episode_steps or None
+  """The evaluation envs of `config` (`EnvBackend.make_eval`: full games, raw rewards,
+  eval no-op starts), seeded apart from the training envs."""
   seed = config.seed + EVAL_SEED_OFFSET + seed_offset
-  if is_gymnax_id(config.env.id):
-    return GymnaxEnv(config.env.id, num_envs=num_envs, seed=seed, max_episode_steps=limit)
-  family = env_family(config.env.id)
-  options = dict(config.env.options)
-  if family == "atari":
-    options["noop_max"] = int(config.eval.noop_max)
-  return BatchedEnv(config.env.id, num_envs=num_envs, seed=seed, num_shards=1,
-                    episodic_life=False, reward_clip=False, max_episode_steps=limit,
-                    num_threads=config.env.num_threads, extra_options=options)
+  return backend_for(config.env.id).make_eval(config, num_envs, seed)
 
 
 def make_play(apply_fn: Callable, env: Env, num_policies: int, episodes_per_env: int,
@@ -316,8 +308,4 @@ def evaluate_params(config: ConfigDict, params: Params, episodes: int | None = N
 
 def frames_per_step(config: ConfigDict) -> int:
   """Emulator frames per agent step: Atari's frame skip (4 by default), else 1."""
-  if env_family(config.env.id) != "atari":
-    return 1
-  from galax.envs import ATARI_DEFAULTS  # pylint: disable=g-import-not-at-top
-
-  return int(dict(config.env.options).get("frame_skip", ATARI_DEFAULTS["frame_skip"]))
+  return backend_for(config.env.id).frames_per_step(config)

@@ -8,19 +8,18 @@
 * CartPole (gymnax or envpool): a drawing of the cart and pole from the state.
 
 `write_video` writes MP4 (ffmpeg from the imageio-ffmpeg wheel) or GIF (pillow) with
-imageio. Paths are checked by `check_video_path` before anything is played.
+imageio. Paths are checked by `check_video_path` before anything is played. Each env
+backend plays its games (`EnvBackend.episodes`) with the frame drawings here.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator
 
-import jax
 import numpy as np
 from ml_collections import ConfigDict
 
-from galax.envs.gymnax_env import PREFIX, is_gymnax_id
+from galax.envs.backend import Policy, backend_for
 
 VIDEO_EXTENSIONS = (".mp4", ".gif")
 FPS = 15
@@ -30,8 +29,6 @@ BANNER = 16  # pixels above the game for the text
 _PALETTE = np.array([[230, 200, 40], [220, 60, 60], [60, 160, 230], [80, 200, 100],
                      [200, 100, 220], [240, 140, 40], [150, 150, 150], [250, 250, 250],
                      [120, 80, 40], [40, 120, 120]], np.uint8)
-
-Policy = Callable[[np.ndarray, jax.Array], np.ndarray]  # (obs [1, ...], key) -> actions [1]
 
 
 def check_video_path(path: str) -> None:
@@ -84,80 +81,10 @@ def with_text(frame: np.ndarray, text: str) -> np.ndarray:
   return np.asarray(image)
 
 
-def _gymnax_episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int
-                     ) -> Iterator[tuple[np.ndarray, float, int]]:
-  """(frame, return so far, episode) of each step of `episodes` gymnax games."""
-  import gymnax  # pylint: disable=g-import-not-at-top
-
-  name = config.env.id.removeprefix(PREFIX)
-  env, params = gymnax.make(name)
-  if config.env.max_episode_steps:
-    params = params.replace(max_steps_in_episode=int(config.env.max_episode_steps))
-  if "MinAtar" in name:
-    draw = minatar_frame
-  elif name.startswith("CartPole"):  # obs = (x, x', theta, theta')
-    draw = lambda obs: cartpole_frame(float(obs[0]), float(obs[2]))
-  else:
-    raise ValueError(f"no renderer for {config.env.id!r}: videos cover Atari, MinAtar and "
-                     "CartPole.")
-  reset = jax.jit(lambda k: env.reset(k, params))
-  step = jax.jit(lambda k, s, a: env.step(k, s, a, params))
-  key = jax.random.PRNGKey(seed)
-  for episode in range(episodes):
-    key, reset_key = jax.random.split(key)
-    obs, state = reset(reset_key)
-    total, done, t = 0.0, False, 0
-    while not done and t < params.max_steps_in_episode:
-      yield draw(np.asarray(obs)), total, episode
-      key, act_key, step_key = jax.random.split(key, 3)
-      action = policy(np.asarray(obs)[None], act_key)[0]
-      next_obs, next_state, reward, terminated, truncated, info = step(step_key, state, action)
-      total += float(reward)
-      done = bool(terminated) or bool(truncated)
-      obs, state, t = next_obs, next_state, t + 1
-    # gymnax resets inside the last step: its observation is already the next game's
-    yield draw(np.asarray(info["final_observation"] if done else obs)), total, episode
-
-
-def _envpool_episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int
-                      ) -> Iterator[tuple[np.ndarray, float, int]]:
-  """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
-  CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
-  import envpool  # pylint: disable=g-import-not-at-top
-
-  from galax.envs.pool import env_family, env_options  # pylint: disable=g-import-not-at-top
-
-  family = env_family(config.env.id)
-  options = env_options(config.env.id, family, False, False,
-                        config.eval.max_episode_steps or config.env.max_episode_steps or None,
-                        1, dict(config.env.options))
-  if family == "atari":
-    options["noop_max"] = int(config.eval.noop_max)
-  if config.env.id.startswith("CartPole"):
-    draw = lambda env, obs: cartpole_frame(float(obs[0, 0]), float(obs[0, 2]))
-  else:
-    options["render_mode"] = "rgb_array"
-    draw = lambda env, obs: env.render()[0]
-  env = envpool.make(config.env.id, env_type="gymnasium", num_envs=1, seed=seed, **options)
-  key = jax.random.PRNGKey(seed)
-  try:
-    for episode in range(episodes):
-      obs, _ = env.reset()
-      total, done = 0.0, False
-      while not done:  # envpool resets on the step after the last: its frame is the end
-        yield draw(env, obs), total, episode
-        key, act_key = jax.random.split(key)
-        obs, reward, terminated, truncated, _ = env.step(np.asarray(policy(obs, act_key)))
-        total += float(reward[0])
-        done = bool(terminated[0] or truncated[0])
-      yield draw(env, obs), total, episode
-  finally:
-    env.close()
-
-
 def record(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> list[np.ndarray]:
-  """Frames of `episodes` games played by `policy`, each with its running return."""
-  play = _gymnax_episodes if is_gymnax_id(config.env.id) else _envpool_episodes
+  """Frames of `episodes` games played by `policy` (the env backend's `episodes`), each
+  with its running return."""
+  play = backend_for(config.env.id).episodes
   return [with_text(frame, f"episode {episode + 1}  return {total:g}")
           for frame, total, episode in play(config, policy, episodes, seed)]
 

@@ -122,3 +122,77 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
     algorithm_spec.unregister("toy_a2c")
   with pytest.raises(ValueError, match="config.algorithm='toy_a2c' is not one of"):
     config_lib.validate(config)
+
+
+def test_only_a_backends_own_module_tells_env_ids_apart():
+  """Outside galax/envs/, nothing branches on an env id's backend or family: it asks
+  `backend_for(env_id)` (training envs, checks, evaluation, videos, frames, galax.aot)."""
+  pattern = re.compile(r"""is_gymnax_id\(|startswith\(\s*["']gymnax/|family\s*[!=]=|"""
+                       r"""family\s+(not\s+)?in\b""")
+  offenders = [f"{path}:{number}: {line.strip()}"
+               for package in PACKAGES for path, text in _sources(package)
+               if not path.startswith(os.path.join("galax", "envs"))
+               for number, line in enumerate(text.splitlines(), 1)
+               if pattern.search(line.split("#")[0])]
+  assert not offenders, "\n".join(offenders)
+
+
+@pytest.mark.slow  # a whole (short) training run with evaluations
+def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
+  """The recipe "add an env backend" (docs/architecture.md): an `Env` and its
+  `EnvBackend` (here gymnax's CartPole under the prefix "toy/", standing for its module)
+  and one registration. Checks, training, evaluation and galax.aot then go through it."""
+  from galax import aot, envs, evaluation  # pylint: disable=g-import-not-at-top
+  from galax.envs import backend as backend_lib  # pylint: disable=g-import-not-at-top
+  from galax.envs.gymnax_env import GymnaxEnv  # pylint: disable=g-import-not-at-top
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
+  calls = []
+
+  def make(config, num_envs, seed, num_shards, env_seeds):
+    calls.append("make")
+    return GymnaxEnv("gymnax/CartPole-v1", num_envs=num_envs, seed=seed,
+                     num_shards=num_shards, env_seeds=env_seeds)
+
+  def make_eval(config, num_envs, seed):
+    calls.append("make_eval")
+    return GymnaxEnv("gymnax/CartPole-v1", num_envs=num_envs, seed=seed)
+
+  def check_id(env_id):
+    if env_id != "toy/CartPole":
+      raise ValueError(f"Unknown env id {env_id!r}: toy has only 'toy/CartPole'.")
+
+  def validate(config):
+    if config.env.reward_clip:
+      raise ValueError("config.env.reward_clip: the toy backend has none.")
+
+  backend_lib.register(backend_lib.EnvBackend(
+      name="toy", owns=lambda env_id: env_id.startswith("toy/"),
+      known_ids=lambda: ["toy/CartPole"], check_id=check_id, family=lambda env_id: "toy",
+      make=make, make_eval=make_eval, validate=validate, in_program=True))
+  try:
+    config = config_lib.load("cartpole_a2c", updates_per_call=1, total_env_steps=2000,
+                             tensorboard=False, eval__every_steps=1000, eval__episodes=2)
+    config.env.id = "toy/CartPole"
+    config_lib.validate(config)
+    assert envs.env_family("toy/CartPole") == "toy" and "toy/CartPole" in envs.known_env_ids()
+    result = train(config, workdir=str(tmp_path), log=lambda _: None)
+    assert result.env_steps >= 2000 and calls.count("make") == 1 and "make_eval" in calls
+    assert evaluation.frames_per_step(config) == 1
+    assert aot.for_target(config, _fake_target(), 1).env.id == "toy/CartPole"
+    with pytest.raises(ValueError, match="toy has only"):
+      envs.check_env_id("toy/Pong")
+    with pytest.raises(ValueError, match="the toy backend has none"):
+      config_lib.validate(config_lib.load("cartpole_a2c", env__id="toy/CartPole",
+                                          env__reward_clip=True))
+  finally:
+    backend_lib.unregister("toy")
+  with pytest.raises(ValueError, match="envpool has no such environment"):
+    envs.check_env_id("toy/CartPole")  # back to envpool, which owns every other id
+
+
+def _fake_target():
+  """A one-chip CPU target for `galax.aot.for_target` (it only reads the chip count)."""
+  import types  # pylint: disable=g-import-not-at-top
+
+  return types.SimpleNamespace(num_chips=1, platform="cpu")

@@ -131,7 +131,7 @@ from galax.algorithms.hts_learners import A2CStepLearner, PPOSegmentLearner, Seg
 from galax.algorithms.ordering import after, call_for
 from galax.algorithms.ppo import PPOLearner, learner_keys
 from galax.algorithms.units import unroll_units
-from galax.envs import EnvSpec
+from galax.envs import EnvSpec, backend_for
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
@@ -192,14 +192,15 @@ def empty_storage(spec: EnvSpec, num_envs: int, alpha: int) -> Trajectory:
 # --- the segment ----------------------------------------------------------------------
 
 
-def resolve_microbatches(config: ConfigDict, num_units: int, alpha: int, family: str) -> int:
+def resolve_microbatches(config: ConfigDict, num_units: int, alpha: int) -> int:
   """config.hts.microbatches (`validate` checks that it divides both), or (0) the largest
-  divisor of both alpha and the units <= 16 -- except on gymnax, where 0 means 1: the envs
-  step inside the learner's own XLA program, so pieces have no host stepping to overlap
-  and only add work (Breakout-MinAtar on CPU: 180 steps/s split, 3815 in one piece)."""
+  divisor of both alpha and the units <= 16 -- except for envs that step inside the
+  program (gymnax: `EnvBackend.in_program`), where 0 means 1: pieces have no host
+  stepping to overlap and only add work (Breakout-MinAtar on CPU: 180 steps/s split, 3815
+  in one piece)."""
   m = int(config.hts.microbatches)
   if m == 0:
-    if family == "gymnax":
+    if backend_for(config.env.id).in_program:
       return 1
     common_divisor = math.gcd(num_units, alpha)
     return max(d for d in range(1, min(common_divisor, 16) + 1) if common_divisor % d == 0)
@@ -402,8 +403,7 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                        layout.envs_per_learner, layout.local_devices,
                        jax.process_index() * layout.local_learners * layout.envs_per_learner)
   setup = common.make_setup(config, alpha, env=groups, devices=devices)
-  microbatches = resolve_microbatches(config, num_units(config, alpha), alpha,
-                                      groups.spec.family)
+  microbatches = resolve_microbatches(config, num_units(config, alpha), alpha)
   setup.config.hts.microbatches = microbatches  # resolved: in the header and config.json
   combiner = make_combiner(config, layout.num_learners)
   learner, optimizer, schedule = make_learner(config, setup, alpha, combiner)

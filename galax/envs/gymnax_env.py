@@ -42,9 +42,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from galax.envs.backend import EnvBackend, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
 
 if TYPE_CHECKING:
+  from ml_collections import ConfigDict
   from gymnax.environments.environment import EnvParams, Environment
   from gymnax.environments.environment import EnvState as GymnaxState
 
@@ -206,3 +208,69 @@ def _make_spec(env_id: str, env: Environment, params: EnvParams) -> EnvSpec:
       max_episode_steps=int(params.max_steps_in_episode),
       reset_step_after_termination=False,
   )
+
+
+def _make(config: ConfigDict, num_envs: int, seed: int, num_shards: int,
+          env_seeds: Sequence[Sequence[int]] | None) -> GymnaxEnv:
+  return GymnaxEnv(config.env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
+                   max_episode_steps=config.env.max_episode_steps or None, env_seeds=env_seeds)
+
+
+def _make_eval(config: ConfigDict, num_envs: int, seed: int) -> GymnaxEnv:
+  limit = config.eval.max_episode_steps or config.env.max_episode_steps or None
+  return GymnaxEnv(config.env.id, num_envs=num_envs, seed=seed, max_episode_steps=limit)
+
+
+def _validate(config: ConfigDict) -> None:
+  """Rejects the envpool-only options a gymnax env would ignore."""
+  envpool_only = dict(episodic_life=config.env.episodic_life, reward_clip=config.env.reward_clip,
+                      num_threads=config.env.num_threads, options=dict(config.env.options))
+  for name, value in envpool_only.items():
+    if value:
+      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnax env "
+                       f"{config.env.id!r} has no such setting (leave it unset).")
+  if config.env.max_episode_steps < 0:
+    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
+                     f"{config.env.max_episode_steps}.")
+
+
+def _episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> Frames:
+  """(frame, return so far, episode) of each step of `episodes` gymnax games."""
+  import gymnax  # pylint: disable=g-import-not-at-top
+
+  from galax.video import cartpole_frame, minatar_frame  # pylint: disable=g-import-not-at-top
+
+  name = config.env.id.removeprefix(PREFIX)
+  env, params = gymnax.make(name)
+  if config.env.max_episode_steps:
+    params = params.replace(max_steps_in_episode=int(config.env.max_episode_steps))
+  if "MinAtar" in name:
+    draw = minatar_frame
+  elif name.startswith("CartPole"):  # obs = (x, x', theta, theta')
+    draw = lambda obs: cartpole_frame(float(obs[0]), float(obs[2]))
+  else:
+    raise ValueError(f"no renderer for {config.env.id!r}: videos cover Atari, MinAtar and "
+                     "CartPole.")
+  reset = jax.jit(lambda k: env.reset(k, params))
+  step = jax.jit(lambda k, s, a: env.step(k, s, a, params))
+  key = jax.random.PRNGKey(seed)
+  for episode in range(episodes):
+    key, reset_key = jax.random.split(key)
+    obs, state = reset(reset_key)
+    total, done, t = 0.0, False, 0
+    while not done and t < params.max_steps_in_episode:
+      yield draw(np.asarray(obs)), total, episode
+      key, act_key, step_key = jax.random.split(key, 3)
+      action = policy(np.asarray(obs)[None], act_key)[0]
+      next_obs, next_state, reward, terminated, truncated, info = step(step_key, state, action)
+      total += float(reward)
+      done = bool(terminated) or bool(truncated)
+      obs, state, t = next_obs, next_state, t + 1
+    # gymnax resets inside the last step: its observation is already the next game's
+    yield draw(np.asarray(info["final_observation"] if done else obs)), total, episode
+
+
+BACKEND = EnvBackend(
+    name="gymnax", owns=is_gymnax_id, known_ids=gymnax_env_ids, check_id=check_gymnax_id,
+    family=lambda env_id: "gymnax", make=_make, make_eval=_make_eval, validate=_validate,
+    episodes=_episodes, in_program=True)

@@ -28,14 +28,18 @@ from __future__ import annotations
 import difflib
 import functools
 import warnings
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from galax.envs.backend import EnvBackend, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+
+if TYPE_CHECKING:
+  from ml_collections import ConfigDict
 
 # Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
 # max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
@@ -264,3 +268,73 @@ def _to_timestep(state: EnvState, handle, obs, reward, terminated, truncated, in
   return to_timestep(state, obs, reward, terminated, truncated, handle=handle, backend=(),
                      reset_after_termination=True, raw_reward=info.get("reward"),
                      game_over=info.get("terminated"))
+
+
+def _make(config: ConfigDict, num_envs: int, seed: int, num_shards: int,
+          env_seeds: Sequence[Sequence[int]] | None) -> BatchedEnv:
+  env = config.env
+  return BatchedEnv(env_id=env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
+                    episodic_life=env.episodic_life, reward_clip=env.reward_clip,
+                    max_episode_steps=env.max_episode_steps or None,
+                    num_threads=env.num_threads, extra_options=dict(env.options),
+                    env_seeds=env_seeds)
+
+
+def _make_eval(config: ConfigDict, num_envs: int, seed: int) -> BatchedEnv:
+  """Full games (no episodic life), raw rewards, the evaluation's no-op starts (Atari)."""
+  options = dict(config.env.options)
+  if env_family(config.env.id) == "atari":
+    options["noop_max"] = int(config.eval.noop_max)
+  return BatchedEnv(config.env.id, num_envs=num_envs, seed=seed, num_shards=1,
+                    episodic_life=False, reward_clip=False,
+                    max_episode_steps=config.eval.max_episode_steps
+                    or config.env.max_episode_steps or None,
+                    num_threads=config.env.num_threads, extra_options=options)
+
+
+def _frames_per_step(config: ConfigDict) -> int:
+  """Atari's frame skip (4 by default); 1 elsewhere."""
+  if env_family(config.env.id) != "atari":
+    return 1
+  return int(dict(config.env.options).get("frame_skip", ATARI_DEFAULTS["frame_skip"]))
+
+
+def _episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> Frames:
+  """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
+  CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
+  import envpool  # pylint: disable=g-import-not-at-top
+
+  from galax.video import cartpole_frame  # pylint: disable=g-import-not-at-top
+
+  family = env_family(config.env.id)
+  options = env_options(config.env.id, family, False, False,
+                        config.eval.max_episode_steps or config.env.max_episode_steps or None,
+                        1, dict(config.env.options))
+  if family == "atari":
+    options["noop_max"] = int(config.eval.noop_max)
+  if config.env.id.startswith("CartPole"):
+    draw = lambda env, obs: cartpole_frame(float(obs[0, 0]), float(obs[0, 2]))
+  else:
+    options["render_mode"] = "rgb_array"
+    draw = lambda env, obs: env.render()[0]
+  env = envpool.make(config.env.id, env_type="gymnasium", num_envs=1, seed=seed, **options)
+  key = jax.random.PRNGKey(seed)
+  try:
+    for episode in range(episodes):
+      obs, _ = env.reset()
+      total, done = 0.0, False
+      while not done:  # envpool resets on the step after the last: its frame is the end
+        yield draw(env, obs), total, episode
+        key, act_key = jax.random.split(key)
+        obs, reward, terminated, truncated, _ = env.step(np.asarray(policy(obs, act_key)))
+        total += float(reward[0])
+        done = bool(terminated[0] or truncated[0])
+      yield draw(env, obs), total, episode
+  finally:
+    env.close()
+
+
+BACKEND = EnvBackend(  # last in `backend.MODULES`: it owns every id without a prefix
+    name="envpool", owns=lambda env_id: True, known_ids=known_env_ids,
+    check_id=check_env_id, family=env_family, make=_make, make_eval=_make_eval,
+    episodes=_episodes, frames_per_step=_frames_per_step, in_program=False)

@@ -1,0 +1,98 @@
+"""What the rest of galax may know about an env backend: its `EnvBackend`.
+
+Each backend module (galax/envs/pool.py: envpool; galax/envs/gymnax_env.py: gymnax) defines
+`BACKEND` next to its `Env`; env ids go to the first backend in `MODULES` order (then the
+`register`ed ones) that owns them. Training envs (`make_env`), config checks, evaluation
+envs, videos, the frames-per-step count and `galax.aot` ask the backend, so no module
+outside a backend's own tells backends apart by id. Adding a backend touches two files:
+its module (an `Env` and `BACKEND`) and its name in `MODULES`.
+
+This module imports no backend: `backends()` imports the modules in `MODULES` when first
+asked (envpool and gymnax are heavy imports).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+import numpy as np
+from ml_collections import ConfigDict
+
+if TYPE_CHECKING:
+  import jax
+
+  from galax.envs.base import Env
+
+# A policy as videos play it: (obs [1, ...], key) -> actions [1].
+Policy = Callable[[np.ndarray, "jax.Array"], np.ndarray]
+# (frame [H, W, 3] uint8, return so far, episode index) of each step of a video's games.
+Frames = Iterator[tuple[np.ndarray, float, int]]
+
+
+def _no_videos(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> Frames:
+  raise ValueError(f"no renderer for {config.env.id!r}: its backend draws no frames.")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvBackend:
+  """One env backend as the rest of galax sees it.
+
+  name: shown in messages ("envpool", "gymnax").
+  owns: whether an env id is this backend's (a prefix such as "gymnax/", or anything).
+  known_ids: every id it can build (close-match hints in messages).
+  check_id: raises one ValueError line naming close matches for an id it owns but lacks.
+  family: the id's game family ("atari", "classic_control", "gymnax", ...): `EnvSpec.family`.
+  make: `make(config, num_envs, seed, num_shards, env_seeds)` -> the training `Env`.
+  make_eval: `make_eval(config, num_envs, seed)` -> evaluation envs (full games, raw
+    rewards, the evaluation's no-op starts where the backend has them).
+  validate: raises one ValueError line for an env option the backend would ignore.
+  episodes: `episodes(config, policy, episodes, seed)` -> `Frames` for `galax.video`.
+  frames_per_step: emulator frames per agent step (Atari's frame skip; else 1).
+  in_program: the envs step inside the XLA program (vmapped JAX code), so a program that
+    holds them compiles for any accelerator (`galax.aot`) and has no host stepping to
+    overlap (HTS-RL's micro-batches); False for envs stepped by host threads.
+  """
+
+  name: str
+  owns: Callable[[str], bool]
+  known_ids: Callable[[], list[str]]
+  check_id: Callable[[str], None]
+  family: Callable[[str], str]
+  make: Callable[[ConfigDict, int, int, int, Sequence[Sequence[int]] | None], Env]
+  make_eval: Callable[[ConfigDict, int, int], Env]
+  validate: Callable[[ConfigDict], None] = lambda config: None
+  episodes: Callable[[ConfigDict, Policy, int, int], Frames] = _no_videos
+  frames_per_step: Callable[[ConfigDict], int] = lambda config: 1
+  in_program: bool = False
+
+
+# Under galax.envs, each with BACKEND; ids go to the first owner, so envpool (which owns
+# every id without a prefix) comes last.
+MODULES = ("gymnax_env", "pool")
+_extra: list[EnvBackend] = []  # `register`ed outside MODULES (tests, user code)
+
+
+def backends() -> list[EnvBackend]:
+  """Every backend, in the order ids are offered to them (`register`ed ones first)."""
+  return _extra + [importlib.import_module(f"galax.envs.{m}").BACKEND for m in MODULES]
+
+
+def register(backend: EnvBackend) -> None:
+  """Adds a backend defined outside galax/envs/ (offered ids before the built-in ones)."""
+  unregister(backend.name)
+  _extra.insert(0, backend)
+
+
+def unregister(name: str) -> None:
+  _extra[:] = [b for b in _extra if b.name != name]
+
+
+def backend_for(env_id: str) -> EnvBackend:
+  """The backend that owns `env_id` (one ValueError line if none does)."""
+  for backend in backends():
+    if backend.owns(env_id):
+      return backend
+  raise ValueError(f"Unknown env id {env_id!r}: no env backend owns it "
+                   f"(backends: {[b.name for b in backends()]}).")
