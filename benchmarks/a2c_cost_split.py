@@ -31,6 +31,8 @@ import measure
 from galax import config as config_lib
 from galax.algorithms import common, make_algorithm
 from galax.algorithms.a2c import a2c_grads
+from galax.losses import LossSettings
+from galax.returns import ReturnSettings
 from galax.parallel import learners as lx
 from galax.rollout import init_action_keys, rollout, sample_actions
 
@@ -55,6 +57,7 @@ def _pieces(config) -> dict:
   updates, how = config.updates_per_call, config.learner_map
   policy = common.block_policy(apply_fn, 1, how)
   chunks = common.grad_chunks(config, env, n, t_max)
+  settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
 
   def env_steps(choose):
     def one_update(carry, _):
@@ -81,7 +84,7 @@ def _pieces(config) -> dict:
       p, env_state, keys = carry
       env_state, keys, traj = rollout(policy, p, env, env_state, keys, t_max)
       if with_grad:
-        grads, _ = lx.map_learners(lambda q, t: a2c_grads(apply_fn, config, q, t, chunks),
+        grads, _ = lx.map_learners(lambda q, t: a2c_grads(apply_fn, *settings, q, t, chunks),
                                    p, lx.split_learners(traj, 1), how=how)
         p = jax.tree.map(lambda w, g: w - 1e-4 * g, p, grads)
       return (p, env_state, keys), None

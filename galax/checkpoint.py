@@ -29,11 +29,18 @@ if TYPE_CHECKING:
   from galax.learner_state import LearnerState
 
 COMMIT_MARKER = "commit_success.txt"  # orbax's, written just before the final rename
+# The saved state's layout, in the metadata. 2: the combiner's state saved on its own
+# (`LearnerState.combiner`); 1 (no number saved): inside `extra`.
+FORMAT = 2
+
+
+class FormatError(ValueError):
+  """A whole checkpoint of another layout: not damage, so it is left where it is."""
 
 
 def _saveable(state: LearnerState) -> dict[str, PyTree]:
   return dict(params=state.params, opt_state=state.opt_state, action_keys=state.action_keys,
-              update_count=state.update_count, extra=state.extra)
+              update_count=state.update_count, combiner=state.combiner, extra=state.extra)
 
 
 def _one_line(error: BaseException) -> str:
@@ -51,6 +58,7 @@ class Checkpointer:
             max_to_keep=keep, create=True, cleanup_tmp_directories=True))
 
   def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
+    meta = dict(meta, checkpoint_format=FORMAT)
     self._manager.save(env_steps, args=ocp.args.Composite(
         state=ocp.args.StandardSave(_saveable(state)), meta=ocp.args.JsonSave(meta)))
     self._manager.wait_until_finished()
@@ -66,7 +74,8 @@ class Checkpointer:
     """Restores the newest checkpoint that restores into a fresh state (same shapes).
 
     Damaged newer ones are moved aside with a warning; raises FileNotFoundError naming
-    the directory if none restores.
+    the directory if none restores, and `FormatError` (leaving it in place) for the newest
+    whole checkpoint if another galax version's layout wrote it.
     """
     steps = sorted(self._manager.all_steps(), reverse=True)
     if not steps:
@@ -76,12 +85,15 @@ class Checkpointer:
       try:
         if not os.path.exists(os.path.join(self.step_dir(step), COMMIT_MARKER)):
           raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
+        self._check_format(step)
         restored = self._manager.restore(step, args=ocp.args.Composite(
             state=ocp.args.StandardRestore(_saveable(template_state)),
             meta=ocp.args.JsonRestore()))
         meta = dict(restored["meta"])
         if int(meta["env_steps"]) != step:
           raise ValueError(f"its metadata says env step {meta['env_steps']}")
+      except FormatError:
+        raise
       except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
         problems.append(f"{step}: {_one_line(e)}")
         aside = self._move_aside(step)
@@ -91,6 +103,15 @@ class Checkpointer:
       return template_state.replace(**restored["state"]), meta
     raise FileNotFoundError(f"--resume: no checkpoint in {self.directory} restores "
                             f"({'; '.join(problems)}).")
+
+  def _check_format(self, step: int) -> None:
+    meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
+    found = int(dict(meta["meta"]).get("checkpoint_format", 1))
+    if found != FORMAT:
+      raise FormatError(
+          f"--resume: checkpoint {self.step_dir(step)} has layout {found}, this galax reads "
+          f"layout {FORMAT} (galax/checkpoint.py FORMAT); resume it with the galax version "
+          "that wrote it, or start a new run in another workdir.")
 
   def _move_aside(self, step: int) -> str:
     """Moves a damaged step out of orbax's view (so that it can be saved again)."""

@@ -3,7 +3,7 @@
 `LearnerState` is the state of n learners; a `BlockUpdate` advances a device's block of
 them by one update; a `Setup` is what every algorithm builds first (layout, mesh, envs,
 network). Algorithms (galax/algorithms/), the learner optimizers
-(galax/parallel/sharded_optimizer.py) and divergence handling (galax/divergence.py) all
+(galax/parallel/learner_optimizer.py) and divergence handling (galax/divergence.py) all
 use these, so they live here, importing none of those.
 """
 
@@ -35,7 +35,8 @@ class LearnerState:
   env_state: EnvState
   action_keys: jax.Array  # [n * b, 2] per-env sampling keys
   update_count: jax.Array  # [n] int32
-  extra: PyTree = ()  # algorithm-specific state (combiner buffers, HTS storages, ...)
+  combiner: PyTree = ()  # the combiner's state (`Combiner.init`: GALA's gossip buffers)
+  extra: PyTree = ()  # the algorithm's own state (PPO's shuffle keys, HTS's storage, ...)
 
 
 # update_block(state) -> (state, metrics): one update of a device's block of learners.

@@ -16,7 +16,7 @@ Clipping comes first, in this order when both are on: per-tensor clipping by ave
 (TensorFlow's `clip_by_average_norm`, as distributed BA3C's tensorpack code uses), then
 clipping by the global norm (PAAC, GALA, IMPALA). Learners that combine gradients clip
 each learner's own gradient by average norm before combining (BA3C's workers did, ahead
-of SyncReplicas' averaging; see galax/parallel/sharded_optimizer.py).
+of SyncReplicas' averaging; see galax/parallel/learner_optimizer.py).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def elementwise_optimizer(cfg: ConfigDict, schedule: optax.Schedule
                           ) -> optax.GradientTransformation:
   """The optimizer of `cfg.name` alone (no clipping). It acts element by element, so it
   gives the same result on a flat slice of the parameters as on the whole tree (what the
-  sharded optimizer state of `galax.parallel.sharded_optimizer` relies on)."""
+  sharded optimizer state of `galax.parallel.learner_optimizer` relies on)."""
   if cfg.name == "rmsprop":
     return rmsprop(schedule, cfg.rmsprop_decay, cfg.eps, cfg.rmsprop_convention,
                    cfg.rmsprop_initial_scale)

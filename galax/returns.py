@@ -31,6 +31,8 @@ import jax
 import jax.numpy as jnp
 
 if TYPE_CHECKING:
+  from ml_collections import ConfigDict
+
   from galax.rollout import Trajectory
 
 Array = chex.Array
@@ -181,10 +183,23 @@ def vtrace(rewards: Array, discounts: Array, values: Array, truncated: Array, lo
   return VTraceReturns(vs, pg_advantages)
 
 
-def compute_targets(traj: Trajectory, gamma: float, kind: str, gae_lambda: float) -> jax.Array:
+class ReturnSettings(NamedTuple):
+  """What the value targets are (`compute_targets`): discount, "nstep" or "gae", lambda."""
+
+  gamma: float
+  kind: str
+  gae_lambda: float
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> ReturnSettings:
+    return cls(float(config.gamma), str(config.returns), float(config.gae_lambda))
+
+
+def compute_targets(traj: Trajectory, settings: ReturnSettings) -> jax.Array:
   """A2C's targets G_t [T, b] from a learner's trajectory (its behaviour values bootstrap):
-  n-step returns (`kind="nstep"`) or lambda-returns (`"gae"`), with
+  n-step returns (`settings.kind="nstep"`) or lambda-returns (`"gae"`), with
   discount_t = gamma (1 - terminated_t)."""
+  gamma, kind, gae_lambda = settings
   discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
   if kind == "nstep":
     return nstep_returns(traj.rewards, discounts, traj.values, traj.truncated)

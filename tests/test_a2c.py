@@ -6,6 +6,8 @@ import pytest
 
 from algorithm_runs import run_algorithm
 from galax.config import load as load_config
+from galax.losses import LossSettings
+from galax.returns import ReturnSettings
 from trajectories import random_trajectory
 
 
@@ -47,6 +49,7 @@ def test_different_seeds_differ():
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   from galax.algorithms.a2c import a2c_grads
   config = load_config("cartpole_a2c", loss__sum_over_time=True)
+  settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
@@ -54,8 +57,8 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   params = {"pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
             "v": np.array([[0.2], [-0.4], [1.5]], np.float32)}
   traj = random_trajectory(jax.random.PRNGKey(3))
-  whole, whole_terms = a2c_grads(apply_fn, config, params, traj)
-  chunked, chunked_terms = a2c_grads(apply_fn, config, params, traj, chunks)
+  whole, whole_terms = a2c_grads(apply_fn, *settings, params, traj)
+  chunked, chunked_terms = a2c_grads(apply_fn, *settings, params, traj, chunks)
   for a, b in zip(jax.tree.leaves((whole, whole_terms)), jax.tree.leaves((chunked, chunked_terms))):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(whole["pi"]).sum() > 0

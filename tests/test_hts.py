@@ -13,6 +13,8 @@ from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.ordering import after
 from algorithm_runs import small_mlp_config
 from galax.config import set_fields, validate
+from galax.losses import LossSettings
+from galax.returns import ReturnSettings
 from galax.rollout import Trajectory
 
 
@@ -104,6 +106,7 @@ def test_updates_follow_eq6(a2c_sgd_run):
   algo, states, _ = a2c_sgd_run
   config, apply_fn = algo.config, algo.network.apply
   lr = config.optimizer.learning_rate
+  settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
   squeeze = lambda tree: jax.tree.map(lambda x: x[0], tree)
   for k in range(1, len(states) - 1):
     storage = time_major_storage(states[k])  # D_{k-1}, filled by theta_{k-1}
@@ -111,13 +114,13 @@ def test_updates_follow_eq6(a2c_sgd_run):
     # The storage really was collected by theta_{k-1}:
     logits, _ = apply_fn(theta_prev, storage.obs)
     np.testing.assert_allclose(storage.behaviour_logits, logits, rtol=1e-5, atol=1e-6)
-    grads, _ = a2c_grads(apply_fn, config, theta_prev, jax.tree.map(jnp.asarray, storage))
+    grads, _ = a2c_grads(apply_fn, *settings, theta_prev, jax.tree.map(jnp.asarray, storage))
     step = jax.tree.map(lambda new, old: new - old, squeeze(states[k + 1].params), theta_k)
     expected = jax.tree.map(lambda g: -lr * g, grads)
     jax.tree.map(lambda s, e: np.testing.assert_allclose(s, e, rtol=1e-4, atol=1e-6),
                  step, expected)
     if k >= 2:  # the gradient at theta_k (no delay) would give another step
-      wrong, _ = a2c_grads(apply_fn, config, theta_k, jax.tree.map(jnp.asarray, storage))
+      wrong, _ = a2c_grads(apply_fn, *settings, theta_k, jax.tree.map(jnp.asarray, storage))
       diff = max(float(np.max(np.abs(-lr * w - s)))
                  for w, s in zip(jax.tree.leaves(wrong), jax.tree.leaves(step)))
       assert diff > 1e-5

@@ -78,9 +78,11 @@ def test_bad_impala_config_is_rejected(overrides, message):
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("chunks", [2, 4])
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunks):
-  from galax.algorithms.impala import impala_grads
+  from galax.algorithms.impala import VTraceSettings, impala_grads
+  from galax.losses import LossSettings
   from trajectories import random_trajectory
   config = load_config("cartpole_a2c", impala__reduction=reduction)
+  settings = VTraceSettings.from_config(config), LossSettings.from_config(config)
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
@@ -89,8 +91,8 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunk
             "v": np.array([[0.2], [-0.4], [1.5]], np.float32)}
   traj = random_trajectory(jax.random.PRNGKey(5), steps=6, envs=8, random_behaviour=True)
   last_obs = jax.random.normal(jax.random.PRNGKey(6), (8, 3))
-  whole = impala_grads(apply_fn, config, params, traj, last_obs)
-  chunked = impala_grads(apply_fn, config, params, traj, last_obs, chunks)
+  whole = impala_grads(apply_fn, *settings, params, traj, last_obs)
+  chunked = impala_grads(apply_fn, *settings, params, traj, last_obs, chunks)
   assert chunked[1][1].shape == (6, 8)  # log rhos of every env, in env order
   for a, b in zip(jax.tree.leaves(whole), jax.tree.leaves(chunked)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

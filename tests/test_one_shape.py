@@ -8,7 +8,7 @@ import pytest
 from galax.algorithms import common, make_algorithm
 from galax.config import base_config, set_fields, validate
 from galax.parallel import combine as combine_lib
-from galax.parallel import sharded_optimizer
+from galax.parallel import learner_optimizer
 
 
 def small_config(**overrides):
@@ -29,9 +29,9 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
   """Every algorithm applies gradients through `LearnerOptimizer.apply_gradients`: each
   learner's gradient is clipped per tensor, then combined (optimizers.py's one meaning)."""
   events = []
-  clip = sharded_optimizer.clip_each_learner
+  clip = learner_optimizer.clip_each_learner
   mean = combine_lib.AllReduce.grads
-  monkeypatch.setattr(sharded_optimizer, "clip_each_learner",
+  monkeypatch.setattr(learner_optimizer, "clip_each_learner",
                       lambda g, c: (events.append(("clip", c)), clip(g, c))[1])
   monkeypatch.setattr(combine_lib.AllReduce, "grads",
                       lambda self, g, w=None: (events.append(("combine",)), mean(self, g, w))[1])

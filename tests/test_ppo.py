@@ -13,6 +13,7 @@ from galax import losses
 from galax.algorithms.ppo import PPOLearner
 from galax.config import base_config
 from galax.parallel.combine import Independent
+from galax.parallel.learner_optimizer import ReplicatedOptimizer
 from galax.rollout import Trajectory
 from galax.train import train
 
@@ -109,8 +110,8 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   c.ppo.epochs, c.ppo.minibatches = 3, 4
   steps, envs, learners = 4, 2, 2
   apply_fn = lambda p, obs: (jnp.zeros(obs.shape[:-1] + (2,)), jnp.sum(obs * p["w"], -1))
-  learner = PPOLearner(apply_fn, c, optax.sgd(0.0), Independent(), learners,
-                       steps, envs)
+  optimizer = ReplicatedOptimizer(optax.sgd(0.0), Independent())
+  learner = PPOLearner.from_config(apply_fn, c, optimizer, Independent(), learners, steps, envs)
   n = learners * envs
   ids = jnp.arange(steps * n, dtype=jnp.float32).reshape(steps, n)
   zeros = jnp.zeros((steps, n))
@@ -148,7 +149,8 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
 
   def learner(env):
-    return PPOLearner(apply_fn, c, optax.sgd(0.1), Independent(), 1, 8, 4, env)
+    optimizer = ReplicatedOptimizer(optax.sgd(0.1), Independent())
+    return PPOLearner.from_config(apply_fn, c, optimizer, Independent(), 1, 8, 4, env)
 
   whole, chunked = learner(None), learner(image_env)
   assert (whole.chunks, chunked.chunks) == (1, 4)

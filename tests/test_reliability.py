@@ -217,6 +217,22 @@ def test_resume_with_no_restorable_checkpoint_names_the_directory(tmp_path, two_
     train(config, workdir=str(tmp_path), resume=True, log=quiet)
 
 
+def test_a_checkpoint_of_another_layout_is_named_and_left_in_place(tmp_path, two_checkpoints):
+  """A whole checkpoint that an older galax wrote (layout 1: no `checkpoint_format` in its
+  metadata) is not damage: resume stops with one line naming it and moves nothing."""
+  config, ckpt_dir = two_checkpoints
+  for step in ("800", "1600"):
+    meta_file = ckpt_dir / step / "meta" / "metadata"
+    meta = json.loads(meta_file.read_text())
+    assert meta.pop("checkpoint_format") == ckpt_lib.FORMAT
+    meta_file.write_text(json.dumps(meta))
+  with pytest.raises(ckpt_lib.FormatError) as error:
+    train(config, workdir=str(tmp_path), resume=True, log=quiet)
+  message = str(error.value)
+  assert "\n" not in message and str(ckpt_dir / "1600") in message and "layout 1" in message
+  assert (ckpt_dir / "1600").exists() and (ckpt_dir / "800").exists()
+
+
 def test_a_save_killed_before_its_rename_is_ignored(tmp_path, two_checkpoints):
   """Orbax's tmp directory (what a kill mid-save leaves) is never taken for a checkpoint."""
   config, ckpt_dir = two_checkpoints

@@ -13,7 +13,7 @@ from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.parallel.combine import AllReduce
 from galax.parallel.learners import AXIS, to_host
-from galax.parallel.sharded_optimizer import FlatLayout, ReplicatedOptimizer, ShardedOptimizer
+from galax.parallel.learner_optimizer import FlatLayout, ReplicatedOptimizer, ShardedOptimizer
 
 # Odd sizes so that the flat vector (P = 3*5 + 7 + 2*2*3 + 1 = 35) needs padding.
 SHAPES = dict(conv=(3, 5), bias=(7,), dense=(2, 2, 3), scalar=())

@@ -13,7 +13,7 @@ from galax.config import load as load_config
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
 from galax.parallel.learners import AXIS
-from galax.parallel.sharded_optimizer import ReplicatedOptimizer, ShardedOptimizer
+from galax.parallel.learner_optimizer import ReplicatedOptimizer, ShardedOptimizer
 
 
 def test_kept_mask_and_weights_hand_computed():

@@ -8,7 +8,7 @@ One update of one learner:
   5. combine (`galax.parallel.combine`): all-reduce averages gradients here (the first m
      to arrive, when dropping stragglers),
   6. the optimizer step (its state replicated per learner, or sharded across learners:
-     `galax.parallel.sharded_optimizer`, which then does the all-reduce of step 5 itself),
+     `galax.parallel.learner_optimizer`, which then does the all-reduce of step 5 itself),
   7. combine again: GALA's gossip mixes parameters here (and measures consensus).
 
 The same learner serves a single PAAC learner (n = 1), all-reduce A2C and GALA-A2C; they
@@ -21,7 +21,6 @@ from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
-import optax
 from ml_collections import ConfigDict
 
 from galax import losses
@@ -30,23 +29,23 @@ from galax import algorithm_spec as spec
 from galax.parallel import diagnostics
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimizer,
-                                              make_learner_optimizer)
+from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
-from galax.returns import compute_targets
+from galax.returns import ReturnSettings, compute_targets
 from galax.rollout import Trajectory, episode_log, rollout
 from galax.types import Params
 
 
-def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: Trajectory,
-              chunks: int = 1) -> tuple[Params, losses.LossTerms]:
+def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSettings,
+              params: Params, traj: Trajectory, chunks: int = 1
+              ) -> tuple[Params, losses.LossTerms]:
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
   With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
   mean of the chunks' gradients (`common.mean_over_chunks`): the loss is a mean over
   [T, b] (fixed normaliser), so this is the same gradient up to float rounding.
   """
-  targets = compute_targets(traj, config.gamma, config.returns, config.gae_lambda)
+  targets = compute_targets(traj, returns)
   mask = traj.valid.astype(jnp.float32)
 
   def chunk_grads(chunk):
@@ -55,8 +54,7 @@ def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: Traj
     def loss_fn(p):
       logits, values = apply_fn(p, obs)
       terms = losses.a2c_loss(logits, values, actions, chunk_targets, chunk_mask,
-                              config.loss.entropy_coef, config.loss.value_coef,
-                              config.loss.sum_over_time)
+                              loss.entropy_coef, loss.value_coef, loss.sum_over_time)
       return terms.total, terms
 
     return jax.grad(loss_fn, has_aux=True)(params)
@@ -64,45 +62,36 @@ def a2c_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: Traj
   return common.mean_over_chunks(chunk_grads, (traj.obs, traj.actions, targets, mask), chunks)
 
 
-def make_a2c_update(setup: common.Setup,
-                    optimizer: LearnerOptimizer | optax.GradientTransformation,
-                    combiner: Combiner, stragglers: StragglerModel | None = None
-                    ) -> common.BlockUpdate:
-  """The block update (see module docstring) for `compile_step`.
-
-  `optimizer` is a learner optimizer of `galax.parallel.sharded_optimizer` (or a plain
-  optax transformation, applied per learner after `combiner.grads`).
-  """
-  if isinstance(optimizer, optax.GradientTransformation):
-    optimizer = ReplicatedOptimizer(optimizer, combiner)
+def make_a2c_update(setup: common.Setup, optimizer: LearnerOptimizer, combiner: Combiner,
+                    stragglers: StragglerModel | None = None) -> common.BlockUpdate:
+  """The block update (see module docstring) for `compile_step`; `optimizer` applies the
+  gradients (`galax.parallel.learner_optimizer`)."""
   config = setup.config
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
   how = config.learner_map  # resolved: vmap | unroll | loop
   policy = common.block_policy(apply_fn, learners, how)
   chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
+  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
+  t_max, grad_similarity = int(config.t_max), bool(config.grad_similarity)
 
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
-                                    state.action_keys, config.t_max, lx.env_shard_index())
+                                    state.action_keys, t_max, lx.env_shard_index())
     per_learner = lx.split_learners(traj, learners)
-    grads, terms = lx.map_learners(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks),
-                                   state.params, per_learner, how=how)
-    own_grads = grads
+    grads, terms = lx.map_learners(
+        lambda p, t: a2c_grads(apply_fn, returns, loss, p, t, chunks), state.params,
+        per_learner, how=how)
     metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
     weights = None  # straggler dropping: the all-reduce mean's weights [L]
     if stragglers is not None:
       weights, metrics["stragglers"] = stragglers.weights(learners, state.update_count[0])
     params, opt_state, metrics["grad_norm"] = optimizer.apply_gradients(
         grads, state.opt_state, state.params, weights)
-    params, extra, metrics = common.combine_params(combiner, state.params, params,
-                                                   state.extra, metrics)
-    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
-                              action_keys=keys, update_count=state.update_count + 1,
-                              extra=extra)
-    if config.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
-      metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(own_grads)
-    return new_state, metrics
+    if grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
+      metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(grads)
+    return common.finish_update(state, combiner, params=params, opt_state=opt_state,
+                                env_state=env_state, action_keys=keys, metrics=metrics)
 
   return update
 
@@ -114,7 +103,7 @@ def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
-  return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner.init)
+  return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner)
 
 
 SPECS = (spec.AlgorithmSpec(

@@ -48,11 +48,13 @@ import jax.numpy as jnp
 import optax
 from ml_collections import ConfigDict
 
+from galax import losses
 from galax.algorithms import common
 from galax import algorithm_spec as spec
 from galax.algorithms.a2c import a2c_grads
 from galax.optimizers import make_optimizer
 from galax.parallel import learners as lx
+from galax.returns import ReturnSettings
 from galax.rollout import episode_log, rollout
 from galax.types import ParamsBlock
 
@@ -83,15 +85,18 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
   config = setup.config
   learners = setup.layout.learners_per_device
   n = setup.layout.num_learners
-  slots = config.a3c.max_staleness + 1
   apply_fn = setup.network.apply
   policy = common.block_policy(apply_fn, learners)
   chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
+  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
+  t_max, a3c = int(config.t_max), config.a3c
+  max_staleness, staleness_kind = int(a3c.max_staleness), str(a3c.staleness)
+  shuffle_order, slots = bool(a3c.shuffle_order), int(a3c.max_staleness) + 1
 
   def update(state: common.LearnerState):
     key, staleness_key, order_key = jax.random.split(state.extra.key[0], 3)
-    staleness = draw_staleness(staleness_key, n, config.a3c.max_staleness, config.a3c.staleness)
-    order = (jax.random.permutation(order_key, n) if config.a3c.shuffle_order
+    staleness = draw_staleness(staleness_key, n, max_staleness, staleness_kind)
+    order = (jax.random.permutation(order_key, n) if shuffle_order
              else jnp.arange(n))
     position = jnp.argsort(order)  # position[j] = i where order[i] = j
     start = state.update_count[0] * n  # applications before this round
@@ -102,8 +107,8 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     read_slots = (start - staleness[mine]) % slots
     read = jax.tree.map(lambda h: h[read_slots], history)  # [L, ...]
     env_state, keys, traj = rollout(policy, read, setup.env, state.env_state,
-                                    state.action_keys, config.t_max, lx.env_shard_index())
-    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, config, p, t, chunks))(
+                                    state.action_keys, t_max, lx.env_shard_index())
+    grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, returns, loss, p, t, chunks))(
         read, lx.split_learners(traj, learners))
 
     # 3. Apply all n gradients in turn to the shared parameters (the same on every device).
@@ -121,14 +126,14 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     shared = jax.tree.map(lambda x: x[0], (state.params, state.opt_state))
     (params, opt_state, history), _ = jax.lax.scan(apply, (*shared, history), jnp.arange(n))
     copies = lambda x: jnp.broadcast_to(x, (learners, *x.shape))
-    new_state = state.replace(
-        params=jax.tree.map(copies, params), opt_state=jax.tree.map(copies, opt_state),
-        env_state=env_state, action_keys=keys, update_count=state.update_count + 1,
-        extra=A3CExtra(history=jax.tree.map(lambda h: h[None], history), key=key[None]))
     metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
                    staleness=(staleness + position)[mine],
                    episodes=episode_log(traj)._asdict())
-    return new_state, metrics
+    return common.finish_update(
+        state, None, params=jax.tree.map(copies, params),
+        opt_state=jax.tree.map(copies, opt_state), env_state=env_state, action_keys=keys,
+        metrics=metrics,
+        extra=A3CExtra(history=jax.tree.map(lambda h: h[None], history), key=key[None]))
 
   return update
 
@@ -155,7 +160,7 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
   return common.assemble(setup, make_a3c_update(setup, optimizer), optimizer,
                          lambda update: schedule(update * n),  # rounds -> applications
-                         config.t_max, init_extra)
+                         config.t_max, init_extra=init_extra)
 
 
 def _validate(config: ConfigDict) -> None:

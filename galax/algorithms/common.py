@@ -21,13 +21,13 @@ from ml_collections import ConfigDict
 from galax import algorithm_spec as spec
 from galax.algorithm_spec import spec_for
 from galax import divergence, networks
-from galax.envs import Env, make_env
+from galax.envs import Env, EnvState, make_env
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
 from galax.learner_state import BlockUpdate, Envs, LearnerState, Setup  # noqa: F401
-from galax.parallel.sharded_optimizer import LearnerOptimizer
+from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.rollout import init_action_keys
-from galax.types import Metrics, ParamsBlock, PyTree
+from galax.types import Metrics, OptState, ParamsBlock, PyTree
 
 
 # The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
@@ -159,12 +159,11 @@ def learner_map_kind(config: ConfigDict, env: Env, learners_per_device: int) -> 
   Only A2C-family learners (algorithm 'a2c') read it; the others vmap. 'auto' is 'vmap'
   except for their image networks on CPU with several learners per device:
   - more than `MAX_UNROLLED_LEARNERS`: 'loop' (`lax.map`, one learner's program; with
-    `network.conv_impl="auto"` its convolutions become patches). ba3c_breakout's 64
-    learners unrolled compiled for over 400 s past 20 GB, vmapped needed over 24 GB;
-    looped with patches they compile in seconds in about 3 GB.
+    `network.conv_impl="auto"` its convolutions become patches): unrolled or vmapped,
+    compile time and memory grow with the learners.
   - XLA convolutions: 'unroll'. Vmapped per-learner convolution weights become one
-    grouped convolution, which XLA:CPU runs about 1.7x slower than the learners'
-    convolutions one by one (measured, jax 0.10).
+    grouped convolution, which XLA:CPU runs slower than the learners' convolutions one by
+    one.
   - patch convolutions: 'vmap' (batched matmuls run well).
   """
   kind = config.learner_map  # checked by `galax.config.validate`
@@ -204,10 +203,8 @@ def grad_chunks(config: ConfigDict, env: Env, batch: int, steps: int,
 
   0 (auto) picks, on CPU for image observations, the most chunks of >= 80 samples
   (16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that divide `batch`: XLA:CPU's
-  convolution gradients cost about 2.3x more per sample on 320 samples (64 envs x t_max 5)
-  than on 80 (Pong, archnips, jax 0.10: benchmarks/throughput.py), so a sum of small
-  gradients is faster there (A2C with 64 envs: 934 -> 1666 steps/s; 128 envs: 647 ->
-  1661). Elsewhere 1: one batched gradient.
+  convolution gradients cost more per sample on large batches, so a sum of small gradients
+  is faster there (figures: docs/benchmarks.md, "The figures behind galax's automatic CPU choices"). Elsewhere 1: one batched gradient.
   """
   chunks = int(config.grad_chunks)
   if chunks == 0:
@@ -260,77 +257,103 @@ def initial_params(setup: Setup) -> ParamsBlock:
   return lx.replicate_for_learners(params, count)
 
 
-def initial_state(setup: Setup, optimizer: Optimizer,
-                  extra_fn: Callable[[ParamsBlock], PyTree] | None = None) -> LearnerState:
+ExtraInit = Callable[[ParamsBlock], PyTree]  # this process's initial params -> a state part
+
+
+def initial_state(setup: Setup, optimizer: Optimizer, init_combiner: ExtraInit | None = None,
+                  init_extra: ExtraInit | None = None) -> LearnerState:
   """Fresh global state: identical params, own optimizer state, reset envs, per-env keys."""
-  return lx.global_from_local(setup.mesh, local_initial_state(setup, optimizer, extra_fn))
+  return lx.global_from_local(
+      setup.mesh, local_initial_state(setup, optimizer, init_combiner, init_extra))
 
 
 def abstract_initial_state(setup: Setup, optimizer: Optimizer,
-                           extra_fn: Callable[[ParamsBlock], PyTree] | None = None
-                           ) -> LearnerState:
+                           init_combiner: ExtraInit | None = None,
+                           init_extra: ExtraInit | None = None) -> LearnerState:
   """`initial_state`'s shapes, dtypes and shardings (`jax.ShapeDtypeStruct`s), traced,
   not computed: nothing is allocated, on the host or the target (`galax.aot`). One
   process: its state is the global state."""
-  local = jax.eval_shape(lambda: local_initial_state(setup, optimizer, extra_fn))
+  local = jax.eval_shape(
+      lambda: local_initial_state(setup, optimizer, init_combiner, init_extra))
   sharding = lx.learner_sharding(setup.mesh)
   return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),
                       local)
 
 
 def local_initial_state(setup: Setup, optimizer: Optimizer,
-                        extra_fn: Callable[[ParamsBlock], PyTree] | None = None
-                        ) -> LearnerState:
-  """This process's part of the fresh state (traceable: `abstract_initial_state`)."""
+                        init_combiner: ExtraInit | None = None,
+                        init_extra: ExtraInit | None = None) -> LearnerState:
+  """This process's part of the fresh state (traceable: `abstract_initial_state`).
+  `init_combiner` (`Combiner.init`) and `init_extra` (the algorithm's own state) map the
+  initial parameters to `LearnerState.combiner` and `.extra`."""
   layout = setup.layout
   params = initial_params(setup)
-  opt_state = jax.vmap(optimizer.init)(params)
   local_envs = layout.local_learners * layout.envs_per_learner
-  first_env = jax.process_index() * local_envs
-  state = LearnerState(
+  return LearnerState(
       params=params,
-      opt_state=opt_state,
+      opt_state=jax.vmap(optimizer.init)(params),
       env_state=setup.env.reset(),
-      action_keys=init_action_keys(setup.config.seed + 1, first_env, local_envs),
+      action_keys=init_action_keys(setup.config.seed + 1, jax.process_index() * local_envs,
+                                   local_envs),
       update_count=jnp.zeros((layout.local_learners,), jnp.int32),
-      extra=extra_fn(params) if extra_fn else (),
+      combiner=init_combiner(params) if init_combiner else (),
+      extra=init_extra(params) if init_extra else (),
   )
-  return state
 
 
 def assemble(setup: Setup, update: BlockUpdate, optimizer: Optimizer,
              learning_rate: optax.Schedule, steps_per_env: int,
-             init_extra: Callable[[ParamsBlock], PyTree] | None = None) -> Algorithm:
+             combiner: Combiner | None = None, init_extra: ExtraInit | None = None
+             ) -> Algorithm:
   """The `Algorithm` of a block update: fresh state from `initial_state`, the update
   compiled by `compile_step`. `steps_per_env` env steps per env and update (t_max, alpha);
-  `optimizer` is a `LearnerOptimizer` (or anything with a per-learner `init`)."""
+  `optimizer` is a `LearnerOptimizer` (or anything with a per-learner `init`); the state
+  holds `combiner`'s state (none without one) and `init_extra`'s."""
+  init_combiner = combiner.init if combiner is not None else None
   return Algorithm(
       config=setup.config, layout=setup.layout, mesh=setup.mesh, env=setup.env,
       network=setup.network,
-      init=lambda: initial_state(setup, optimizer, init_extra),
-      abstract_init=lambda: abstract_initial_state(setup, optimizer, init_extra),
+      init=lambda: initial_state(setup, optimizer, init_combiner, init_extra),
+      abstract_init=lambda: abstract_initial_state(setup, optimizer, init_combiner,
+                                                   init_extra),
       step=compile_step(setup, update),
       env_steps_per_update=setup.envs_per_update * steps_per_env,
       learning_rate=learning_rate, total_updates=setup.total_updates)
 
 
-def combine_params(combiner: Combiner, old_params: ParamsBlock, new_params: ParamsBlock,
-                   state: PyTree, metrics: Metrics) -> tuple[ParamsBlock, PyTree, Metrics]:
-  """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip), its
-  metrics (GALA's consensus, with `gossip.metrics`) added under the combiner's name."""
-  params, state, combine_metrics = combiner.after_step(old_params, new_params, state)
-  if combine_metrics:
-    metrics = dict(metrics, **{combiner.name: combine_metrics})
-  return params, state, metrics
+_KEEP = object()  # `finish_update`: the algorithm's own state unchanged
+
+
+def finish_update(state: LearnerState, combiner: Combiner | None, *, params: ParamsBlock,
+                  opt_state: OptState, env_state: EnvState, action_keys: jax.Array,
+                  metrics: Metrics, extra: PyTree = _KEEP
+                  ) -> tuple[LearnerState, Metrics]:
+  """The tail of every algorithm's update, in one place: the combiner's step after the
+  optimizer (`Combiner.after_step`: GALA's gossip, from `state.params`, the parameters
+  before the step, to `params`, those after it), its metrics merged under the combiner's
+  name, the new state with the update counted. `extra`: the algorithm's new own state
+  (unchanged if left out). Without a combiner (A3C) `params` are kept as they are."""
+  combiner_state = state.combiner
+  if combiner is not None:
+    params, combiner_state, combine_metrics = combiner.after_step(state.params, params,
+                                                                  state.combiner)
+    if combine_metrics:
+      metrics = dict(metrics, **{combiner.name: combine_metrics})
+  new_state = state.replace(
+      params=params, opt_state=opt_state, env_state=env_state, action_keys=action_keys,
+      update_count=state.update_count + 1, combiner=combiner_state,
+      extra=state.extra if extra is _KEEP else extra)
+  return new_state, metrics
 
 
 def update_loop_kind(config: ConfigDict, env: Env) -> str:
   """'scan' fuses the updates of a call into one XLA while loop; 'host' loops in Python.
 
   'auto' picks 'host' for XLA convolutions on CPU (`xla_convs_on_cpu`): XLA:CPU computes
-  convolution weight-gradients 4-8x slower inside a while loop than outside one (measured
-  with jax 0.10), which costs more than one dispatch per update. Patch convolutions
-  (`network.conv_impl="patches"`) are matmuls, as fast in a loop: 'scan'.
+  convolution weight-gradients several times slower inside a while loop than outside one,
+  which costs more than one dispatch per update. Patch convolutions
+  (`network.conv_impl="patches"`) are matmuls, as fast in a loop: 'scan'. Figures:
+  docs/benchmarks.md, "The figures behind galax's automatic CPU choices".
   """
   kind = config.update_loop
   if kind == "auto":

@@ -38,79 +38,30 @@ theta_k and then learns from it at theta_k, sequentially. HTS-A2C with alpha = t
 is plain A2C (same updates to float rounding: the gradient is summed per time step), and
 HTS-PPO is plain PPO.
 
-Real concurrency: envpool send / recv inside the jitted segment
----------------------------------------------------------------
-Each env step of a segment is: forward pass, sampling, `send` (the C++ env threads start
-stepping and the call returns at once), a slice of the learner's work, `recv`. The env
-threads step while the device computes the learner slice. The learner's work is a fixed
-sequence of *units*: HTS-A2C's units are the gradients of the loss of one time step of
-D_{k-1} (b envs) at theta_{k-1}, accumulated in time order, then one optimizer step;
-HTS-PPO's units are its epochs x minibatches minibatch updates. `config.hts.microbatches`
-(m) cuts the units into m equal pieces, hosted by every (alpha / m)-th env step.
+Concurrency inside the jitted segment
+------------------------------------
+Each env step of a segment is: forward pass, sampling, `send` (envpool's C++ threads start
+stepping and the call returns), a slice of the learner's work, `recv`; the env threads
+step while the device computes the slice. The learner's work is a fixed sequence of
+*units* (galax/algorithms/hts_learners.py): HTS-A2C's are the gradients of one time step
+of D_{k-1} at theta_{k-1}, then one optimizer step; HTS-PPO's are its minibatch updates.
+`config.hts.microbatches` (m) cuts the units into m equal pieces, hosted by every
+(alpha / m)-th env step; `ordering.after` (a bitwise no-op data dependency) keeps each
+piece between its `send` and `recv`. On gymnax the envs step inside the program: one
+piece. `config.hts.num_actors` groups (`galax.envs.actor_groups.ActorGroups`) each own a
+share of the envs and a forward pass, so one group's envs step while the next group's
+forward pass runs. The segment unrolls its pieces in Python; only the plain env steps
+between them are a `lax.scan` (XLA:CPU is slow on convolution gradients in loops).
 
-The order is send -> learner units -> recv: the hosted units' indices depend on the
-handles returned by `send`, and the handles passed to `recv` depend on the units'
-results (`galax.algorithms.ordering.after`, a bitwise no-op data dependency).
-
-Why in-jit rather than an actor thread and a learner thread: on a GPU both jitted programs
-would share one compute stream and a blocking `recv` in the actor program would stall the
-learner's kernels; in one program the learner's kernels are enqueued before `recv` blocks
-the host thread, so they run while the envs step, without any host synchronization, and
-the lag stays exactly one by construction (it is a data dependency, not a protocol between
-threads). On CPU the learner units compete with the env threads for the same cores, so
-overlap only pays when cores are left idle (few env threads, or slow envs blocked on
-something else). benchmarks/hts.py measures it against the same program with the delay
-off (learning after the rollout). On a shared 2-core CPU, 16 envs, 1 env thread, 1 actor
-group: HTS-A2C on Pong 721 vs 567 steps/s (1.27x; sync A2C 651), HTS-PPO on GFootball
-3 vs 1 153 vs 123 steps/s (1.25x; sync PPO 131). With envpool's default threads (both
-cores busy stepping envs) there is nothing to gain on 2 cores: 595 vs 619 (Pong).
-
-XLA:CPU computes convolution weight-gradients about 12-14x slower inside any nested
-computation (while-loop bodies, conditional branches; measured for the archnature net on
-72x96x4 GFootball frames, batch 16: 13 ms straight-line, 190 ms in a scan, 250 ms in a
-cond): it then skips the rewrite that hands them to its fast convolution library. The
-segment therefore unrolls its m pieces in Python; only the plain env steps between them
-(forward passes, no gradients) are a `lax.scan`, and units inside a piece are unrolled too
-where `update_loop` resolves to "host" (image networks on CPU).
-
-Asynchronous actors: `config.hts.num_actors` groups
----------------------------------------------------
-Each of the A actor groups (`galax.envs.actor_groups.ActorGroups`) owns an envpool pool
-over its share of the envs (b / A envs of every learner, seeded with their global env ids)
-and its own forward pass; a group's
-actions go to its envs as soon as its forward pass is done (group a + 1's forward pass is
-tied to group a's send), so its envs step while the next group's forward pass runs.
-
-Determinism
------------
-Every random draw comes from a key passed in: action sampling from per-env keys (the
-paper's "randomness deferred to the executors"), PPO shuffling from per-learner keys
-folded with the update count. envpool in sync mode steps each env from its own seed, so
-the number of env worker threads (`config.env.num_threads`) cannot change results (the
-compiled program is the same).
-
-The micro-batch schedule and the actor groups do change the compiled program, and XLA
-fuses a computation differently depending on its neighbours. The learner's `begin` /
-units / `finish` and every forward pass are therefore each wrapped in
-`galax.algorithms.ordering.isolated` (compiled as its own computation), so results are
-bitwise identical for any number of micro-batches and any `update_loop`. With A actor
-groups the forward pass sees b / A rows instead of b: results stay bitwise identical when
-the backend computes each row of a dense layer independently of the batch size, which
-XLA:CPU does for our networks at >= 8 rows per group (its matrix-vector path for the
-1-wide value head differs below that). tests/test_hts.py checks threads, micro-batches and actors (16 envs, A = 2).
-
-Exception: isolation puts the units in nested computations, which XLA:CPU runs ~12x
-slower for convolution gradients (above). Image networks on CPU therefore run the units
-and forward passes inline, fast, and there the micro-batch count, the actor groups and
-`update_loop` may change results in the last bit; everywhere else (GPU/TPU, and vector
-observations on CPU) they cannot.
-
-envpool's asynchronous mode (recv returns whichever envs are ready) would let envs run
-alpha steps without waiting for each other, the paper's batch synchronization. It is not
-used: recv waits for a fixed batch size, so at the end of a segment the last envs either
-deadlock or must start the next segment with old parameters, which breaks the fixed lag
-(that is the authors' alpha + 1 bug). Here envs synchronize every step (inside an actor
-group), and the learner's work hides behind env stepping instead.
+Determinism: every random draw comes from a passed key (per-env action keys, per-learner
+PPO shuffling keys folded with the update count), and envpool's sync mode steps each env
+from its own seed, so env threads cannot change results. The learner's `begin` / units /
+`finish` and the forward passes are compiled in isolation (`ordering.isolated`), so any
+micro-batch schedule and `update_loop` give the same bits, and A actor groups too when
+each has >= 8 rows. Image networks on CPU run them inline instead (fast; the last bit may
+then change with the schedule). Why one program rather than actor and learner threads,
+why envpool's async mode is not used, and the measured overlap: docs/architecture.md
+("HTS-RL") and docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -125,7 +76,7 @@ import numpy as np
 import optax
 from ml_collections import ConfigDict
 
-from galax import algorithm_spec as spec
+from galax import algorithm_spec as spec, losses
 from galax.algorithms import common
 from galax.algorithms.hts_learners import A2CStepLearner, PPOSegmentLearner, SegmentLearner
 from galax.algorithms.ordering import after, call_for
@@ -135,9 +86,10 @@ from galax.envs import EnvSpec, backend_for
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.returns import ReturnSettings
 from galax.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
-from galax.types import ParamsBlock, PyTree
+from galax.types import ParamsBlock
 
 # --- state ----------------------------------------------------------------------------
 
@@ -152,7 +104,6 @@ class HTSExtra:
   params_version / behaviour_version / storage_version: [L] int32 version counters of
     theta_k, theta_{k-1} and of the parameters that filled the storage (-1: none yet).
   key: [L, 2] per-learner base keys (PPO minibatch shuffling).
-  combiner: the combiner's state.
   """
 
   storage: Trajectory
@@ -161,7 +112,6 @@ class HTSExtra:
   behaviour_version: jax.Array
   storage_version: jax.Array
   key: jax.Array
-  combiner: PyTree = ()
 
 
 def _env_major(traj: Trajectory) -> Trajectory:
@@ -196,8 +146,7 @@ def resolve_microbatches(config: ConfigDict, num_units: int, alpha: int) -> int:
   """config.hts.microbatches (`validate` checks that it divides both), or (0) the largest
   divisor of both alpha and the units <= 16 -- except for envs that step inside the
   program (gymnax: `EnvBackend.in_program`), where 0 means 1: pieces have no host
-  stepping to overlap and only add work (Breakout-MinAtar on CPU: 180 steps/s split, 3815
-  in one piece)."""
+  stepping to overlap and only add work (docs/benchmarks.md has the figures)."""
   m = int(config.hts.microbatches)
   if m == 0:
     if backend_for(config.env.id).in_program:
@@ -212,13 +161,13 @@ class Segment:
 
   def __init__(self, setup: common.Setup, learner: SegmentLearner, alpha: int,
                microbatches: int):
-    self.config, self.learner = setup.config, learner
+    self.learner = learner
     self.groups: ActorGroups = setup.env
     self.policy = common.block_policy(setup.network.apply, setup.layout.learners_per_device)
     self.alpha, self.microbatches = alpha, microbatches
-    self.delayed = bool(self.config.hts.delayed)
+    self.delayed = bool(setup.config.hts.delayed)
     self.unroll = unroll_units(setup)
-    self.call = call_for(self.groups.spec, self.config.platform)
+    self.call = call_for(self.groups.spec, setup.config.platform)
     self.units_per_piece = learner.num_units // microbatches
 
   def forward(self, params: ParamsBlock, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -336,20 +285,16 @@ class Segment:
       keep = lambda new, old: jax.tree.map(
           lambda n, o: jnp.where(learned.reshape((-1,) + (1,) * (n.ndim - 1)), n, o), new, old)
       params, opt_state = keep(params, state.params), keep(opt_state, state.opt_state)
-    params, combiner_state, metrics = common.combine_params(
-        self.learner.combiner, state.params, params, x.combiner, metrics)
     version = x.params_version
     new_extra = x.replace(
         storage=_env_major(traj), behaviour_params=self.learner.keep_behaviour(state.params),
-        params_version=version + 1, behaviour_version=version, storage_version=version,
-        combiner=combiner_state)
-    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_states,
-                              action_keys=action_keys, update_count=state.update_count + 1,
-                              extra=new_extra)
+        params_version=version + 1, behaviour_version=version, storage_version=version)
     metrics = dict(metrics, episodes=episode_log(traj)._asdict(),
                    hts=dict(versions, applied_to_version=version, new_version=version + 1,
                             learned=learned))
-    return new_state, metrics
+    return common.finish_update(state, self.learner.combiner, params=params,
+                                opt_state=opt_state, env_state=env_states,
+                                action_keys=action_keys, metrics=metrics, extra=new_extra)
 
 
 def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: Combiner
@@ -362,11 +307,13 @@ def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: 
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
                                                steps_per_update=steps)
   if config.algorithm == "hts_a2c":
-    learner = A2CStepLearner(setup.network.apply, config, optimizer, combiner,
-                             layout.learners_per_device, alpha)
+    learner = A2CStepLearner(setup.network.apply, ReturnSettings.from_config(config),
+                             losses.LossSettings.from_config(config), int(config.t_max),
+                             optimizer, combiner, layout.learners_per_device, alpha)
   else:
-    ppo = PPOLearner(setup.network.apply, setup.config, optimizer, combiner,
-                     layout.learners_per_device, alpha, layout.envs_per_learner, setup.env)
+    ppo = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
+                                 layout.learners_per_device, alpha, layout.envs_per_learner,
+                                 setup.env)
     learner = PPOSegmentLearner(ppo)
   return learner, optimizer, schedule
 
@@ -417,11 +364,10 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
         behaviour_params=learner.keep_behaviour(params),
         params_version=versions(0), behaviour_version=versions(-1),
         storage_version=versions(-1),
-        key=learner_keys(config.seed, first_learner, local_learners),
-        combiner=combiner.init(params))
+        key=learner_keys(config.seed, first_learner, local_learners))
 
   return common.assemble(setup, Segment(setup, learner, alpha, microbatches), optimizer,
-                         schedule, alpha, init_extra)
+                         schedule, alpha, combiner, init_extra)
 
 
 _HTS = dict(build=make_hts, steps_per_env=segment_steps, validate=_validate,

@@ -21,15 +21,14 @@ from typing import Callable, Protocol
 
 import jax
 import jax.numpy as jnp
-from ml_collections import ConfigDict
 
 from galax import losses
 from galax.algorithms.ppo import PPOLearner
 from galax.algorithms.units import UnitLearner
 from galax.parallel.combine import Combiner
 from galax.parallel.learners import split_learners
-from galax.parallel.sharded_optimizer import LearnerOptimizer
-from galax.returns import compute_targets
+from galax.parallel.learner_optimizer import LearnerOptimizer
+from galax.returns import ReturnSettings, compute_targets
 from galax.rollout import Trajectory
 from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
 
@@ -53,7 +52,7 @@ class SegmentLearner(UnitLearner, Protocol):
     theta_k; `versions` = (version of theta_{k-1}, version of theta_k)."""
 
 
-def windowed_targets(traj: Trajectory, config: ConfigDict, t_max: int) -> jax.Array:
+def windowed_targets(traj: Trajectory, returns: ReturnSettings, t_max: int) -> jax.Array:
   """A2C targets [T, b] of a T-step trajectory cut into T / t_max rollouts of t_max steps.
 
   Each window bootstraps from the behaviour value at its end, as t_max-step A2C would.
@@ -64,8 +63,7 @@ def windowed_targets(traj: Trajectory, config: ConfigDict, t_max: int) -> jax.Ar
   values = jnp.concatenate([cut(traj.values[:-1]), traj.values[t_max::t_max][:, None]], axis=1)
   window_trajs = Trajectory(None, None, cut(traj.rewards), cut(traj.terminated),
                             cut(traj.truncated), None, None, values, None, None, None)
-  targets = jax.vmap(lambda t: compute_targets(t, config.gamma, config.returns,
-                                               config.gae_lambda))(window_trajs)
+  targets = jax.vmap(lambda t: compute_targets(t, returns))(window_trajs)
   return targets.reshape(steps, *targets.shape[2:])
 
 
@@ -77,21 +75,23 @@ class A2CStepLearner:
   unit t adds the gradient of time step t at the behaviour parameters to an accumulator.
   """
 
-  def __init__(self, apply_fn: Callable, config: ConfigDict, optimizer: LearnerOptimizer,
-               combiner: Combiner, learners: int, alpha: int):
-    self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
+  def __init__(self, apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSettings,
+               t_max: int, optimizer: LearnerOptimizer, combiner: Combiner, learners: int,
+               alpha: int):
+    """Targets bootstrap every `t_max` steps of the alpha-step storage, as A2C's would."""
+    self.apply_fn, self.returns, self.loss = apply_fn, returns, loss
+    self.t_max, self.optimizer = t_max, optimizer
     self.combiner, self.learners, self.alpha = combiner, learners, alpha
     self.num_units = alpha
     self.mutable = ("acc", "sums")  # the carry entries a unit changes
     # a2c_loss with sum_over_time multiplies by the rollout length t_max.
-    self.scale = (config.t_max if config.loss.sum_over_time else 1.0) / alpha
+    self.scale = (t_max if loss.sum_over_time else 1.0) / alpha
 
   def begin(self, behaviour_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
             traj: Trajectory, keys: jax.Array) -> dict:
     del keys
     per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
-    targets = jax.vmap(lambda t: windowed_targets(t, self.config, self.config.t_max))(
-        per_learner)
+    targets = jax.vmap(lambda t: windowed_targets(t, self.returns, self.t_max))(per_learner)
     zeros = jnp.zeros((self.learners,), jnp.float32)
     return dict(grad_params=behaviour_params, params=params, opt_state=opt_state,
                 obs=per_learner.obs, actions=per_learner.actions, targets=targets,
@@ -100,12 +100,12 @@ class A2CStepLearner:
                 sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros))
 
   def _step_grads(self, params: Params, row: dict) -> tuple[Params, losses.LossTerms]:
-    c = self.config
+    loss = self.loss
 
     def loss_fn(p):
       logits, values = self.apply_fn(p, row["obs"])
       terms = losses.a2c_loss(logits, values, row["actions"], row["targets"], row["mask"],
-                              c.loss.entropy_coef, c.loss.value_coef)
+                              loss.entropy_coef, loss.value_coef)
       return self.scale * terms.total, terms
 
     return jax.grad(loss_fn, has_aux=True)(params)

@@ -15,7 +15,7 @@ theta_u are the learner's parameters after u updates. Update u:
      log rho_t = log pi(a_t | x_t) - log mu(a_t | x_t);
   3. V-trace targets and advantages (`galax.returns.vtrace`; rho-bar, c-bar = 1);
   4. the loss (`galax.losses.off_policy_actor_critic_loss`, mean or TorchBeast's sum), its
-     gradient, and the learners' optimizer step (`galax.parallel.sharded_optimizer`;
+     gradient, and the learners' optimizer step (`galax.parallel.learner_optimizer`;
      several learners with combine=allreduce form a synchronous multi-device learner);
   5. theta_u replaces theta_{u-K} in the queue.
 
@@ -26,7 +26,7 @@ With K = 0 the data are on-policy, V-trace gives the n-step returns and IMPALA (
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import flax.struct
 import jax
@@ -38,20 +38,34 @@ from galax.algorithms import common
 from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.sharded_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.rollout import Trajectory, episode_log, rollout
-from galax.types import Params, ParamsBlock, PyTree
+from galax.types import Params, ParamsBlock
 
 
 @flax.struct.dataclass
 class ImpalaExtra:
   queue: ParamsBlock  # [n, K, ...]: theta_v sits in slot v mod K (K = policy_lag; empty if K = 0)
-  combiner: PyTree = ()  # the combiner's own state
 
 
-def impala_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: Trajectory,
-                 last_obs: jax.Array,
-                 chunks: int = 1) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
+class VTraceSettings(NamedTuple):
+  """V-trace's targets and the loss's reduction: discount, rho-bar, c-bar, "mean"/"sum"."""
+
+  gamma: float
+  rho_bar: float
+  c_bar: float
+  reduction: str
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> VTraceSettings:
+    impala = config.impala
+    return cls(float(config.gamma), float(impala.rho_bar), float(impala.c_bar),
+               str(impala.reduction))
+
+
+def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSettings,
+                 params: Params, traj: Trajectory, last_obs: jax.Array, chunks: int = 1
+                 ) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
   """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
 
   `last_obs` [b, ...] is x_T, whose value bootstraps the last step. Also returns the
@@ -64,16 +78,16 @@ def impala_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: T
   rounding, computed as k smaller programs (see `common.grad_chunks`).
   """
   if chunks > 1:
-    parts = [impala_grads(apply_fn, config, params, t, o)
+    parts = [impala_grads(apply_fn, vtrace, loss, params, t, o)
              for t, o in zip(common.env_chunks(traj, chunks),
                              common.env_chunks(last_obs, chunks, axis=0))]
-    scale = 1.0 / chunks if config.impala.reduction == "mean" else 1.0
+    scale = 1.0 / chunks if vtrace.reduction == "mean" else 1.0
     grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
                                 *[(g, terms) for g, (terms, _) in parts])
     log_rhos = jnp.concatenate([log_rhos for _, (_, log_rhos) in parts], axis=1)
     return grads, (terms, log_rhos)
   obs = jnp.concatenate([traj.obs, last_obs[None]], axis=0)  # x_0 .. x_T
-  discounts = config.gamma * (1.0 - traj.terminated.astype(jnp.float32))
+  discounts = vtrace.gamma * (1.0 - traj.terminated.astype(jnp.float32))
   mask = traj.valid.astype(jnp.float32)
   behaviour_log_probs = losses.action_log_prob(traj.behaviour_logits, traj.actions)
 
@@ -82,10 +96,10 @@ def impala_grads(apply_fn: Callable, config: ConfigDict, params: Params, traj: T
     logits = logits[:-1]
     log_rhos = losses.action_log_prob(logits, traj.actions) - behaviour_log_probs
     targets = returns_lib.vtrace(traj.rewards, discounts, values, traj.truncated, log_rhos,
-                                 config.impala.rho_bar, config.impala.c_bar)
+                                 vtrace.rho_bar, vtrace.c_bar)
     terms = losses.off_policy_actor_critic_loss(
         logits, values[:-1], traj.actions, targets.pg_advantages, targets.vs, mask,
-        config.loss.entropy_coef, config.loss.value_coef, config.impala.reduction)
+        loss.entropy_coef, loss.value_coef, vtrace.reduction)
     return terms.total, (terms, jax.lax.stop_gradient(log_rhos))
 
   grads, aux = jax.grad(loss_fn, has_aux=True)(params)
@@ -97,7 +111,8 @@ def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combine
   """The block update (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device
-  lag = config.impala.policy_lag
+  lag, t_max = int(config.impala.policy_lag), int(config.t_max)
+  vtrace, loss = VTraceSettings.from_config(config), losses.LossSettings.from_config(config)
   apply_fn = setup.network.apply
   policy = common.block_policy(apply_fn, learners)
   chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
@@ -110,10 +125,10 @@ def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combine
     else:
       behaviour = state.params
     env_state, keys, traj = rollout(policy, behaviour, setup.env, state.env_state,
-                                    state.action_keys, config.t_max, lx.env_shard_index())
+                                    state.action_keys, t_max, lx.env_shard_index())
     last_obs = lx.learner_block(env_state.obs, learners)
     grads, (terms, log_rhos) = jax.vmap(
-        lambda p, t, o: impala_grads(apply_fn, config, p, t, o, chunks))(
+        lambda p, t, o: impala_grads(apply_fn, vtrace, loss, p, t, o, chunks))(
             state.params, lx.split_learners(traj, learners), last_obs)
     params, opt_state, grad_norm = optimizer.apply_gradients(grads, state.opt_state,
                                                              state.params)
@@ -125,12 +140,9 @@ def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combine
         jnp.sum(mask, axis=(1, 2)), 1)
     metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
                    episodes=episode_log(traj)._asdict())
-    params, combiner_state, metrics = common.combine_params(combiner, state.params, params,
-                                                            state.extra.combiner, metrics)
-    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
-                              action_keys=keys, update_count=state.update_count + 1,
-                              extra=ImpalaExtra(queue, combiner_state))
-    return new_state, metrics
+    return common.finish_update(state, combiner, params=params, opt_state=opt_state,
+                                env_state=env_state, action_keys=keys, metrics=metrics,
+                                extra=ImpalaExtra(queue))
 
   return update
 
@@ -146,10 +158,11 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     queue = jax.tree.map(
         lambda x: jnp.repeat(x[:, None], lag, axis=1), params)
-    return ImpalaExtra(queue, combiner.init(params))
+    return ImpalaExtra(queue)
 
   update = make_impala_update(setup, optimizer, combiner)
-  return common.assemble(setup, update, optimizer, schedule, config.t_max, init_extra)
+  return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner,
+                         init_extra)
 
 
 def _validate(config: ConfigDict) -> None:

@@ -21,11 +21,11 @@ GFootball config) counts minibatch steps: it reaches zero after the last one.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
+import flax.struct
 import jax
 import jax.numpy as jnp
-import optax
 from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
@@ -35,8 +35,8 @@ from galax.algorithms.units import run_units, unroll_units
 from galax.envs import Env
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.sharded_optimizer import (LearnerOptimizer, ReplicatedOptimizer,
-                                              make_learner_optimizer)
+from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.returns import ReturnSettings
 from galax.rollout import Trajectory, episode_log, rollout
 from galax.types import Metrics, OptState, Params, ParamsBlock
 
@@ -56,41 +56,72 @@ def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
                                                                     first_learner + count))
 
 
+@flax.struct.dataclass
+class PPOExtra:
+  """PPO's own state: each learner's minibatch-shuffling key, [L, 2] (folded with the
+  update count)."""
+
+  shuffle_key: jax.Array
+
+
+class PPOSettings(NamedTuple):
+  """PPO's settings inside the traced update: targets, loss weights, clip epsilon, the
+  batch's epochs x minibatches and whether advantages are normalised per batch."""
+
+  returns: ReturnSettings
+  loss: losses.LossSettings
+  clip: float
+  epochs: int
+  minibatches: int
+  normalize_advantages: bool
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> PPOSettings:
+    ppo = config.ppo
+    return cls(ReturnSettings.from_config(config), losses.LossSettings.from_config(config),
+               float(ppo.clip), int(ppo.epochs), int(ppo.minibatches),
+               bool(ppo.normalize_advantages))
+
+
 class PPOLearner:
   """The PPO update of a device's block of L learners, as `epochs * minibatches` units.
 
   All arrays carry the learner axis [L, ...] first; per-learner maths is vmapped.
   """
 
-  def __init__(self, apply_fn: Callable, config: ConfigDict,
-               optimizer: LearnerOptimizer | optax.GradientTransformation,
-               combiner: Combiner, learners: int, steps: int, envs: int,
-               env: Env | None = None):
-    """`optimizer`: the learners' optimizer (a plain optax transformation is applied per
-    learner after `combiner.grads`). `env` (the learners' envs) lets
-    `config.grad_chunks` = 0 pick the minibatch gradient's chunks (`common.grad_chunks`);
-    without it minibatches are not chunked."""
-    ppo = config.ppo
-    if isinstance(optimizer, optax.GradientTransformation):
-      optimizer = ReplicatedOptimizer(optimizer, combiner)
-    self.apply_fn, self.config, self.optimizer = apply_fn, config, optimizer
+  def __init__(self, apply_fn: Callable, settings: PPOSettings, optimizer: LearnerOptimizer,
+               combiner: Combiner, learners: int, steps: int, envs: int, chunks: int = 1):
+    """`optimizer`: the learners' optimizer (`galax.parallel.learner_optimizer`); each
+    minibatch gradient is the mean of `chunks` sample chunks' (`common.grad_chunks`)."""
+    self.apply_fn, self.settings, self.optimizer = apply_fn, settings, optimizer
     self.combiner, self.learners = combiner, learners
-    self.epochs, self.minibatches = int(ppo.epochs), int(ppo.minibatches)
+    self.epochs, self.minibatches = settings.epochs, settings.minibatches
     self.num_units = self.epochs * self.minibatches
     samples = steps * envs  # `galax.config.validate` checks that minibatches divide them
     self.samples, self.minibatch_size = samples, samples // self.minibatches
-    self.chunks = 1 if env is None else common.grad_chunks(
-        config, env, self.minibatch_size, steps=1, what="samples per PPO minibatch")
+    self.chunks = chunks
+
+  @classmethod
+  def from_config(cls, apply_fn: Callable, config: ConfigDict, optimizer: LearnerOptimizer,
+                  combiner: Combiner, learners: int, steps: int, envs: int,
+                  env: Env | None = None) -> PPOLearner:
+    """The learner for `config`. `env` (the learners' envs) lets `config.grad_chunks` = 0
+    pick the minibatch gradient's chunks; without it minibatches are not chunked."""
+    minibatch_size = steps * envs // int(config.ppo.minibatches)
+    chunks = 1 if env is None else common.grad_chunks(
+        config, env, minibatch_size, steps=1, what="samples per PPO minibatch")
+    return cls(apply_fn, PPOSettings.from_config(config), optimizer, combiner, learners,
+               steps, envs, chunks)
 
   def begin(self, params: ParamsBlock, opt_state: OptState, traj: Trajectory, keys: jax.Array
             ) -> dict:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
-    config = self.config
+    returns = self.settings.returns
     per_learner = lx.split_learners(traj, self.learners)  # [L, T, b, ...]
-    lam = config.gae_lambda if config.returns == "gae" else 1.0
-    advantages, targets = jax.vmap(lambda t: gae_targets(t, config.gamma, lam))(per_learner)
+    lam = returns.gae_lambda if returns.kind == "gae" else 1.0
+    advantages, targets = jax.vmap(lambda t: gae_targets(t, returns.gamma, lam))(per_learner)
     mask = per_learner.valid.astype(jnp.float32)
-    if config.ppo.normalize_advantages:
+    if self.settings.normalize_advantages:
       advantages = jax.vmap(losses.normalize_advantages)(advantages, mask)
     flat = lambda x: x.reshape(x.shape[0], -1, *x.shape[3:])  # [L, T, b, ...] -> [L, T*b, ...]
     batch = dict(obs=flat(per_learner.obs), actions=flat(per_learner.actions),
@@ -106,16 +137,16 @@ class PPOLearner:
                           grad_norm=zeros, clip_fraction=zeros))
 
   def _grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
-    c = self.config
+    clip, loss = self.settings.clip, self.settings.loss
 
     def loss_fn(p):
       logits, values = self.apply_fn(p, mb["obs"])
       terms = losses.ppo_loss(logits, values, mb["actions"], mb["behaviour_logits"],
                               mb["behaviour_values"], mb["advantages"], mb["targets"],
-                              mb["mask"], c.ppo.clip, c.loss.entropy_coef, c.loss.value_coef)
+                              mb["mask"], clip, loss.entropy_coef, loss.value_coef)
       ratio = jnp.exp(losses.action_log_prob(logits, mb["actions"])
                       - losses.action_log_prob(mb["behaviour_logits"], mb["actions"]))
-      clipped = (jnp.abs(ratio - 1.0) > c.ppo.clip).astype(jnp.float32)
+      clipped = (jnp.abs(ratio - 1.0) > clip).astype(jnp.float32)
       return terms.total, (terms, losses.masked_mean(clipped, mb["mask"]))
 
     grads, (terms, clip_fraction) = jax.grad(loss_fn, has_aux=True)(params)
@@ -155,24 +186,21 @@ class PPOLearner:
 
 
 def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpdate:
-  config = setup.config
+  t_max = int(setup.config.t_max)
   learners = setup.layout.learners_per_device
   policy = common.block_policy(setup.network.apply, learners)
   unroll = unroll_units(setup)
 
   def update(state: common.LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
-                                    state.action_keys, config.t_max, lx.env_shard_index())
-    shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra["key"], state.update_count)
+                                    state.action_keys, t_max, lx.env_shard_index())
+    shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra.shuffle_key, state.update_count)
     carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
     carry = run_units(learner, carry, range(learner.num_units), unroll)
     params, opt_state, metrics = learner.finish(carry)
-    params, combiner_state, metrics = common.combine_params(
-        learner.combiner, state.params, params, state.extra["combiner"], metrics)
-    new_state = state.replace(params=params, opt_state=opt_state, env_state=env_state,
-                              action_keys=keys, update_count=state.update_count + 1,
-                              extra=dict(state.extra, combiner=combiner_state))
-    return new_state, dict(metrics, episodes=episode_log(traj)._asdict())
+    metrics = dict(metrics, episodes=episode_log(traj)._asdict())
+    return common.finish_update(state, learner.combiner, params=params, opt_state=opt_state,
+                                env_state=env_state, action_keys=keys, metrics=metrics)
 
   return update
 
@@ -186,17 +214,16 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   combiner = make_combiner(config, layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
                                                steps_per_update=units)
-  learner = PPOLearner(setup.network.apply, setup.config, optimizer, combiner,
-                       layout.learners_per_device, config.t_max, layout.envs_per_learner,
-                       setup.env)
+  learner = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
+                                  layout.learners_per_device, config.t_max,
+                                  layout.envs_per_learner, setup.env)
   first_learner = jax.process_index() * layout.local_learners
 
   def init_extra(params):
-    return dict(combiner=combiner.init(params),
-                key=learner_keys(config.seed, first_learner, layout.local_learners))
+    return PPOExtra(learner_keys(config.seed, first_learner, layout.local_learners))
 
   return common.assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
-                         config.t_max, init_extra)
+                         config.t_max, combiner, init_extra)
 
 
 SPECS = (spec.AlgorithmSpec("ppo", make_ppo,

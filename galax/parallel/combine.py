@@ -3,7 +3,7 @@
 All-reduce averages gradients before the optimizer step, GALA mixes parameters after it;
 every algorithm takes its combiner from `make_combiner` and calls it at both points. One
 exception: with `optimizer.sharded_state` the all-reduce happens inside the sharded
-optimizer (a reduce-scatter and an all-gather, galax/parallel/sharded_optimizer.py), which
+optimizer (a reduce-scatter and an all-gather, galax/parallel/learner_optimizer.py), which
 then does not call `grads`.
 
 A combiner (`Combiner`) acts on a device's block of L learners inside `shard_map` over `AXIS`:
@@ -14,7 +14,7 @@ A combiner (`Combiner`) acts on a device's block of L learners inside `shard_map
                     `params` plus the combiner's diagnostics (GALA's consensus metrics);
                     x_old are the parameters before the optimizer step
 
-`init(params_block)` builds the combiner's state (kept in `LearnerState.extra`) from the
+`init(params_block)` builds the combiner's state (kept in `LearnerState.combiner`) from the
 host's block of initial parameters; every leaf has the learner axis first.
 
 `Independent` leaves learners alone (one A2C learner, or n independent seeds),
@@ -43,7 +43,7 @@ class Combiner(Protocol):
   name: str
 
   def init(self, params_block: ParamsBlock) -> PyTree:
-    """The combiner's state (kept in `LearnerState.extra`) for the block's parameters."""
+    """The combiner's state (kept in `LearnerState.combiner`) for the block's parameters."""
 
   def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> ParamsBlock:
     """The block's gradients [L, ...], combined, before the optimizer step. `weights` [L]:
@@ -143,7 +143,7 @@ def shift_learners(block: PyTree, shift: int) -> PyTree:
 
 
 class GossipState(NamedTuple):
-  """Gossip's part of `LearnerState.extra` (fields are () when unused)."""
+  """Gossip's state, `LearnerState.combiner` (fields are () when unused)."""
 
   outbox: ParamsBlock = ()  # delay >= 1: own parameters after the last step, y^{k-1} [L, ...]
   inbox: ParamsBlock = ()  # delay >= 2: sums of in-peers' messages y^{k-2}..y^{k-tau}, a ring
