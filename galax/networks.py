@@ -23,9 +23,9 @@ PureJaxRL's separate actor and critic MLPs.
 Convolutions run as XLA convolutions (`conv_impl="xla"`) or as patches times a matrix
 (`conv_impl="patches"`: the k x k input windows sliced and concatenated, then one matmul;
 the same parameters and maths, other rounding). XLA:CPU computes a convolution's weight
-gradient 4-7x slower inside a while loop (a `lax.scan` of updates) than outside one, while
-a matmul runs as fast in both; with patches, image-network updates on CPU can be scanned
-(seconds to compile) instead of unrolled (a minute for MinAtar PPO's 32 minibatches).
+gradient several times slower inside a while loop (a `lax.scan` of updates) than outside
+one, while a matmul runs as fast in both; with patches, image-network updates on CPU can
+be scanned (quick to compile) instead of unrolled (docs/benchmarks.md has the figures).
 
 Integer (uint8) image observations are scaled by 1/255; float ones (MinAtar's 0/1
 channels) are used as they are. Atari frames arrive channels-first [stack, 84, 84] and
@@ -226,7 +226,7 @@ def from_config(network_config: ConfigDict, spec: EnvSpec) -> ActorCritic:
 
 def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array) -> Params:
   """The network's initial parameters from `key`, built as one compiled program (op by op,
-  flax's init compiled each of its ~70 small operations apart: 2.6 s per process)."""
+  flax's init compiles each of its small operations apart, seconds per process)."""
   dummy = jnp.zeros((1, *spec.obs_shape), spec.obs_dtype)
   return _jitted_init(network)(key, dummy)
 

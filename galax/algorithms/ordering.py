@@ -14,8 +14,8 @@ another unit or next to an env step; measured: PPO parameters then differ in the
 bit, 1e-7). `isolated(fn, dep, ...)` wraps `fn` in a `lax.cond` on an always-true
 predicate only known at run time: XLA compiles the branch on its own, identically
 wherever it sits, so results are bitwise the same for every schedule. The price: XLA:CPU
-runs convolution gradients ~12x slower in nested computations, so image networks on CPU
-call `inline` instead (`call_for`).
+runs convolution gradients an order of magnitude slower in nested computations
+(docs/benchmarks.md), so image networks on CPU call `inline` instead (`call_for`).
 """
 
 from __future__ import annotations

@@ -145,8 +145,8 @@ def flatten_block(tree: PyTree) -> PyTree:
 
 def learner_sum(x: jax.Array, weights: jax.Array | None = None) -> jax.Array:
   """sum_i w_i x[i] over the learner axis of [L, ...] (w = ones by default), as a
-  contraction: XLA:CPU reduced vmapped per-learner gradients over their leading axis
-  1.4x slower (jnp.sum) and 4x slower with w_i fused in (w_i x[i], then jnp.sum)."""
+  contraction: XLA:CPU reduces vmapped per-learner gradients over their leading axis
+  more slowly (jnp.sum), and far more slowly with w_i fused in (docs/benchmarks.md)."""
   if weights is None:
     weights = jnp.ones((x.shape[0],), x.dtype)
   return jnp.tensordot(weights.astype(x.dtype), x, axes=1)
@@ -157,7 +157,7 @@ def map_learners(fn: Callable[..., PyTree], *blocks: PyTree, how: str = "vmap") 
 
   how: 'vmap' (one batched program); 'unroll' traces fn once per learner (L is small), so
   a network with its own weights per learner runs as L ordinary convolutions instead of
-  one batched-kernel (grouped) convolution, which XLA:CPU computes about 1.7x slower;
+  one batched-kernel (grouped) convolution, which XLA:CPU computes more slowly;
   'loop' runs the learners one after another in an XLA loop (`lax.map`): one learner's
   program, so compile time and memory do not grow with L.
   """
