@@ -16,7 +16,14 @@ of the last 100 training games, seeds 0 / 1 / 2): this config 24.3 / 6.9 / 19.8;
 5e-3 13.9 (seed 0), at 2e-2 6.5 / 12.5; the conv torso at 3e-3 6.4. One Adam step per 1024
 samples needs the large rate, and even then a seed can stay on the plateau (PPO's data
 reuse does not: configs/minatar_ppo.py). The conv torso: --config.network.name=minatar
---config.network.conv_impl=patches.
+--config.network.conv_impl=patches. With 16 envs per learner (the claims' learners) 1e-2
+is too large for SpaceInvaders: 2 of 5 seeds collapse, and 3e-3 learns on every seed (79
+vs 31 at 2M; docs/results.md, section 0b).
+
+The papers' own A2C settings are their configs, not variants of this one:
+configs/breakout_a2c.py (GALA Table 2: RMSProp 7e-4, t_max 5, 16 envs) and
+configs/pong_paac.py (PAAC: RMSProp 0.0007 x n_e); `python -m experiments.claims <claim>
+--settings=paper` runs them on MinAtar.
 
   python run.py --config=configs/minatar_a2c.py
 """
