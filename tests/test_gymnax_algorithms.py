@@ -151,6 +151,7 @@ def test_minatar_config_trains_one_call(name):
   assert np.all(metrics["grad_norm"][-1] > 0)
 
 
+@pytest.mark.slow  # a training call of MinAtar PPO
 def test_mlp_on_minatar_images_trains_without_conv_workarounds():
   """network 'mlp' on a MinAtar id (PureJaxRL's shape) builds and trains; the CPU's
   convolution workarounds (patches, gradient chunks, unrolled learners) stay off."""
