@@ -85,13 +85,9 @@ class Checkpointer:
       try:
         if not os.path.exists(os.path.join(self.step_dir(step), COMMIT_MARKER)):
           raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
-        self._check_format(step)
+        meta = self._checked_meta(step)
         restored = self._manager.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(_saveable(template_state)),
-            meta=ocp.args.JsonRestore()))
-        meta = dict(restored["meta"])
-        if int(meta["env_steps"]) != step:
-          raise ValueError(f"its metadata says env step {meta['env_steps']}")
+            state=ocp.args.StandardRestore(_saveable(template_state))))
       except FormatError:
         raise
       except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
@@ -104,14 +100,20 @@ class Checkpointer:
     raise FileNotFoundError(f"--resume: no checkpoint in {self.directory} restores "
                             f"({'; '.join(problems)}).")
 
-  def _check_format(self, step: int) -> None:
-    meta = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
-    found = int(dict(meta["meta"]).get("checkpoint_format", 1))
+  def _checked_meta(self, step: int) -> JsonDict:
+    """The step's metadata, read before its state: `FormatError` for another layout (the
+    state would not fit the template), ValueError if it names another env step."""
+    restored = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
+    meta = dict(restored["meta"])
+    found = int(meta.get("checkpoint_format", 1))
     if found != FORMAT:
       raise FormatError(
           f"--resume: checkpoint {self.step_dir(step)} has layout {found}, this galax reads "
           f"layout {FORMAT} (galax/checkpoint.py FORMAT); resume it with the galax version "
           "that wrote it, or start a new run in another workdir.")
+    if int(meta["env_steps"]) != step:
+      raise ValueError(f"its metadata says env step {meta['env_steps']}")
+    return meta
 
   def _move_aside(self, step: int) -> str:
     """Moves a damaged step out of orbax's view (so that it can be saved again)."""
