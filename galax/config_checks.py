@@ -16,12 +16,15 @@ from galax.algorithm_spec import spec_for
 COMBINES = ("independent", "allreduce", "gossip")
 
 
-def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+  """One line if `config.<name>` is not among `allowed` (also for algorithms' validate
+  hooks, so that every choice is rejected in the same words)."""
   if value not in allowed:
     raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
 
 
-def _positive(config: ml_collections.ConfigDict, *names: str) -> None:
+def check_positive(config: ml_collections.ConfigDict, *names: str) -> None:
+  """One line for the first of the dotted `names` whose value is not > 0."""
   for name in names:
     value = config
     for part in name.split("."):
@@ -33,17 +36,17 @@ def _positive(config: ml_collections.ConfigDict, *names: str) -> None:
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   """Checks values that types alone do not; returns the config. Raises ValueError."""
   algorithm = spec_for(config.algorithm)  # one line for an unknown name
-  _choice("combine", config.combine, COMBINES)
-  _choice("returns", config.returns, ("nstep", "gae"))
-  _choice("optimizer.name", config.optimizer.name, ("rmsprop", "adam", "sgd"))
-  _choice("optimizer.rmsprop_convention", config.optimizer.rmsprop_convention, ("tf", "torch"))
-  _choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
+  check_choice("combine", config.combine, COMBINES)
+  check_choice("returns", config.returns, ("nstep", "gae"))
+  check_choice("optimizer.name", config.optimizer.name, ("rmsprop", "adam", "sgd"))
+  check_choice("optimizer.rmsprop_convention", config.optimizer.rmsprop_convention, ("tf", "torch"))
+  check_choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
           ("none", "linear_envs", "sqrt_learners"))
-  _choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
-  _choice("initial_params", config.initial_params, ("shared", "per_learner"))
-  _choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
-  _choice("eval.learners", config.eval.learners, ("first", "all", "average"))
-  _positive(config, "eval.episodes")
+  check_choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
+  check_choice("initial_params", config.initial_params, ("shared", "per_learner"))
+  check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
+  check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
+  check_positive(config, "eval.episodes")
   for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
                "eval.max_episode_steps"):
     value = config
@@ -51,11 +54,11 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
       value = value[part]
     if value < 0:
       raise ValueError(f"config.{name} must be >= 0, got {value!r}.")
-  _positive(config, "total_env_steps", "num_learners", "envs_per_learner", "t_max",
+  check_positive(config, "total_env_steps", "num_learners", "envs_per_learner", "t_max",
             "updates_per_call", "optimizer.learning_rate", "stats_window")
   if not 0.0 <= config.gamma <= 1.0:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
-  _positive(config, "ppo.epochs", "ppo.minibatches", "hts.num_actors")
+  check_positive(config, "ppo.epochs", "ppo.minibatches", "hts.num_actors")
   if config.ppo.clip <= 0:
     raise ValueError(f"config.ppo.clip must be > 0, got {config.ppo.clip}.")
   if config.hts.alpha < 0 or config.hts.microbatches < 0:
@@ -105,14 +108,14 @@ def _validate_gossip(config: ml_collections.ConfigDict) -> None:
 
 def _validate_batches(config: ml_collections.ConfigDict) -> None:
   """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
-  _choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
+  check_choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
   if (config.learner_map not in ("auto", "vmap")
       and not _spec(config).supports(spec_lib.LEARNER_MAP)):
     raise ValueError(f"config.learner_map={config.learner_map!r} acts on A2C-family "
                      f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
-  _choice("update_loop", config.update_loop, ("auto", "scan", "host"))
-  _choice("network.conv_impl", config.network.conv_impl, ("auto", "xla", "patches"))
-  _choice("network.activation", config.network.activation, ("", "relu", "tanh"))
+  check_choice("update_loop", config.update_loop, ("auto", "scan", "host"))
+  check_choice("network.conv_impl", config.network.conv_impl, ("auto", "xla", "patches"))
+  check_choice("network.activation", config.network.activation, ("", "relu", "tanh"))
   if config.network.conv_impl == "patches" and config.network.name == "mlp":
     raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
                      "network 'mlp' has none (use 'auto', the default).")
@@ -139,7 +142,7 @@ def _validate_baselines(config: ml_collections.ConfigDict) -> None:
                        f"supports it, such as 'a2c' or 'impala' (got combine="
                        f"{config.combine!r}, algorithm={config.algorithm!r}).")
   stragglers = config.stragglers
-  _choice("stragglers.step_time", stragglers.step_time, ("exponential", "lognormal", "uniform"))
+  check_choice("stragglers.step_time", stragglers.step_time, ("exponential", "lognormal", "uniform"))
   if stragglers.num_kept:
     if not 0 < stragglers.num_kept <= config.num_learners:
       raise ValueError(f"config.stragglers.num_kept={stragglers.num_kept} must be in "

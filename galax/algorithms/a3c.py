@@ -52,6 +52,7 @@ from galax import losses
 from galax.algorithms import common
 from galax import algorithm_spec as spec
 from galax.algorithms.a2c import a2c_grads
+from galax.config_checks import check_choice
 from galax.optimizers import make_optimizer
 from galax.parallel import learners as lx
 from galax.returns import ReturnSettings
@@ -164,9 +165,7 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
 
 def _validate(config: ConfigDict) -> None:
-  if config.a3c.staleness not in ("uniform", "fixed"):
-    raise ValueError(f"config.a3c.staleness={config.a3c.staleness!r} is not one of "
-                     "['uniform', 'fixed'].")
+  check_choice("a3c.staleness", config.a3c.staleness, ("uniform", "fixed"))
   if config.a3c.max_staleness < 0:
     raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
   if config.combine != "independent":

@@ -35,6 +35,7 @@ from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
 from galax.algorithms import common
+from galax.config_checks import check_choice, check_positive
 from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
@@ -166,14 +167,10 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
 
 def _validate(config: ConfigDict) -> None:
-  if config.impala.reduction not in ("mean", "sum"):
-    raise ValueError(f"config.impala.reduction={config.impala.reduction!r} is not one of "
-                     "['mean', 'sum'].")
+  check_choice("impala.reduction", config.impala.reduction, ("mean", "sum"))
   if config.impala.policy_lag < 0:
     raise ValueError(f"config.impala.policy_lag must be >= 0, got {config.impala.policy_lag}.")
-  for name in ("rho_bar", "c_bar"):
-    if config.impala[name] <= 0:
-      raise ValueError(f"config.impala.{name} must be > 0, got {config.impala[name]!r}.")
+  check_positive(config, "impala.rho_bar", "impala.c_bar")
 
 
 SPECS = (spec.AlgorithmSpec("impala", make_impala, validate=_validate,
