@@ -181,6 +181,30 @@ class ActorCritic(nn.Module):
     return logits, value[..., 0]
 
 
+def image_size(spec: EnvSpec) -> tuple[int, int]:
+  """(height, width) of an image observation in its layout (CHW or HWC)."""
+  shape = spec.obs_shape
+  return (shape[1], shape[2]) if spec.obs_layout == "CHW" else (shape[0], shape[1])
+
+
+def check_image_fits(name: str, torso: ConvTorso, spec: EnvSpec) -> None:
+  """ValueError (one line) where a conv torso cannot take the env's observations: vectors,
+  or images smaller than its VALID convolutions (and pools) need."""
+  if spec.obs_layout == "flat" or len(spec.obs_shape) != 3:
+    raise ValueError(f"network {name!r} is convolutional and expects image observations; "
+                     f"{spec.env_id} has shape {spec.obs_shape}; use network 'mlp'.")
+  height, width = image_size(spec)
+  for i, (_, kernel, stride) in enumerate(torso.convs):
+    height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
+    if height < 1 or width < 1:
+      raise ValueError(
+          f"network {name!r} does not fit {spec.env_id}'s {image_size(spec)} images: its "
+          f"convolution {i} ({kernel}x{kernel}, stride {stride}) leaves no output; use "
+          "larger images (Atari: env.options img_height/img_width) or another network.")
+    if torso.max_pool and i < len(torso.convs) - 1:
+      height, width = height // 2, width // 2
+
+
 def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequence[int] = (64, 64),
                  init_scheme: str = "orthogonal", conv_impl: str = "xla",
                  activation: str = "", shared_torso: bool = True) -> ActorCritic:
@@ -190,7 +214,6 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
   if conv_impl not in CONV_IMPLS:
     raise ValueError(f"Unknown conv_impl {conv_impl!r}; choose from {list(CONV_IMPLS)}.")
   activation_fn(activation, "relu")  # one line for an unknown name, before any tracing
-  image = spec.obs_layout != "flat"
   if name == "mlp":  # images are flattened (channels-last, as the conv torsos see them)
     torso: nn.Module = MLPTorso(tuple(mlp_hidden), init_scheme=init_scheme,
                                 activation=activation, input_dims=len(spec.obs_shape))
@@ -205,9 +228,8 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
   else:
     raise ValueError(f"Unknown network {name!r}; choose from "
                      f"{sorted(['mlp', 'ba3c', *TORSOS])}.")
-  if image and name != "mlp" and len(spec.obs_shape) != 3:
-    raise ValueError(f"network {name!r} expects image observations, {spec.env_id} has "
-                     f"shape {spec.obs_shape}; use network 'mlp'.")
+  if name != "mlp":
+    check_image_fits(name, torso, spec)
   return ActorCritic(torso=torso, num_actions=spec.num_actions, obs_layout=spec.obs_layout,
                      init_scheme=init_scheme,
                      critic_torso=None if shared_torso else torso.clone(name="critic_torso"))

@@ -137,3 +137,23 @@ def test_separate_critic_torso_keeps_the_value_loss_out_of_the_policy_features(n
   shared = networks.make_network(name, spec, activation="relu")
   assert "critic_torso" not in networks.init_params(shared, spec, jax.random.PRNGKey(0))[
       "params"]
+
+
+@pytest.mark.parametrize("name,spec,message", [
+    ("archnips", _spec((4,), "flat"), "is convolutional and expects image observations"),
+    ("ba3c", _spec((4, 42, 42), "CHW", np.uint8), r"convolution 3 \(3x3, stride 1\) leaves no"),
+    ("archnature", _spec((4, 24, 24), "CHW", np.uint8), r"convolution 2 \(3x3, stride 1\)"),
+])
+def test_a_conv_torso_that_does_not_fit_the_observations_is_one_line(name, spec, message):
+  with pytest.raises(ValueError, match=message):
+    networks.make_network(name, spec)
+
+
+@pytest.mark.parametrize("name,shape", [("archnips", (4, 42, 42)), ("archnature", (4, 42, 42)),
+                                        ("ba3c", (4, 84, 84)), ("minatar", (10, 10, 4))])
+def test_conv_torsos_take_the_images_they_fit(name, shape):
+  spec = _spec(shape, "HWC" if name == "minatar" else "CHW", np.uint8)
+  logits, value = networks.make_network(name, spec).apply(
+      networks.init_params(networks.make_network(name, spec), spec, jax.random.PRNGKey(0)),
+      jnp.zeros((2, *shape), np.uint8))
+  assert logits.shape == (2, 4) and value.shape == (2,)
