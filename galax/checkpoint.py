@@ -48,12 +48,26 @@ def _one_line(error: BaseException) -> str:
   return f"{type(error).__name__}: {text[:160]}" if text else type(error).__name__
 
 
+class _Manager(ocp.CheckpointManager):
+  """orbax's manager, minus its own look at JAX's preemption sync point.
+
+  `save` asks `reached_preemption_sync_point(step)` with the env step: that would become
+  the call counter the sync protocol reads, and the sync point (that counter + 1) would
+  never be reached by galax's call numbers (galax/preemption.py). galax decides itself
+  when a preemption saves.
+  """
+
+  def reached_preemption(self, step: int) -> bool:
+    del step
+    return False
+
+
 class Checkpointer:
   """Saves and restores `LearnerState`s (minus env state) under `directory`."""
 
   def __init__(self, directory: str, keep: int = 3):
     self.directory = os.path.abspath(directory)
-    self._manager = ocp.CheckpointManager(
+    self._manager = _Manager(
         self.directory, options=ocp.CheckpointManagerOptions(
             max_to_keep=keep, create=True, cleanup_tmp_directories=True))
 

@@ -2,7 +2,9 @@
 (a file or a name in configs/), checking `--config.<key>` overrides before ml_collections
 sees them, and turning expected failures into one line and an exit status.
 
-Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 130 interrupted.
+Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 130 interrupted
+(Ctrl-C), 143 preempted (SIGTERM: `galax.preemption.Preempted`, a SystemExit that passes
+through `guarded` as it is).
 """
 
 from __future__ import annotations

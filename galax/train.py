@@ -13,7 +13,8 @@ Reliability: every call's metrics carry finiteness flags (galax/divergence.py); 
 non-finite loss or parameter stops the run (`Diverged`) before any save. A resumed run
 falls back past damaged checkpoints, drops metric rows after its checkpoint and continues
 the episode statistics and clocks stored in it; a finished run is not trained on. Ctrl-C
-saves the state of the last whole call (none if the first call had not finished). One
+saves the state of the last whole call (none if the first call had not finished); SIGTERM
+(preemption) lets the current call finish, saves it and exits 143 (galax/preemption.py). One
 process at a time writes a workdir (galax/workdir_lock.py: process 0 holds its lock).
 """
 
@@ -36,6 +37,7 @@ from galax import divergence
 from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
+from galax import preemption
 from galax import workdir_lock
 from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
@@ -64,7 +66,7 @@ class TrainResult:
   energy: dict | None = None  # EnergyReport.summary() on NVIDIA GPUs, else None
   requested_env_steps: int = 0  # config.total_env_steps
   planned_env_steps: int = 0  # ... rounded up to whole calls of updates_per_call updates
-  stopped: str = ""  # why it ended: budget, target return, time limit, diverged: ...
+  stopped: str = ""  # why it ended: budget, target return, time limit, preempted, diverged: ...
   diverged: bool = False
 
   def summary(self) -> JsonDict:
@@ -103,18 +105,20 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
           log: Callable[[str], None] = print) -> TrainResult:
   """Trains `config` (see galax/config.py); writes metrics and checkpoints to `workdir`.
 
-  Raises `Diverged` (after writing result.json) at the first non-finite update.
+  Raises `Diverged` (after writing result.json) at the first non-finite update, and
+  `preemption.Preempted` (a SystemExit, status 143) after a SIGTERM's checkpoint.
   """
   config_lib.validate(config)
   if workdir:
     check_workdir(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
-  with workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext():
-    return _train(config, workdir, resume, log)
+  with (workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext(),
+        preemption.watch() as preempted):
+    return _train(config, workdir, resume, log, preempted)
 
 
 def _train(config: ConfigDict, workdir: str | None, resume: bool,
-           log: Callable[[str], None]) -> TrainResult:
+           log: Callable[[str], None], preempted: preemption.Watch) -> TrainResult:
   checkpoint_dir = os.path.join(workdir, "checkpoints") if workdir else None
   if resume:
     if not workdir:
@@ -133,6 +137,10 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
     while run.updates < run.algorithm.total_updates:
       if run.call():  # diverged, or reached the target return or time limit
         break
+      if (run.updates < run.algorithm.total_updates  # else the run is done: it ends as usual
+          and preempted.reached((run.env_steps - run.start_steps) // run.per_call)):
+        run.stopped = preemption.STOPPED
+        break
   except KeyboardInterrupt:
     log(run.save_on_stop("interrupted"))
     raise
@@ -140,7 +148,10 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
     log(run.save_on_stop("stopped by an error"))
     raise
   else:
-    if not run.diverged:
+    if run.stopped == preemption.STOPPED:
+      run.preempted = run.save_on_stop(preemption.STOPPED)
+      log(run.preempted)
+    elif not run.diverged:
       if run.evals and run.evals.last_env_steps != run.env_steps:
         run.evaluate()  # the final policy
       run.save()
@@ -184,6 +195,7 @@ class _Run:
     self.unchecked: Mapping[str, jax.Array] | None = None  # a call's flags not yet checked
     self.stopped = "budget"
     self.diverged: str | None = None  # the divergence message, which ends the run
+    self.preempted: str | None = None  # the line saying what a SIGTERM's stop saved
     self.energy: energy_lib.EnergyReport | None = None  # the monitor's, once stopped
 
   def restore(self) -> str:
@@ -406,6 +418,8 @@ class _Run:
       metrics_lib.write_json(os.path.join(self.workdir, "result.json"), result.summary())
     if self.diverged:
       raise Diverged(self.diverged)
+    if self.preempted:
+      raise preemption.Preempted(self.preempted)
     speed = (f"{result.steps_per_second:.0f} steps/s" if self.steady_steps
              else "one call: no steady rate")
     self.log(f"done: {steps} steps in {wall:.1f}s (compile {self.compile_time:.1f}s, {speed}); "

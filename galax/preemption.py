@@ -1,0 +1,135 @@
+"""Preemption: SIGTERM stops a run after its current call, with a checkpoint of that call.
+
+Preemptible TPUs and Spot VMs, SLURM's time limit and Kubernetes evictions send SIGTERM
+and, after a grace period, SIGKILL. While `train` runs it holds a `watch()`; the loop asks
+`Watch.reached(call)` after each whole call (a jitted call is never cut short, the first,
+compiling one included), and when it says so the run saves that call's state, writes
+result.json (`stopped: "preempted"`), prints one `preempted: ...` line and raises
+`Preempted`, a SystemExit with status `EXIT_PREEMPTED` (143 = 128 + SIGTERM, what a shell
+reports for a process that SIGTERM killed).
+
+* One process: a Python handler sets a flag (in the main thread; the previous handler is
+  restored when the run ends). A second SIGTERM sets it again and cuts nothing short.
+* Several processes (`jax.distributed`): every process must stop after the same call, as
+  checkpoints are written collectively. `jax.distributed.initialize()` installs JAX's own
+  SIGTERM handler (a C++ flag, polled once a second); the process that gets the signal
+  posts a notice to the coordination service, and a background protocol on every process
+  sets the sync point to the call after the furthest process's current one.
+  `reached_preemption_sync_point(call)` is a local check until then: no collective per
+  call. galax installs no Python handler there, as it would replace JAX's. Call numbers
+  count this run's calls (1, 2, ...), the same on every process, as the protocol needs.
+* Several processes with JAX's preemption service off (`jax_enable_preemption_service`):
+  a Python flag as for one process, gathered from all processes after every call (one
+  small extra all-gather per call).
+
+Before `train` starts (imports, `jax.distributed.initialize`), SIGTERM ends a process at
+once: nothing has been trained yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from typing import Iterator, Protocol
+
+import jax
+import numpy as np
+
+EXIT_PREEMPTED = 128 + signal.SIGTERM  # 143
+STOPPED = "preempted"  # TrainResult.stopped
+
+
+class Preempted(SystemExit):
+  """The run stopped after a SIGTERM (its state saved, if it had a workdir).
+
+  A SystemExit: uncaught, the process exits with status 143 and no traceback (the run
+  has printed its one line, `message`); `except Exception` does not swallow it.
+  """
+
+  def __init__(self, message: str):
+    super().__init__(EXIT_PREEMPTED)
+    self.message = message
+
+
+class Watch(Protocol):
+  """Whether the run must stop and save after call `call` (1, 2, ... of this run; every
+  process asks after every call, with the same numbers)."""
+
+  def reached(self, call: int) -> bool:
+    ...
+
+
+class _Never:
+  """Outside the main thread no handler can be installed: SIGTERM acts as before."""
+
+  def reached(self, call: int) -> bool:
+    del call
+    return False
+
+
+class _LocalFlag:
+  """One process: set by the SIGTERM handler."""
+
+  def __init__(self):
+    self.received = False
+
+  def handle(self, signum, frame) -> None:
+    del signum, frame
+    self.received = True
+
+  def reached(self, call: int) -> bool:
+    del call
+    return self.received
+
+
+class _GatheredFlag(_LocalFlag):
+  """Several processes without JAX's preemption service: any process's flag stops all."""
+
+  def reached(self, call: int) -> bool:
+    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+    del call
+    return bool(np.any(multihost_utils.process_allgather(np.int32(self.received))))
+
+
+class _SyncPoint:
+  """Several processes: JAX's preemption sync point (its own SIGTERM handler)."""
+
+  def reached(self, call: int) -> bool:
+    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+    return multihost_utils.reached_preemption_sync_point(call)
+
+
+def _jax_preemption_service() -> bool:
+  """Whether jax.distributed started its preemption sync manager (and SIGTERM handler).
+
+  Asked through the public call, which raises RuntimeError without one; call 0 is the
+  count the manager starts from, so asking it changes nothing.
+  """
+  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+  try:
+    multihost_utils.reached_preemption_sync_point(0)
+  except RuntimeError:
+    return False
+  return True
+
+
+@contextlib.contextmanager
+def watch() -> Iterator[Watch]:
+  """SIGTERM, noted for `Watch.reached` while the block runs (see the module docstring)."""
+  if jax.process_count() > 1 and _jax_preemption_service():
+    yield _SyncPoint()
+    return
+  if threading.current_thread() is not threading.main_thread():
+    yield _Never()
+    return
+  flag = _GatheredFlag() if jax.process_count() > 1 else _LocalFlag()
+  previous = signal.signal(signal.SIGTERM, flag.handle)
+  try:
+    yield flag
+  finally:
+    # None: a handler installed outside Python, which Python cannot put back.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
