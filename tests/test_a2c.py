@@ -1,10 +1,13 @@
 """The A2C learner: bitwise determinism of an update for a fixed seed."""
 
+import os
+
 import jax
 import numpy as np
 import pytest
 
 from algorithm_runs import run_algorithm
+from galax import config as config_lib
 from galax.config import load as load_config
 from galax.losses import LossSettings
 from galax.returns import ReturnSettings
@@ -84,3 +87,9 @@ def test_grad_chunks_rule():
   assert grad_chunks(load_config("cartpole_a2c", grad_chunks=2), image, 64, steps=5) == 2
   with pytest.raises(ValueError, match="must divide the 6 envs"):
     grad_chunks(load_config("cartpole_a2c", grad_chunks=4), image, 6, steps=5)
+
+
+@pytest.mark.parametrize("name", sorted(
+    f[:-3] for f in os.listdir(config_lib.CONFIGS_DIR) if f.endswith(".py") and f[0] != "_"))
+def test_every_config_in_configs_loads_and_validates(name):
+  config_lib.validate(load_config(name))
