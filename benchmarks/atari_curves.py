@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import shutil
 from typing import Sequence
@@ -24,11 +25,13 @@ KEPT_FILES = ("metrics.csv", "config.json", "result.json")
 
 
 def read_curve(workdir: str) -> list[dict[str, float]]:
-  """metrics.csv rows as floats (env_steps, mean_return, train_time_s, steps_per_second)."""
+  """metrics.csv rows as floats (env_steps, mean_return, train_time_s, steps_per_second),
+  from the first row with a finished game (a finite running mean) on."""
   with open(os.path.join(workdir, "metrics.csv")) as f:
     rows = list(csv.DictReader(f))
   keys = ("env_steps", "mean_return", "train_time_s", "steps_per_second")
-  return [{k: float(r[k]) for k in keys if r.get(k) not in (None, "")} for r in rows]
+  curve = [{k: float(r[k]) for k in keys if r.get(k) not in (None, "")} for r in rows]
+  return [row for row in curve if math.isfinite(row.get("mean_return", math.nan))]
 
 
 def first_reaching(curve: Sequence[dict[str, float]], target: float) -> dict[str, float] | None:

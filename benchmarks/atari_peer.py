@@ -60,13 +60,14 @@ import csv
 import hashlib
 import importlib.metadata
 import json
-import math
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+
+import atari_curves  # benchmarks/: galax's metrics.csv as a curve
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLEANRL_VERSION = "1.2.0"
@@ -237,10 +238,8 @@ def galax_run(seed: int, args: argparse.Namespace, workdir: str) -> dict:
                           timeout=args.seconds + 900)
   if proc.returncode:
     sys.exit(f"error: galax exited with {proc.returncode}; see {log_path}")
-  rows = read_rows(os.path.join(workdir, "metrics.csv"))
-  curve = [(float(r["train_time_s"]), int(r["env_steps"]), float(r["mean_return"]))
-           for r in rows if r["mean_return"] not in ("", "nan")
-           and not math.isnan(float(r["mean_return"]))]
+  curve = [(r["train_time_s"], int(r["env_steps"]), r["mean_return"])
+           for r in atari_curves.read_curve(workdir)]
   result = json.load(open(os.path.join(workdir, "result.json")))
   sps = result.get("steps_per_second")
   return dict(curve=curve, episodes=result.get("episodes"), config=args.galax_config,
