@@ -9,12 +9,13 @@
 """
 
 import os
+import socket
 import sys
 
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from galax import cli
+from galax import cli, supervise
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DEFAULT_CONFIG = os.path.join(_HERE, "configs", "cartpole_a2c.py")
@@ -34,6 +35,9 @@ _COORDINATOR = flags.DEFINE_string("coordinator_address", None,
                                    "host:port of process 0's coordinator (multi-host).")
 _NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Processes in the job (multi-host).")
 _PROCESS_ID = flags.DEFINE_integer("process_id", None, "This process's index (multi-host).")
+_PEER_TIMEOUT = flags.DEFINE_float("peer_timeout_s", 30.0,
+                                   "Multi-host: a process silent this long counts as lost; the "
+                                   "others then exit (75) with one line (docs/multihost.md).")
 
 
 def main(argv):
@@ -41,18 +45,23 @@ def main(argv):
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
   config = _CONFIG.value
-  import jax  # pylint: disable=g-import-not-at-top
-
-  if config.distributed:
-    jax.distributed.initialize(coordinator_address=_COORDINATOR.value,
-                               num_processes=_NUM_PROCESSES.value,
-                               process_id=_PROCESS_ID.value)
-  from galax.train import train  # pylint: disable=g-import-not-at-top
-
   workdir = _WORKDIR.value
   if workdir is None:
     name = os.path.splitext(os.path.basename(flags.FLAGS["config"].config_filename))[0]
     workdir = os.path.join("runs", f"{name}_seed{config.seed}")
+  if config.distributed and not supervise.is_child():  # JAX's aborts go to a log file
+    process = (str(_PROCESS_ID.value) if _PROCESS_ID.value is not None
+               else f"-{socket.gethostname()}-{os.getpid()}")
+    sys.exit(supervise.run_child(sys.argv, workdir, process))
+  import jax  # pylint: disable=g-import-not-at-top
+
+  if config.distributed:
+    from galax import peers  # pylint: disable=g-import-not-at-top
+
+    peers.initialize(coordinator_address=_COORDINATOR.value, num_processes=_NUM_PROCESSES.value,
+                     process_id=_PROCESS_ID.value, peer_timeout_s=_PEER_TIMEOUT.value)
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
   log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
   train(config, workdir=workdir, resume=_RESUME.value, log=log)
 

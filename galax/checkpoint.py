@@ -1,8 +1,16 @@
-"""Orbax checkpoints of the learner state (not of the envs, whose C++ state lives in envpool).
+"""Orbax checkpoints of the learner state, and of the env state where it is a pytree.
 
 On resume the learners get back their parameters, optimizer state, sampling keys and
-counters; envs start fresh episodes. The metadata (`meta`) carries the loop's counters,
-clocks and running episode statistics.
+counters. The envs depend on the backend:
+
+* gymnax (`Env.state_restorable`): the env state (gymnax's states, per-env keys, pending
+  actions, running episode returns) is saved too, in its own item `envs`, so a resumed
+  run is the uninterrupted run, bit for bit.
+* envpool: its C++ env state cannot be saved; the envs start fresh episodes from their
+  seeds (the same ones every time, so a resume from a given checkpoint is deterministic,
+  but it is not the uninterrupted run).
+
+The metadata (`meta`) carries the loop's counters, clocks and running episode statistics.
 
 A save is atomic: orbax writes `<step>.orbax-checkpoint-tmp-*`, writes
 `commit_success.txt` into it and renames it to `<step>`, so a kill during a save leaves
@@ -32,6 +40,7 @@ COMMIT_MARKER = "commit_success.txt"  # orbax's, written just before the final r
 # The saved state's layout, in the metadata. 2: the combiner's state saved on its own
 # (`LearnerState.combiner`); 1 (no number saved): inside `extra`.
 FORMAT = 2
+ENVS_ITEM = "envs"  # the env state, where the envs' state is a pytree (gymnax)
 
 
 class FormatError(ValueError):
@@ -63,18 +72,22 @@ class _Manager(ocp.CheckpointManager):
 
 
 class Checkpointer:
-  """Saves and restores `LearnerState`s (minus env state) under `directory`."""
+  """Saves and restores `LearnerState`s under `directory`, with the env state if
+  `with_envs` (envs whose state is a pytree; see the module docstring)."""
 
-  def __init__(self, directory: str, keep: int = 3):
+  def __init__(self, directory: str, keep: int = 3, with_envs: bool = False):
     self.directory = os.path.abspath(directory)
+    self.with_envs = with_envs
     self._manager = _Manager(
         self.directory, options=ocp.CheckpointManagerOptions(
             max_to_keep=keep, create=True, cleanup_tmp_directories=True))
 
   def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
-    meta = dict(meta, checkpoint_format=FORMAT)
-    self._manager.save(env_steps, args=ocp.args.Composite(
-        state=ocp.args.StandardSave(_saveable(state)), meta=ocp.args.JsonSave(meta)))
+    meta = dict(meta, checkpoint_format=FORMAT, env_state_saved=self.with_envs)
+    items = dict(state=ocp.args.StandardSave(_saveable(state)), meta=ocp.args.JsonSave(meta))
+    if self.with_envs:
+      items[ENVS_ITEM] = ocp.args.StandardSave(state.env_state)
+    self._manager.save(env_steps, args=ocp.args.Composite(**items))
     self._manager.wait_until_finished()
 
   def latest_step(self) -> int | None:
@@ -100,8 +113,10 @@ class Checkpointer:
         if not os.path.exists(os.path.join(self.step_dir(step), COMMIT_MARKER)):
           raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
         meta = self._checked_meta(step)
-        restored = self._manager.restore(step, args=ocp.args.Composite(
-            state=ocp.args.StandardRestore(_saveable(template_state))))
+        items = dict(state=ocp.args.StandardRestore(_saveable(template_state)))
+        if self.with_envs and meta.get("env_state_saved"):
+          items[ENVS_ITEM] = ocp.args.StandardRestore(template_state.env_state)
+        restored = self._manager.restore(step, args=ocp.args.Composite(**items))
       except FormatError:
         raise
       except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
@@ -110,7 +125,10 @@ class Checkpointer:
         warn(f"warning: checkpoint {self.step_dir(step)} is damaged ({_one_line(e)}); "
              f"moved it to {aside} and trying the next newest")
         continue
-      return template_state.replace(**restored["state"]), meta
+      state = template_state.replace(**restored["state"])
+      if ENVS_ITEM in items:
+        state = state.replace(env_state=restored[ENVS_ITEM])
+      return state, meta
     raise FileNotFoundError(f"--resume: no checkpoint in {self.directory} restores "
                             f"({'; '.join(problems)}).")
 
@@ -142,6 +160,16 @@ class Checkpointer:
 
   def close(self) -> None:
     self._manager.close()
+
+
+def last_good(directory: str | None) -> str:
+  """The newest committed step directory under `directory`, read from the file system
+  alone (no manager, no collective: usable when a multi-process job has failed)."""
+  steps = []
+  if directory and os.path.isdir(directory):
+    steps = [int(name) for name in os.listdir(directory) if name.isdigit()
+             and os.path.exists(os.path.join(directory, name, COMMIT_MARKER))]
+  return os.path.join(os.path.abspath(directory), str(max(steps))) if steps else "none was saved"
 
 
 def check_resume_dir(directory: str) -> None:

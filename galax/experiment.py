@@ -352,7 +352,9 @@ def main(argv: Sequence[str]) -> None:
     raise ValueError(f"Unexpected arguments: {argv[1:]}")
   config = flags.FLAGS["config"].value
   if config.distributed:
-    jax.distributed.initialize()
+    from galax import peers  # pylint: disable=g-import-not-at-top
+
+    peers.initialize()
   name = flags.FLAGS["name"].value or os.path.splitext(
       os.path.basename(flags.FLAGS["config"].config_filename))[0]
   run_experiment(config, parse_seeds(flags.FLAGS["seeds"].value), flags.FLAGS["out"].value,

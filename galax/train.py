@@ -37,6 +37,7 @@ from galax import divergence
 from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
+from galax import peers
 from galax import preemption
 from galax import workdir_lock
 from galax.algorithms import make_algorithm
@@ -113,13 +114,23 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
     check_workdir(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
   with (workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext(),
+        peers.watch(workdir, lambda: ckpt_lib.last_good(_checkpoint_dir(workdir))),
         preemption.watch() as preempted):
-    return _train(config, workdir, resume, log, preempted)
+    try:
+      return _train(config, workdir, resume, log, preempted)
+    except jax.errors.JaxRuntimeError as e:
+      if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/peers.py)
+        peers.exit_lost_peer(e, workdir, ckpt_lib.last_good(_checkpoint_dir(workdir)))
+      raise
+
+
+def _checkpoint_dir(workdir: str | None) -> str | None:
+  return os.path.join(workdir, "checkpoints") if workdir else None
 
 
 def _train(config: ConfigDict, workdir: str | None, resume: bool,
            log: Callable[[str], None], preempted: preemption.Watch) -> TrainResult:
-  checkpoint_dir = os.path.join(workdir, "checkpoints") if workdir else None
+  checkpoint_dir = _checkpoint_dir(workdir)
   if resume:
     if not workdir:
       raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
@@ -144,7 +155,9 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
   except KeyboardInterrupt:
     log(run.save_on_stop("interrupted"))
     raise
-  except BaseException:  # keep what the run had learned, if its state is still intact
+  except BaseException as e:  # keep what the run had learned, if its state is still intact
+    if peers.collective_failed(e):  # no collective save can finish: exit now
+      peers.exit_lost_peer(e, workdir, ckpt_lib.last_good(checkpoint_dir))
     log(run.save_on_stop("stopped by an error"))
     raise
   else:
@@ -173,7 +186,8 @@ class _Run:
     self.learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
                               for _ in range(algorithm.layout.num_learners)]
                              if config.learner_stats else [])
-    self.checkpointer = (ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints)
+    self.checkpointer = (ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints,
+                                               with_envs=algorithm.env.state_restorable)
                          if workdir else None)
     self.planned = dict(requested_env_steps=int(config.total_env_steps),
                         planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)

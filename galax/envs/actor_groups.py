@@ -50,6 +50,10 @@ class ActorGroups:
   def total_envs(self) -> int:
     return self.num_envs * self.num_shards
 
+  @property
+  def state_restorable(self) -> bool:
+    return all(env.state_restorable for env in self.envs)
+
   def reset(self) -> tuple[EnvState, ...]:
     return tuple(env.reset() for env in self.envs)
 

@@ -87,6 +87,9 @@ class Env(Protocol):
   spec: EnvSpec
   num_envs: int  # envs per shard (a device's L * b)
   num_shards: int
+  # Whether `EnvState` is the envs' whole state (a pytree of values: gymnax), so that a
+  # checkpoint of it resumes them exactly; envpool's state lives in its C++ pools.
+  state_restorable: bool
 
   @property
   def total_envs(self) -> int: ...

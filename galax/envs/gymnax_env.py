@@ -96,6 +96,8 @@ class GymnaxEnv:
     env_seeds: optional explicit seeds, one list of `num_envs` seeds per shard.
   """
 
+  state_restorable = True  # `EnvState` holds gymnax's whole state (checkpointed)
+
   def __init__(self, env_id: str, num_envs: int, seed: int = 0, num_shards: int = 1,
                max_episode_steps: int | None = None,
                env_seeds: Sequence[Sequence[int]] | None = None):

@@ -131,6 +131,8 @@ class BatchedEnv:
       `seed`); lets several pools hold any chosen subset of a global env numbering.
   """
 
+  state_restorable = False  # the env state lives in envpool's C++ pools
+
   def __init__(
       self,
       env_id: str,
