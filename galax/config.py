@@ -230,6 +230,12 @@ def _add_eval(c: ml_collections.ConfigDict) -> None:
   c.eval.max_episode_steps = 0  # eval time limit in agent steps; 0 = as config.env
 
 
+def config_names() -> list[str]:
+  """The names of the configs in configs/ ("pong_paac", ...)."""
+  return sorted(f[:-3] for f in os.listdir(CONFIGS_DIR)
+                if f.endswith(".py") and not f.startswith("_"))
+
+
 def config_path(name_or_path: str) -> str:
   """The file of a config: an existing file, or a name in configs/ ("pong_paac").
 
@@ -240,8 +246,7 @@ def config_path(name_or_path: str) -> str:
   path = os.path.join(CONFIGS_DIR, f"{os.path.basename(name_or_path).removesuffix('.py')}.py")
   if os.sep not in name_or_path and os.path.isfile(path):
     return path
-  names = sorted(f[:-3] for f in os.listdir(CONFIGS_DIR)
-                 if f.endswith(".py") and not f.startswith("_"))
+  names = config_names()
   raise FileNotFoundError(f"No config {name_or_path!r}: not a file, and not one of "
                           f"{', '.join(names)} (in {CONFIGS_DIR}).")
 

@@ -1,0 +1,91 @@
+"""galax command line: train an agent from a config (installed as `galax`).
+
+  galax                                          # CartPole A2C (configs/cartpole_a2c.py)
+  galax --config=pong_fast                       # a config by its name in configs/
+  galax --config=configs/pong_paac.py --config.envs_per_learner=64
+  galax --config=pong_paac --workdir=runs/pong --resume
+  python -m galax ... / python run.py ...        # the same command
+
+`--config.<field>=<value>` overrides any field of galax/config.py's schema; `--help` lists
+the configs.
+"""
+
+import os
+import socket
+import sys
+
+from absl import app, flags, logging
+from ml_collections import config_flags
+
+from galax import cli, supervise
+from galax.config import CONFIGS_DIR, config_names
+
+_DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
+
+_WORKDIR = flags.DEFINE_string("workdir", None, "Where metrics, checkpoints and results go "
+                               "(default: runs/<config name>_seed<seed>).")
+_RESUME = flags.DEFINE_bool("resume", False, "Continue from the latest checkpoint in --workdir.")
+# Multi-host (--config.distributed=True): left unset, jax.distributed.initialize() detects
+# them on Cloud TPU, SLURM, Open MPI and Kubernetes (see docs/multihost.md).
+_COORDINATOR = flags.DEFINE_string("coordinator_address", None,
+                                   "host:port of process 0's coordinator (multi-host).")
+_NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Processes in the job (multi-host).")
+_PROCESS_ID = flags.DEFINE_integer("process_id", None, "This process's index (multi-host).")
+_PEER_TIMEOUT = flags.DEFINE_float("peer_timeout_s", 30.0,
+                                   "Multi-host: a process silent this long counts as lost; the "
+                                   "others then exit (75) with one line (docs/multihost.md).")
+
+
+def main(argv):
+  logging.set_verbosity(logging.WARNING)  # orbax logs every file it writes at INFO
+  if len(argv) > 1:
+    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  config = flags.FLAGS["config"].value
+  workdir = _WORKDIR.value
+  if workdir is None:
+    name = os.path.splitext(os.path.basename(flags.FLAGS["config"].config_filename))[0]
+    workdir = os.path.join("runs", f"{name}_seed{config.seed}")
+  if config.distributed and not supervise.is_child():  # JAX's aborts go to a log file
+    process = (str(_PROCESS_ID.value) if _PROCESS_ID.value is not None
+               else f"-{socket.gethostname()}-{os.getpid()}")
+    sys.exit(supervise.run_child(_child_argv(), workdir, process))
+  import jax  # pylint: disable=g-import-not-at-top
+
+  if config.distributed:
+    from galax import peers  # pylint: disable=g-import-not-at-top
+
+    peers.initialize(coordinator_address=_COORDINATOR.value, num_processes=_NUM_PROCESSES.value,
+                     process_id=_PROCESS_ID.value, peer_timeout_s=_PEER_TIMEOUT.value)
+  from galax.train import train  # pylint: disable=g-import-not-at-top
+
+  log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
+  train(config, workdir=workdir, resume=_RESUME.value, log=log)
+
+
+def _child_argv() -> list[str]:
+  """This command again, for the supervised child (`python -m galax` as a module: a script
+  path inside the package would put galax/ first on sys.path)."""
+  if os.path.basename(sys.argv[0]) == "__main__.py":
+    return ["-m", "galax", *sys.argv[1:]]
+  return list(sys.argv)
+
+
+def run() -> None:
+  """The `galax` command, `python -m galax` and run.py."""
+  # Checked before the flag exists: ml_collections applies --config.<key> overrides while
+  # it defines the flag, with a traceback for a misspelt key.
+  sys.argv = cli.prepare_argv(sys.argv, _DEFAULT_CONFIG)
+  config_flags.DEFINE_config_file(
+      "config", _DEFAULT_CONFIG, "Experiment config: a file, or a name in configs/: "
+      + ", ".join(config_names()) + ". Override any field with --config.<field>=<value> "
+      "(the fields: galax/config.py's base_config).", lock_config=True)
+  if {"--help", "-h", "-?", "--helpshort"} & set(sys.argv[1:]):
+    # absl's --help lists the main module's flags: run.py's or the console script's, which
+    # define none; these are defined here.
+    print(__doc__ + "\n" + flags.FLAGS.module_help(sys.modules[__name__]))
+    sys.exit(0)
+  app.run(cli.guarded(main))
+
+
+if __name__ == "__main__":
+  run()
