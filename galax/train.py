@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import tempfile
 import time
 from typing import Callable, Mapping
@@ -78,6 +79,9 @@ class TrainResult:
 
 def check_workdir(workdir: str) -> None:
   """Raises ValueError (one line) unless `workdir` is, or can be made, a writable directory."""
+  if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", workdir):  # gs://, s3://: made a local "gs:" dir
+    raise ValueError(f"--workdir {workdir!r}: object-store URLs are not supported yet; "
+                     "mount the bucket (e.g. gcsfuse) and give the mounted path.")
   if os.path.exists(workdir) and not os.path.isdir(workdir):
     raise ValueError(f"--workdir {workdir!r} is a file, not a directory.")
   try:

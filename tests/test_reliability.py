@@ -396,6 +396,14 @@ def test_unwritable_workdir_is_rejected_before_setup(tmp_path, monkeypatch):
     train(tiny_config(), workdir=str(a_file / "sub"), log=quiet)
 
 
+def test_object_store_workdir_is_rejected_not_made_a_local_directory(tmp_path, monkeypatch):
+  """Before: gs://b/x became ./gs:/b/x on the local disk."""
+  monkeypatch.chdir(tmp_path)
+  with pytest.raises(ValueError, match="object-store URLs are not supported yet; mount"):
+    train(tiny_config(), workdir="gs://my-bucket/runs/x", log=quiet)
+  assert not (tmp_path / "gs:").exists()
+
+
 @pytest.mark.slow
 def test_cli_unwritable_workdir_is_one_line(tmp_path):
   a_file = tmp_path / "file"
