@@ -171,3 +171,28 @@ def write_json(path: str, data: Any, indent: int = 2) -> None:
   with open(tmp, "w") as f:
     json.dump(json_safe(data), f, indent=indent, allow_nan=False)
   os.replace(tmp, path)
+
+
+def _short(n: int) -> str:
+  return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}k" if n >= 1e3 else str(n)
+
+
+def _duration(seconds: float) -> str:
+  minutes = int(round(seconds / 60))
+  if minutes >= 60:
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+  return f"{minutes}m" if minutes else f"{int(seconds)}s"
+
+
+def progress(steps: int, planned: int, steady_steps: int, steady_time: float,
+             limit_left: float | None = None) -> str:
+  """'37% of 10.0M, 41m left': the share of `planned` done and the time left at the steady
+  rate (`steady_steps` in `steady_time` seconds; none before there is one), capped by the
+  time limit's `limit_left` seconds."""
+  done = f"{100 * steps / planned:.0f}% of {_short(planned)}"
+  if not steady_steps or steady_time <= 0:
+    return done
+  left = (planned - steps) / (steady_steps / steady_time)
+  if limit_left is not None:
+    left = min(left, limit_left)
+  return f"{done}, {_duration(left)} left"

@@ -381,6 +381,14 @@ class _Run:
       learner_tracker.add(*(metrics_lib.learner_slice(episodes[k], i, len(self.learner_trackers))
                             for k in ("over", "returns", "lengths")))
 
+  def progress(self, now: float) -> str:
+    """The share of the planned steps done and the time left (`metrics.progress`)."""
+    steady_time = now - self.steady_start - self.eval_time_s if self.steady_start else 0.0
+    limit_left = (max(self.config.time_limit_s - self.train_time(now), 0.0)
+                  if self.config.time_limit_s else None)
+    return metrics_lib.progress(self.env_steps, self.planned["planned_env_steps"],
+                                self.steady_steps, steady_time, limit_left)
+
   def log_row(self, metrics: Metrics, now: float) -> None:
     """A progress line and a metrics row; steps/s counts from the previous row."""
     tracker, steps = self.tracker, self.env_steps
@@ -399,7 +407,7 @@ class _Run:
     speed = f"{sps:8.0f} steps/s" if self.steady_steps else f"compile {self.compile_time:6.1f}s"
     self.log(f"steps {steps:>10d} | {speed} | return {tracker.mean_return:8.2f} "
              f"(last {len(tracker.returns)} of {tracker.completed} episodes) | "
-             f"loss {row.get('loss/total', float('nan')):.4f}")
+             f"loss {row.get('loss/total', float('nan')):.4f} | {self.progress(now)}")
     if self.writer:
       self.writer.write(steps, row)
     self.next_log = steps + self.config.log_every_steps

@@ -107,3 +107,14 @@ def test_every_subpackage_is_listed_in_pyproject():
     if "__init__.py" in files:
       found.add(os.path.relpath(dirpath, ROOT).replace(os.sep, "."))
   assert listed == found
+
+
+def test_progress_gives_the_share_done_and_the_time_left():
+  from galax.metrics import progress  # pylint: disable=g-import-not-at-top
+
+  assert progress(0, 10_000_000, 0, 0.0) == "0% of 10.0M"  # compiling: no rate yet
+  # 1,000 steps/s, 6M steps left: 100 minutes.
+  assert progress(4_000_000, 10_000_000, 100_000, 100.0) == "40% of 10.0M, 1h40m left"
+  assert progress(4_000_000, 10_000_000, 100_000, 100.0, limit_left=600.0) == (
+      "40% of 10.0M, 10m left")
+  assert progress(1600, 3200, 800, 0.1) == "50% of 3k, 0s left"
