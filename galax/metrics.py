@@ -101,8 +101,21 @@ def truncate_csv(path: str, max_step: int, step_column: str = "env_steps") -> in
   return len(rows) - len(kept)
 
 
+# TensorBoard tags in CleanRL's names, which RL users compare runs by (metrics.csv keeps
+# galax's column names); other metrics keep theirs.
+TENSORBOARD_TAGS = {
+    "mean_return": "charts/episodic_return", "mean_length": "charts/episodic_length",
+    "episodes": "charts/episodes", "steps_per_second": "charts/SPS",
+    "learning_rate": "charts/learning_rate", "eval/mean_return": "charts/eval_return",
+    "loss/total": "losses/loss", "loss/policy": "losses/policy_loss",
+    "loss/value": "losses/value_loss", "loss/entropy": "losses/entropy",
+    "grad_norm": "losses/grad_norm", "clip_fraction": "losses/clipfrac",
+}
+
+
 class MetricsWriter:
-  """Appends rows to `<workdir>/metrics.csv` (flushed per row) and TensorBoard.
+  """Appends rows to `<workdir>/metrics.csv` (flushed per row) and TensorBoard (tags:
+  `TENSORBOARD_TAGS`).
 
   `resume_step`: continue a run from its checkpoint at that step: CSV rows after it are
   dropped, and TensorBoard is told to purge the events after it (`purge_step`), so steps
@@ -136,7 +149,7 @@ class MetricsWriter:
     if self._tb is not None:
       for key, value in row.items():
         if key != "env_steps" and np.isfinite(value):
-          self._tb.add_scalar(key, value, step)
+          self._tb.add_scalar(TENSORBOARD_TAGS.get(key, key), value, step)
       self._tb.flush()
 
   def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
@@ -144,7 +157,7 @@ class MetricsWriter:
     if self._tb is not None:
       for key, value in scalars.items():
         if np.isfinite(value):
-          self._tb.add_scalar(key, value, step)
+          self._tb.add_scalar(TENSORBOARD_TAGS.get(key, key), value, step)
       self._tb.flush()
 
   def close(self) -> None:

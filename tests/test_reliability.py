@@ -142,7 +142,7 @@ def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
   second = train(config, workdir=str(tmp_path), resume=True, log=quiet)
   steps = csv_steps(tmp_path / "metrics.csv")
   assert steps == [800, 1600, 2400, 3200]
-  for tag in ("mean_return", "episodes"):
+  for tag in ("charts/episodic_return", "charts/episodes"):  # CleanRL's names
     assert tensorboard_series(tmp_path / "tb", tag) == steps
   rows = {int(r["env_steps"]): r for r in csv_rows(tmp_path / "metrics.csv")}
   # Episodes continue from the checkpoint's count (envs restart, so later counts differ).
