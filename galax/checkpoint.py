@@ -23,12 +23,15 @@ one whose files fail to restore (truncated, edited), as damaged: it moves it asi
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import signal
 import threading
 from typing import TYPE_CHECKING, Callable
 
+import jax
+import numpy as np
 import orbax.checkpoint as ocp
 
 from galax.types import JsonDict, PyTree
@@ -160,6 +163,35 @@ class Checkpointer:
 
   def close(self) -> None:
     self._manager.close()
+
+
+class BestCheckpoint:
+  """The state at the best evaluation so far, in `<directory>/<step>` (only that one kept).
+
+  `offer` saves when `score` (the mean evaluation return) beats every earlier one. Under
+  multi-host JAX only process 0 evaluates: it decides, and every process learns the
+  decision (a broadcast) and takes part in the collective save. `python -m galax.evaluate
+  --best` reads it.
+  """
+
+  def __init__(self, directory: str, with_envs: bool, best_so_far: float = float("-inf")):
+    self.best = best_so_far
+    self._checkpointer = Checkpointer(directory, keep=1, with_envs=with_envs)
+
+  def offer(self, score: float, env_steps: int, state: LearnerState, meta: JsonDict) -> bool:
+    better = math.isfinite(score) and score > self.best
+    if jax.process_count() > 1:
+      from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+      better = bool(multihost_utils.broadcast_one_to_all(np.int32(better)))
+    if better:
+      self.best = score
+      if self._checkpointer.latest_step() != env_steps:
+        self._checkpointer.save(env_steps, state, dict(meta, eval_mean_return=score))
+    return better
+
+  def close(self) -> None:
+    self._checkpointer.close()
 
 
 def last_good(directory: str | None) -> str:

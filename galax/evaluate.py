@@ -47,21 +47,22 @@ def read_config(workdir: str) -> ConfigDict:
     raise ValueError(f"{path} is not valid JSON ({e}).") from None
 
 
-def checkpoint_steps(workdir: str) -> list[int]:
-  """The saved steps (complete checkpoint directories), newest first."""
+def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
+  """The saved steps (complete checkpoint directories) in `<workdir>/<kind>` ("checkpoints",
+  or "best": the best evaluation's), newest first."""
   from galax.checkpoint import COMMIT_MARKER  # pylint: disable=g-import-not-at-top
 
-  directory = os.path.join(workdir, "checkpoints")
+  directory = os.path.join(workdir, kind)
   names = os.listdir(directory) if os.path.isdir(directory) else []
   return sorted((int(n) for n in names if n.isdigit()
                  and os.path.exists(os.path.join(directory, n, COMMIT_MARKER))), reverse=True)
 
 
-def _restore(workdir: str, step: int) -> ParamsBlock:
+def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
   import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
   from absl import logging  # pylint: disable=g-import-not-at-top
 
-  path = os.path.join(os.path.abspath(workdir), "checkpoints", str(step), "state")
+  path = os.path.join(os.path.abspath(workdir), kind, str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
   level = logging.get_verbosity()
   logging.set_verbosity(logging.ERROR)  # orbax notes a metadata file that galax never writes
@@ -77,20 +78,23 @@ def _restore(workdir: str, step: int) -> ParamsBlock:
 
 
 def restore_params(workdir: str, step: int | None = None,
-                   warn: Callable[[str], None] = print) -> tuple[ParamsBlock, int]:
+                   warn: Callable[[str], None] = print, kind: str = "checkpoints"
+                   ) -> tuple[ParamsBlock, int]:
   """(every learner's params [n, ...], step) of `step` or of the newest checkpoint that
-  restores (damaged ones are skipped with a warning)."""
-  steps = checkpoint_steps(workdir)
+  restores (damaged ones are skipped with a warning); `kind="best"`: the state of the
+  best evaluation (`checkpoint.BestCheckpoint`)."""
+  steps = checkpoint_steps(workdir, kind)
   if not steps:
+    why = " (a run keeps one when it evaluates: config.eval.every_steps)" if kind == "best" else ""
     raise ValueError(f"--workdir {workdir!r} holds no complete checkpoint "
-                     f"(looked in {os.path.join(workdir, 'checkpoints')}).")
+                     f"(looked in {os.path.join(workdir, kind)}){why}.")
   if step is not None:
     if step not in steps:
       raise ValueError(f"--step {step}: no complete checkpoint at that step; saved: {steps}.")
     steps = [step]
   for candidate in steps:
     try:
-      return _restore(workdir, candidate), candidate
+      return _restore(workdir, candidate, kind), candidate
     except Exception as e:  # pylint: disable=broad-except
       reason = " ".join(str(e).split())[:160] or type(e).__name__
       if step is not None:
@@ -186,6 +190,8 @@ def main(argv: Sequence[str]) -> None:
 
   flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
   flags.DEFINE_integer("step", None, "Checkpoint step (default: the newest that restores).")
+  flags.DEFINE_bool("best", False, "The checkpoint of the best evaluation during training "
+                    "(<workdir>/best) instead of the newest.")
   flags.DEFINE_integer("episodes", 30, "Evaluation episodes.")
   flags.DEFINE_bool("greedy", True, "Argmax actions (false: sampled from the policy).")
   flags.DEFINE_string("learner", "first", "Multi-learner runs: first, average or an index.")
@@ -202,7 +208,10 @@ def main(argv: Sequence[str]) -> None:
   if FLAGS.video:
     video.check_video_path(FLAGS.video)
   config = read_config(FLAGS.workdir)
-  block, restored = restore_params(FLAGS.workdir, FLAGS.step)
+  if FLAGS.best and FLAGS.step is not None:
+    raise ValueError("--best and --step choose the checkpoint both; give one.")
+  block, restored = restore_params(FLAGS.workdir, FLAGS.step,
+                                   kind="best" if FLAGS.best else "checkpoints")
   params = pick_learner(block, FLAGS.learner)
   record = dict(step=restored, learner=FLAGS.learner,
                 **evaluate(config, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed))

@@ -201,6 +201,15 @@ def select_params(params: ParamsBlock, which: str, num_learners: int
   raise ValueError(f"config.eval.learners={which!r}; use 'first', 'all' or 'average'.")
 
 
+def best_mean_return(records: Sequence[EvalRecord]) -> float:
+  """The best evaluation so far: the highest mean over learners of one step's records."""
+  by_step: dict[int, list[float]] = {}
+  for r in records:
+    by_step.setdefault(r.env_steps, []).append(r.mean_return)
+  means = [float(np.mean(v)) for v in by_step.values() if np.all(np.isfinite(v))]
+  return max(means, default=float("-inf"))
+
+
 class EvalHook:
   """Runs evaluations from the training loop and keeps their records.
 

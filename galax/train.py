@@ -214,6 +214,7 @@ class _Run:
     self.stopped = "budget"
     self.diverged: str | None = None  # the divergence message, which ends the run
     self.preempted: str | None = None  # the line saying what a SIGTERM's stop saved
+    self.best: ckpt_lib.BestCheckpoint | None = None
     self.energy: energy_lib.EnergyReport | None = None  # the monitor's, once stopped
 
   def restore(self) -> str:
@@ -266,6 +267,10 @@ class _Run:
       self.evals = eval_lib.EvalHook(config, algorithm.network.apply, layout.num_learners,
                                      self.workdir, resume, self.log)
       self.next_eval = self.evals.next_due(self.env_steps)
+      if self.workdir:  # the best evaluation's state, in <workdir>/best (galax.evaluate --best)
+        self.best = ckpt_lib.BestCheckpoint(
+            os.path.join(self.workdir, "best"), algorithm.env.state_restorable,
+            eval_lib.best_mean_return(self.evals.records))
     self.monitor = energy_lib.PowerMonitor() if config.energy else None
     if self.monitor is not None and self.monitor.available:
       self.log(f"energy: sampling the power of {self.monitor.num_gpus} GPU(s) through NVML")
@@ -292,13 +297,15 @@ class _Run:
     """Checkpoints the state, whole: a Ctrl-C meanwhile waits until the write is done, then
     is raised (`deliver_ctrl_c`) or dropped (`ckpt_lib.sigint_deferred`)."""
     if self.checkpointer is not None and self.checkpointer.latest_step() != self.env_steps:
-      now = time.perf_counter()
-      meta = dict(env_steps=self.env_steps, updates=self.updates,
-                  wall_time_s=self.wall_time(now), train_time_s=self.train_time(now),
-                  tracker=self.tracker.to_json(),
-                  learner_trackers=[t.to_json() for t in self.learner_trackers])
       with ckpt_lib.sigint_deferred(deliver_ctrl_c):
-        self.checkpointer.save(self.env_steps, self.state, meta)
+        self.checkpointer.save(self.env_steps, self.state, self.meta())
+
+  def meta(self) -> JsonDict:
+    """What a checkpoint keeps besides the state: counters, clocks, episode statistics."""
+    now = time.perf_counter()
+    return dict(env_steps=self.env_steps, updates=self.updates, wall_time_s=self.wall_time(now),
+                train_time_s=self.train_time(now), tracker=self.tracker.to_json(),
+                learner_trackers=[t.to_json() for t in self.learner_trackers])
 
   def save_on_stop(self, why: str) -> str:
     """Saves the last whole call's state after an interruption; says what it did."""
@@ -320,9 +327,13 @@ class _Run:
     now = time.perf_counter()
     records = self.evals.run(self.state.params, self.env_steps, self.train_time(now),
                              self.wall_time(now))
+    means = [r.mean_return for r in records]
+    if self.best is not None:  # every process: the save is collective
+      with ckpt_lib.sigint_deferred(True):
+        self.best.offer(float(np.mean(means)) if means else float("nan"), self.env_steps,
+                        self.state, self.meta())
     if not records:
       return
-    means = [r.mean_return for r in records]
     if len(records) == 1:
       who = "average params" if records[0].learner < 0 else f"learner {records[0].learner}"
     else:
@@ -420,6 +431,8 @@ class _Run:
       self.evals.close()
     if self.checkpointer is not None:
       self.checkpointer.close()
+    if self.best is not None:
+      self.best.close()
     if self.writer:
       self.writer.close()
 

@@ -140,3 +140,27 @@ def test_atari_video_frames_come_from_envpool(tmp_path):
     assert reader.get_data(0).shape == (240, 160, 3)
   finally:
     reader.close()
+
+
+@pytest.mark.slow
+def test_the_best_evaluation_is_kept_and_evaluate_best_reads_it(tmp_path):
+  """<workdir>/best holds the state of the evaluation with the highest mean return (one
+  kept); `--best` evaluates it."""
+  import csv  # pylint: disable=g-import-not-at-top
+
+  config = tiny_config(checkpoint_every_steps=0, total_env_steps=2400)
+  config.eval.every_steps, config.eval.episodes = 800, 3
+  train(config, workdir=str(tmp_path), log=lambda _: None)
+  with open(tmp_path / "eval.csv", newline="") as f:
+    rows = list(csv.DictReader(f))
+  means = {int(r["env_steps"]): float(r["mean_return"]) for r in rows}
+  best_step = max(means, key=lambda s: (means[s], -s))  # the first of equal bests
+  assert evaluate_lib.checkpoint_steps(str(tmp_path), "best") == [best_step]
+  assert best_step != 2400  # measured: 12.33 at 1600, 9.33 at 2400 (not just the newest)
+  meta = json.loads((tmp_path / "best" / str(best_step) / "meta" / "metadata").read_text())
+  assert meta["eval_mean_return"] == pytest.approx(means[best_step])
+  proc = run_cli(f"--workdir={tmp_path}", "--best", "--episodes=2", module="galax.evaluate")
+  assert proc.returncode == 0, proc.stderr
+  assert f"step {best_step}:" in proc.stdout
+  _one_error_line(run_cli(f"--workdir={tmp_path}", "--best", "--step=800",
+                          module="galax.evaluate"), "--best and --step")
