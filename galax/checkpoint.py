@@ -171,7 +171,7 @@ class BestCheckpoint:
   `offer` saves when `score` (the mean evaluation return) beats every earlier one. Under
   multi-host JAX only process 0 evaluates: it decides, and every process learns the
   decision (a broadcast) and takes part in the collective save. `python -m galax.evaluate
-  --best` reads it.
+  --step=best` reads it.
   """
 
   def __init__(self, directory: str, with_envs: bool, best_so_far: float = float("-inf")):

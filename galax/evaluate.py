@@ -189,9 +189,8 @@ def main(argv: Sequence[str]) -> None:
   logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
 
   flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
-  flags.DEFINE_integer("step", None, "Checkpoint step (default: the newest that restores).")
-  flags.DEFINE_bool("best", False, "The checkpoint of the best evaluation during training "
-                    "(<workdir>/best) instead of the newest.")
+  flags.DEFINE_string("step", None, "Checkpoint step (default: the newest that restores), or "
+                      "'best': the state of the best evaluation during training (<workdir>/best).")
   flags.DEFINE_integer("episodes", 30, "Evaluation episodes.")
   flags.DEFINE_bool("greedy", True, "Argmax actions (false: sampled from the policy).")
   flags.DEFINE_string("learner", "first", "Multi-learner runs: first, average or an index.")
@@ -208,10 +207,11 @@ def main(argv: Sequence[str]) -> None:
   if FLAGS.video:
     video.check_video_path(FLAGS.video)
   config = read_config(FLAGS.workdir)
-  if FLAGS.best and FLAGS.step is not None:
-    raise ValueError("--best and --step choose the checkpoint both; give one.")
-  block, restored = restore_params(FLAGS.workdir, FLAGS.step,
-                                   kind="best" if FLAGS.best else "checkpoints")
+  best = FLAGS.step == "best"
+  if FLAGS.step is not None and not best and not FLAGS.step.isdigit():
+    raise ValueError(f"--step={FLAGS.step}: give a step number or 'best'.")
+  block, restored = restore_params(FLAGS.workdir, None if best or FLAGS.step is None
+                                   else int(FLAGS.step), kind="best" if best else "checkpoints")
   params = pick_learner(block, FLAGS.learner)
   record = dict(step=restored, learner=FLAGS.learner,
                 **evaluate(config, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed))

@@ -267,7 +267,7 @@ class _Run:
       self.evals = eval_lib.EvalHook(config, algorithm.network.apply, layout.num_learners,
                                      self.workdir, resume, self.log)
       self.next_eval = self.evals.next_due(self.env_steps)
-      if self.workdir:  # the best evaluation's state, in <workdir>/best (galax.evaluate --best)
+      if self.workdir:  # the best evaluation's state, in <workdir>/best (galax.evaluate --step=best)
         self.best = ckpt_lib.BestCheckpoint(
             os.path.join(self.workdir, "best"), algorithm.env.state_restorable,
             eval_lib.best_mean_return(self.evals.records))

@@ -145,7 +145,7 @@ def test_atari_video_frames_come_from_envpool(tmp_path):
 @pytest.mark.slow
 def test_the_best_evaluation_is_kept_and_evaluate_best_reads_it(tmp_path):
   """<workdir>/best holds the state of the evaluation with the highest mean return (one
-  kept); `--best` evaluates it."""
+  kept); `--step=best` evaluates it."""
   import csv  # pylint: disable=g-import-not-at-top
 
   config = tiny_config(checkpoint_every_steps=0, total_env_steps=2400)
@@ -159,8 +159,8 @@ def test_the_best_evaluation_is_kept_and_evaluate_best_reads_it(tmp_path):
   assert best_step != 2400  # measured: 12.33 at 1600, 9.33 at 2400 (not just the newest)
   meta = json.loads((tmp_path / "best" / str(best_step) / "meta" / "metadata").read_text())
   assert meta["eval_mean_return"] == pytest.approx(means[best_step])
-  proc = run_cli(f"--workdir={tmp_path}", "--best", "--episodes=2", module="galax.evaluate")
+  proc = run_cli(f"--workdir={tmp_path}", "--step=best", "--episodes=2", module="galax.evaluate")
   assert proc.returncode == 0, proc.stderr
   assert f"step {best_step}:" in proc.stdout
-  _one_error_line(run_cli(f"--workdir={tmp_path}", "--best", "--step=800",
-                          module="galax.evaluate"), "--best and --step")
+  _one_error_line(run_cli(f"--workdir={tmp_path}", "--step=last", module="galax.evaluate"),
+                  "--step=last: give a step number or 'best'")
