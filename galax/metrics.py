@@ -187,7 +187,9 @@ def write_json(path: str, data: Any, indent: int = 2) -> None:
 
 
 def _short(n: int) -> str:
-  return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.0f}k" if n >= 1e3 else str(n)
+  if n >= 1e6:
+    return f"{n / 1e6:.1f}M"
+  return f"{n / 1e3:.0f}k" if n >= 1e4 else f"{n / 1e3:.1f}k" if n >= 1e3 else str(n)
 
 
 def _duration(seconds: float) -> str:

@@ -117,4 +117,4 @@ def test_progress_gives_the_share_done_and_the_time_left():
   assert progress(4_000_000, 10_000_000, 100_000, 100.0) == "40% of 10.0M, 1h40m left"
   assert progress(4_000_000, 10_000_000, 100_000, 100.0, limit_left=600.0) == (
       "40% of 10.0M, 10m left")
-  assert progress(1600, 3200, 800, 0.1) == "50% of 3k, 0s left"
+  assert progress(1600, 3200, 800, 0.1) == "50% of 3.2k, 0s left"
