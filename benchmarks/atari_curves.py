@@ -99,8 +99,10 @@ def main() -> None:
     rows.append(summary(name, workdir, args.target))
     os.makedirs(os.path.join(args.out, name), exist_ok=True)
     for kept in KEPT_FILES:
-      if os.path.exists(os.path.join(workdir, kept)):
-        shutil.copy(os.path.join(workdir, kept), os.path.join(args.out, name, kept))
+      source, target = os.path.join(workdir, kept), os.path.join(args.out, name, kept)
+      if os.path.exists(source) and not (os.path.exists(target)
+                                         and os.path.samefile(source, target)):
+        shutil.copy(source, target)  # (a workdir already under --out is redrawn as it is)
   text = table(rows, args.target)
   with open(os.path.join(args.out, "runs.md"), "w") as f:
     f.write(text + "\n")

@@ -61,24 +61,3 @@ def _no_env_step_outlives_its_test():
 
   jax.effects_barrier()
 
-
-# The longest tests (about 20-100 s each on 2 cores), started first so that xdist spreads
-# them over its workers instead of leaving one of them to run a long test alone at the end.
-_LONGEST_FIRST = (
-    "tests/test_pong_learning.py",
-    "tests/test_reliability.py::test_fault_injection_small",
-    "tests/test_notebooks.py::test_notebook_runs",
-    "tests/test_experiments_claims.py::test_claim_command_writes_results_tables_and_plots",
-    "tests/test_multihost.py",
-    "tests/test_lost_peer.py::test_the_survivor",
-    "tests/test_preemption.py::test_two_processes",
-    "tests/test_networks.py::test_patch_convolutions_compute",
-    "tests/test_golden_updates.py::test_other_instruction_set",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-  del config
-  rank = lambda item: next((i for i, prefix in enumerate(_LONGEST_FIRST)
-                            if item.nodeid.startswith(prefix)), len(_LONGEST_FIRST))
-  items.sort(key=rank)  # stable: the same order on every xdist worker

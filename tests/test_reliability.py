@@ -494,7 +494,7 @@ def test_resumed_params_match_the_checkpoint(tmp_path):
 @pytest.mark.slow
 def test_fault_injection_small(tmp_path):
   proc = subprocess.run(
-      [sys.executable, os.path.join(ROOT, "benchmarks", "fault_injection.py"), "--kills=3",
+      [sys.executable, os.path.join(ROOT, "benchmarks", "fault_injection.py"), "--kills=2",
        "--total_env_steps=4000", f"--workdir={tmp_path}"],
       cwd=ROOT, capture_output=True, text=True, timeout=1200)
   assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
