@@ -16,7 +16,11 @@ The behaviour policy thus lags the target policy by exactly one update, always. 
 gradient is taken at the parameters that collected the data (no stale-policy bias), and
 applied to the current ones. PPO's epochs of minibatch steps necessarily move away from
 theta_{k-1}; its clipped ratio pi_theta / pi_{theta_{k-1}} corrects for the lag (as in the
-authors' code, whose PPO learner starts from its latest parameters).
+authors' code, whose PPO learner starts from its latest parameters). With
+`config.hts.gradient_point = "stale"` HTS-PPO reads Eq. 6 literally instead: the epochs
+start at theta_{k-1} (on-policy at their first minibatch) and end at theta', and
+theta_{k+1} = theta_k + (theta' - theta_{k-1}) (hts_learners.StalePPOSegmentLearner). The
+metric `first_clip_fraction` (the first minibatch's) shows how far each starts off-policy.
 
 The state (`HTSExtra`) carries the read storage D_{k-1} (env-major so that it shards over
 the learner axis), theta_{k-1} (A2C only), and version counters that travel with the
@@ -78,7 +82,8 @@ from ml_collections import ConfigDict
 
 from galax import algorithm_spec as spec, losses
 from galax.algorithms import common
-from galax.algorithms.hts_learners import A2CStepLearner, PPOSegmentLearner, SegmentLearner
+from galax.algorithms.hts_learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
+                                          StalePPOSegmentLearner)
 from galax.algorithms.ordering import after, call_for
 from galax.algorithms.ppo import PPOLearner, learner_keys
 from galax.algorithms.units import unroll_units
@@ -314,7 +319,8 @@ def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: 
     ppo = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
                                  layout.learners_per_device, alpha, layout.envs_per_learner,
                                  setup.env)
-    learner = PPOSegmentLearner(ppo)
+    stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: same
+    learner = StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
   return learner, optimizer, schedule
 
 
@@ -332,6 +338,13 @@ def segment_steps(config: ConfigDict) -> int:
 
 def _validate(config: ConfigDict) -> None:
   """hts.microbatches must divide both alpha and the learner's units per segment."""
+  if config.hts.gradient_point not in ("current", "stale"):
+    raise ValueError(f"config.hts.gradient_point={config.hts.gradient_point!r} is not one of "
+                     "'current', 'stale'.")
+  stale = config.hts.gradient_point == "stale"
+  if config.algorithm == "hts_a2c" and stale:
+    raise ValueError("config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
+                     "gradient at theta_{k-1} always (Eq. 6).")
   m = int(config.hts.microbatches)
   alpha = segment_steps(config)
   units = num_units(config, alpha)

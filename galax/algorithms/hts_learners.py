@@ -163,3 +163,38 @@ class PPOSegmentLearner:
     """The minibatch steps start at theta_k: (params, version)."""
     del kept
     return params, versions[1]
+
+
+class StalePPOSegmentLearner(PPOSegmentLearner):
+  """HTS-PPO with Eq. 6 read literally (`config.hts.gradient_point = "stale"`).
+
+  The epochs on D_{k-1} start at theta_{k-1}, the parameters that collected it, so the
+  first minibatch is on-policy (ratio 1); they end at theta'. The change is then applied
+  to the current parameters:
+
+      theta_{k+1} = theta_k + (theta' - theta_{k-1})
+
+  The optimizer state is carried through the epochs as in PPO (Adam's moments see the
+  gradients at the points the epochs pass through). With the delay off (theta_{k-1} =
+  theta_k) make_learner builds `PPOSegmentLearner` instead: plain PPO, bit for bit.
+  """
+
+  def begin(self, behaviour_params, params, opt_state, traj, keys):
+    carry = self.ppo.begin(behaviour_params, opt_state, traj, keys)
+    return dict(carry, current=params, start=behaviour_params)
+
+  def finish(self, carry):
+    moved, opt_state, metrics = self.ppo.finish(carry)
+    params = jax.tree.map(lambda now, end, start: now + (end - start),
+                          carry["current"], moved, carry["start"])
+    return params, opt_state, metrics
+
+  def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:
+    """theta_k, kept as the next segment's starting point theta_{k-1}."""
+    return acting_params
+
+  def gradient_point(self, kept: ParamsBlock, params: ParamsBlock,
+                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
+    """The epochs start at theta_{k-1} (`kept`): (params, version)."""
+    del params
+    return kept, versions[0]

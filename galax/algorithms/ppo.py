@@ -134,7 +134,7 @@ class PPOLearner:
     zeros = jnp.zeros((self.learners,), jnp.float32)
     return dict(params=params, opt_state=opt_state, batch=batch, perms=perms,
                 sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros,
-                          grad_norm=zeros, clip_fraction=zeros))
+                          grad_norm=zeros, clip_fraction=zeros, first_clip_fraction=zeros))
 
   def _grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
     clip, loss = self.settings.clip, self.settings.loss
@@ -173,6 +173,9 @@ class PPOLearner:
     grads, terms = jax.vmap(self._chunked_grads)(carry["params"], mb)
     params, opt_state, terms["grad_norm"] = self.optimizer.apply_gradients(
         grads, carry["opt_state"], carry["params"])
+    # The first minibatch's: how far the start of the epochs is from the behaviour policy
+    # (HTS-PPO: pi_theta_k / pi_theta_{k-1} on D_{k-1}; 0 for on-policy PPO).
+    terms["first_clip_fraction"] = jnp.where(u == 0, terms["clip_fraction"], 0.0)
     sums = jax.tree.map(lambda s, t: s + t, carry["sums"], terms)
     return dict(carry, params=params, opt_state=opt_state, sums=sums)
 
@@ -181,8 +184,11 @@ class PPOLearner:
     means = jax.tree.map(lambda s: s / self.num_units, carry["sums"])
     grad_norm = means.pop("grad_norm")
     clip_fraction = means.pop("clip_fraction")
+    first = carry["sums"]["first_clip_fraction"]  # summed over one unit only
+    means.pop("first_clip_fraction")
     return carry["params"], carry["opt_state"], dict(loss=means, grad_norm=grad_norm,
-                                                     clip_fraction=clip_fraction)
+                                                     clip_fraction=clip_fraction,
+                                                     first_clip_fraction=first)
 
 
 def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpdate:
