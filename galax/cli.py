@@ -2,9 +2,10 @@
 (a file or a name in configs/), checking `--config.<key>` overrides before ml_collections
 sees them, and turning expected failures into one line and an exit status.
 
-Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 130 interrupted
-(Ctrl-C), 143 preempted (SIGTERM: `galax.preemption.Preempted`, a SystemExit that passes
-through `guarded` as it is).
+Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 75 a lost peer in a
+multi-process job (galax/peers.py, galax/supervise.py: restart with --resume), 130
+interrupted (Ctrl-C), 143 preempted (SIGTERM: `galax.preemption.Preempted`, a SystemExit
+that passes through `guarded` as it is).
 """
 
 from __future__ import annotations
