@@ -6,7 +6,6 @@
   is not the uninterrupted run, but two resumes from one checkpoint are identical.
 """
 
-import dataclasses
 import shutil
 import signal
 import threading
@@ -15,11 +14,11 @@ import jax
 import numpy as np
 import pytest
 
-import galax.train as train_lib
 from galax import checkpoint as ckpt_lib
 from galax.parallel.learners import to_host
 from galax.train import train
 from run_helpers import STEPS_PER_CALL, tiny_config
+from test_preemption import _sigterm_on_call  # SIGTERM as call n starts
 
 CALLS = 4
 
@@ -28,28 +27,9 @@ def _quiet(_):
   pass
 
 
-def _stop_on_call(monkeypatch, n):
-  """SIGTERM as call n starts: the run saves call n and stops (as a preempted job does)."""
-  real_make = train_lib.make_algorithm
-
-  def make(config):
-    algorithm = real_make(config)
-    calls = []
-
-    def step(state):
-      calls.append(1)
-      if len(calls) == n:
-        signal.raise_signal(signal.SIGTERM)
-      return algorithm.step(state)
-
-    return dataclasses.replace(algorithm, step=step)
-
-  monkeypatch.setattr(train_lib, "make_algorithm", make)
-
-
 def _stopped_then_resumed(config, workdir, monkeypatch, stop_call):
   with monkeypatch.context() as patch:
-    _stop_on_call(patch, stop_call)
+    _sigterm_on_call(patch, stop_call)
     with pytest.raises(SystemExit):
       train(config, workdir=str(workdir), log=_quiet)
   return train(config, workdir=str(workdir), resume=True, log=_quiet)
@@ -94,7 +74,7 @@ def test_envpool_resume_is_deterministic_given_the_checkpoint(tmp_path, monkeypa
                                                              main_thread):
   config = tiny_config(total_env_steps=CALLS * STEPS_PER_CALL, checkpoint_every_steps=0)
   with monkeypatch.context() as patch:
-    _stop_on_call(patch, 2)
+    _sigterm_on_call(patch, 2)
     with pytest.raises(SystemExit):
       train(config, workdir=str(tmp_path / "a"), log=_quiet)
   shutil.copytree(tmp_path / "a", tmp_path / "b")
