@@ -84,7 +84,15 @@ def run() -> None:
     # define none; these are defined here.
     print(__doc__ + "\n" + flags.FLAGS.module_help(sys.modules[__name__]))
     sys.exit(0)
-  app.run(cli.guarded(main))
+  app.run(cli.guarded(main), flags_parser=_parse_flags)
+
+
+def _parse_flags(argv: list[str]) -> list[str]:
+  """absl's parsing, with a bad value as one `error:` line (absl adds a usage hint)."""
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    cli.fail(str(e))
 
 
 if __name__ == "__main__":

@@ -74,11 +74,14 @@ def _run_cli(*args):
     (["--config.envs_per_learner=abc"], "--config.envs_per_learner=abc"),
     (["--config.env.id=Pongg-v5"], "Unknown env id 'Pongg-v5'"),
     (["--config.optimizer.name=adagrad"], "config.optimizer.name='adagrad' is not one of"),
+    (["--config=cartpole_a2c", "--config.network.name=archnature"],
+     "network 'archnature' is convolutional and expects image observations"),
 ])
 def test_cli_rejects_bad_config(args, message):
   proc = _run_cli(*args)
   assert proc.returncode != 0
   assert message in proc.stderr + proc.stdout
+  assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.slow
