@@ -15,7 +15,8 @@ The metadata (`meta`) carries the loop's counters, clocks and running episode st
 A save is atomic: orbax writes `<step>.orbax-checkpoint-tmp-*`, writes
 `commit_success.txt` into it and renames it to `<step>`, so a kill during a save leaves
 at most a tmp directory (ignored, and removed by the next run), never a `<step>`
-directory that looks complete. `restore` treats a step without `commit_success.txt`, or
+directory that looks complete (on an object store, which cannot rename, orbax writes
+`commit_success.txt` last instead). `restore` treats a step without `commit_success.txt`, or
 one whose files fail to restore (truncated, edited), as damaged: it moves it aside to
 `<directory>.damaged/` with a warning and falls back to the next newest.
 """
@@ -24,8 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
-import shutil
 import signal
 import threading
 from typing import TYPE_CHECKING, Callable
@@ -34,12 +33,13 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 
+from galax import rundir
 from galax.types import JsonDict, PyTree
 
 if TYPE_CHECKING:
   from galax.learner_state import LearnerState
 
-COMMIT_MARKER = "commit_success.txt"  # orbax's, written just before the final rename
+COMMIT_MARKER = rundir.COMMIT_MARKER
 # The saved state's layout, in the metadata. 2: the combiner's state saved on its own
 # (`LearnerState.combiner`); 1 (no number saved): inside `extra`.
 FORMAT = 2
@@ -79,7 +79,7 @@ class Checkpointer:
   `with_envs` (envs whose state is a pytree; see the module docstring)."""
 
   def __init__(self, directory: str, keep: int = 3, with_envs: bool = False):
-    self.directory = os.path.abspath(directory)
+    self.directory = rundir.absolute(directory)
     self.with_envs = with_envs
     self._manager = _Manager(
         self.directory, options=ocp.CheckpointManagerOptions(
@@ -97,7 +97,7 @@ class Checkpointer:
     return self._manager.latest_step()
 
   def step_dir(self, step: int) -> str:
-    return os.path.join(self.directory, str(step))
+    return rundir.join(self.directory, str(step))
 
   def restore(self, template_state: LearnerState, warn: Callable[[str], None] = print
               ) -> tuple[LearnerState, JsonDict]:
@@ -113,7 +113,7 @@ class Checkpointer:
     problems = []
     for step in steps:
       try:
-        if not os.path.exists(os.path.join(self.step_dir(step), COMMIT_MARKER)):
+        if not rundir.path(rundir.join(self.step_dir(step), COMMIT_MARKER)).exists():
           raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
         meta = self._checked_meta(step)
         items = dict(state=ocp.args.StandardRestore(_saveable(template_state)))
@@ -152,14 +152,14 @@ class Checkpointer:
 
   def _move_aside(self, step: int) -> str:
     """Moves a damaged step out of orbax's view (so that it can be saved again)."""
-    aside_dir = self.directory + ".damaged"
-    os.makedirs(aside_dir, exist_ok=True)
-    target, k = os.path.join(aside_dir, str(step)), 1
-    while os.path.exists(target):
-      target, k = os.path.join(aside_dir, f"{step}.{k}"), k + 1
-    shutil.move(self.step_dir(step), target)
+    aside_dir = rundir.path(self.directory + ".damaged")
+    aside_dir.mkdir(parents=True, exist_ok=True)
+    target, k = aside_dir / str(step), 1
+    while target.exists():
+      target, k = aside_dir / f"{step}.{k}", k + 1
+    rundir.path(self.step_dir(step)).rename(target)
     self._manager.reload()
-    return target
+    return str(target)
 
   def close(self) -> None:
     self._manager.close()
@@ -194,21 +194,11 @@ class BestCheckpoint:
     self._checkpointer.close()
 
 
-def last_good(directory: str | None) -> str:
-  """The newest committed step directory under `directory`, read from the file system
-  alone (no manager, no collective: usable when a multi-process job has failed)."""
-  steps = []
-  if directory and os.path.isdir(directory):
-    steps = [int(name) for name in os.listdir(directory) if name.isdigit()
-             and os.path.exists(os.path.join(directory, name, COMMIT_MARKER))]
-  return os.path.join(os.path.abspath(directory), str(max(steps))) if steps else "none was saved"
-
-
 def check_resume_dir(directory: str) -> None:
   """Raises a clear error if `--resume` points at no checkpoints."""
-  if not os.path.isdir(directory):
+  if not rundir.path(directory).is_dir():
     raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
-  if not any(name.isdigit() for name in os.listdir(directory)):
+  if not any(item.name.isdigit() for item in rundir.path(directory).iterdir()):
     raise FileNotFoundError(f"--resume: {directory!r} holds no checkpoints.")
 
 

@@ -22,7 +22,6 @@ and exit status 2.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import Callable, Sequence
 
@@ -31,18 +30,18 @@ import jax.numpy as jnp
 import numpy as np
 from ml_collections import ConfigDict
 
+from galax import rundir
 from galax.types import Params, ParamsBlock
 
 PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
 
 
 def read_config(workdir: str) -> ConfigDict:
-  path = os.path.join(workdir, "config.json")
-  if not os.path.isfile(path):
+  path = rundir.path(rundir.join(workdir, "config.json"))  # a local path or a gs:// URL
+  if not path.is_file():
     raise ValueError(f"--workdir {workdir!r} has no config.json: not a galax run directory.")
   try:
-    with open(path) as f:
-      return ConfigDict(json.load(f))
+    return ConfigDict(json.loads(path.read_text()))
   except ValueError as e:
     raise ValueError(f"{path} is not valid JSON ({e}).") from None
 
@@ -50,19 +49,17 @@ def read_config(workdir: str) -> ConfigDict:
 def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
   """The saved steps (complete checkpoint directories) in `<workdir>/<kind>` ("checkpoints",
   or "best": the best evaluation's), newest first."""
-  from galax.checkpoint import COMMIT_MARKER  # pylint: disable=g-import-not-at-top
-
-  directory = os.path.join(workdir, kind)
-  names = os.listdir(directory) if os.path.isdir(directory) else []
-  return sorted((int(n) for n in names if n.isdigit()
-                 and os.path.exists(os.path.join(directory, n, COMMIT_MARKER))), reverse=True)
+  directory = rundir.path(rundir.join(workdir, kind))
+  items = list(directory.iterdir()) if directory.is_dir() else []
+  return sorted((int(item.name) for item in items if item.name.isdigit()
+                 and (item / rundir.COMMIT_MARKER).exists()), reverse=True)
 
 
 def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
   import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
   from absl import logging  # pylint: disable=g-import-not-at-top
 
-  path = os.path.join(os.path.abspath(workdir), kind, str(step), "state")
+  path = rundir.join(rundir.absolute(workdir), kind, str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
   level = logging.get_verbosity()
   logging.set_verbosity(logging.ERROR)  # orbax notes a metadata file that galax never writes
@@ -87,7 +84,7 @@ def restore_params(workdir: str, step: int | None = None,
   if not steps:
     why = " (a run keeps one when it evaluates: config.eval.every_steps)" if kind == "best" else ""
     raise ValueError(f"--workdir {workdir!r} holds no complete checkpoint "
-                     f"(looked in {os.path.join(workdir, kind)}){why}.")
+                     f"(looked in {rundir.join(workdir, kind)}){why}.")
   if step is not None:
     if step not in steps:
       raise ValueError(f"--step {step}: no complete checkpoint at that step; saved: {steps}.")
@@ -219,9 +216,8 @@ def main(argv: Sequence[str]) -> None:
         f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
         f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})")
   print("returns: " + " ".join(f"{r:g}" for r in record["returns"]))
-  path = os.path.join(FLAGS.workdir, f"eval_step{record['step']}.json")
-  with open(path, "w") as f:
-    json.dump(record, f, indent=1)
+  path = rundir.join(FLAGS.workdir, f"eval_step{record['step']}.json")
+  rundir.path(path).write_text(json.dumps(record, indent=1))
   print(f"wrote {path}")
   if FLAGS.video:
     policy_fn = policy_from_params(config, params)  # the evaluated checkpoint, restored once

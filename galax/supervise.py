@@ -28,6 +28,8 @@ import sys
 import threading
 from typing import IO, Sequence
 
+from galax import rundir
+
 CHILD_ENV = "GALAX_SUPERVISED_CHILD"  # set in the child: it trains instead of supervising
 EXIT_LOST_PEER = 75  # as galax/peers.py (kept free of JAX imports here)
 _SHOWN = ("error:", "warning:", "preempted:")
@@ -65,15 +67,6 @@ def _last_fatal(log_path: str) -> str:
   return " ".join(lines[-1].split("] ", 1)[1].split()) if lines else ""
 
 
-def _last_good(workdir: str) -> str:
-  directory = os.path.join(workdir, "checkpoints")
-  steps = []
-  if os.path.isdir(directory):
-    steps = [int(n) for n in os.listdir(directory) if n.isdigit()
-             and os.path.exists(os.path.join(directory, n, "commit_success.txt"))]
-  return os.path.join(os.path.abspath(directory), str(max(steps))) if steps else "none was saved"
-
-
 def describe_death(signum: int, fatal: str) -> tuple[str, int]:
   """(what happened, exit status) for a child killed by signal `signum`."""
   name = signal.Signals(signum).name if signum in signal.Signals.__members__.values() else signum
@@ -88,7 +81,7 @@ def describe_death(signum: int, fatal: str) -> tuple[str, int]:
 
 def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
   """Runs `python argv` as the supervised child; returns the exit status to use."""
-  log_dir = os.path.join(workdir, "logs")
+  log_dir = os.path.join(rundir.staging_dir(workdir), "logs")  # local, also for a URL
   os.makedirs(log_dir, exist_ok=True)
   log_path = os.path.join(log_dir, f"process{process}.stderr.log")
   with open(log_path, "a") as log:
@@ -110,7 +103,8 @@ def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
   what, status = describe_death(-status, _last_fatal(log_path))
   sys.stdout.flush()
   sys.stderr.write(f"error: process {process}: {what}; last good checkpoint: "
-                   f"{_last_good(workdir)}; trace: {log_path}; restart every process with "
+                   f"{rundir.last_good(rundir.join(workdir, 'checkpoints'))}; trace: "
+                   f"{log_path}; restart every process with "
                    "--resume\n")
   sys.stderr.flush()
   return status

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 import tempfile
 import time
 from typing import Callable, Mapping
@@ -40,6 +39,7 @@ from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
 from galax import peers
 from galax import preemption
+from galax import rundir
 from galax import workdir_lock
 from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
@@ -78,10 +78,11 @@ class TrainResult:
 
 
 def check_workdir(workdir: str) -> None:
-  """Raises ValueError (one line) unless `workdir` is, or can be made, a writable directory."""
-  if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", workdir):  # gs://, s3://: made a local "gs:" dir
-    raise ValueError(f"--workdir {workdir!r}: object-store URLs are not supported yet; "
-                     "mount the bucket (e.g. gcsfuse) and give the mounted path.")
+  """Raises ValueError (one line) unless `workdir` is, or can be made, a writable directory
+  (a URL: writable in its store, with a writable local staging folder; galax/rundir.py)."""
+  if rundir.is_remote(workdir):
+    rundir.check_remote(workdir)
+    workdir = rundir.staging_dir(workdir)
   if os.path.exists(workdir) and not os.path.isdir(workdir):
     raise ValueError(f"--workdir {workdir!r} is a file, not a directory.")
   try:
@@ -118,18 +119,20 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
     check_workdir(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
   with (workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext(),
-        peers.watch(workdir, lambda: ckpt_lib.last_good(_checkpoint_dir(workdir))),
+        peers.watch(workdir and rundir.staging_dir(workdir),
+                    lambda: rundir.last_good(_checkpoint_dir(workdir))),
         preemption.watch() as preempted):
     try:
       return _train(config, workdir, resume, log, preempted)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/peers.py)
-        peers.exit_lost_peer(e, workdir, ckpt_lib.last_good(_checkpoint_dir(workdir)))
+        peers.exit_lost_peer(e, workdir and rundir.staging_dir(workdir),
+                             rundir.last_good(_checkpoint_dir(workdir)))
       raise
 
 
 def _checkpoint_dir(workdir: str | None) -> str | None:
-  return os.path.join(workdir, "checkpoints") if workdir else None
+  return rundir.join(workdir, "checkpoints") if workdir else None
 
 
 def _train(config: ConfigDict, workdir: str | None, resume: bool,
@@ -161,7 +164,8 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
     raise
   except BaseException as e:  # keep what the run had learned, if its state is still intact
     if peers.collective_failed(e):  # no collective save can finish: exit now
-      peers.exit_lost_peer(e, workdir, ckpt_lib.last_good(checkpoint_dir))
+      peers.exit_lost_peer(e, rundir.staging_dir(workdir) if workdir else None,
+                           rundir.last_good(checkpoint_dir))
     log(run.save_on_stop("stopped by an error"))
     raise
   else:
@@ -185,6 +189,8 @@ class _Run:
     config: ConfigDict = algorithm.config  # with the 'auto' choices resolved (resolve_auto)
     self.algorithm, self.config, self.log = algorithm, config, log
     self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
+    # galax's own files: in the workdir, or staged locally for a URL (galax/rundir.py).
+    self.files = rundir.Mirror(workdir) if workdir else None
     self.state: LearnerState = algorithm.init()
     self.tracker = metrics_lib.EpisodeTracker(config.stats_window)
     self.learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
@@ -245,12 +251,14 @@ class _Run:
   def prepare(self, resume: bool) -> None:
     """Writes config.json and the header lines; opens the writer and hooks; starts the clocks."""
     config, algorithm, layout = self.config, self.algorithm, self.algorithm.layout
-    if self.workdir and jax.process_index() == 0:
-      self.writer = metrics_lib.MetricsWriter(self.workdir, config.tensorboard,
+    files_dir = self.files.local if self.files else None
+    if self.files and jax.process_index() == 0:
+      self.files.prepare(resume)
+      self.writer = metrics_lib.MetricsWriter(files_dir, config.tensorboard,
                                               resume_step=self.env_steps if resume else None)
       if resume:
-        metrics_lib.truncate_csv(os.path.join(self.workdir, "eval.csv"), self.env_steps)
-      with open(os.path.join(self.workdir, "config.json"), "w") as f:
+        metrics_lib.truncate_csv(os.path.join(files_dir, "eval.csv"), self.env_steps)
+      with open(os.path.join(files_dir, "config.json"), "w") as f:
         f.write(config.to_json_best_effort(indent=2))
     self.log(f"{config.algorithm} on {config.env.id}: {layout.num_learners} learner(s) x "
              f"{layout.envs_per_learner} envs on {layout.num_devices} "
@@ -262,14 +270,14 @@ class _Run:
                f"{self.planned['planned_env_steps']} env steps (whole calls of "
                f"updates_per_call={config.updates_per_call} updates)")
     if self.workdir:
-      self.log(f"workdir {os.path.abspath(self.workdir)}")
+      self.log(f"workdir {rundir.absolute(self.workdir)}")
     if config.eval.every_steps > 0:
       self.evals = eval_lib.EvalHook(config, algorithm.network.apply, layout.num_learners,
-                                     self.workdir, resume, self.log)
+                                     files_dir, resume, self.log)
       self.next_eval = self.evals.next_due(self.env_steps)
       if self.workdir:  # the best evaluation's state, in <workdir>/best (galax.evaluate --step=best)
         self.best = ckpt_lib.BestCheckpoint(
-            os.path.join(self.workdir, "best"), algorithm.env.state_restorable,
+            rundir.join(self.workdir, "best"), algorithm.env.state_restorable,
             eval_lib.best_mean_return(self.evals.records))
     self.monitor = energy_lib.PowerMonitor() if config.energy else None
     if self.monitor is not None and self.monitor.available:
@@ -299,6 +307,8 @@ class _Run:
     if self.checkpointer is not None and self.checkpointer.latest_step() != self.env_steps:
       with ckpt_lib.sigint_deferred(deliver_ctrl_c):
         self.checkpointer.save(self.env_steps, self.state, self.meta())
+      if jax.process_index() == 0:
+        self.files.push()  # galax's own files as of this checkpoint (a URL workdir)
 
   def meta(self) -> JsonDict:
     """What a checkpoint keeps besides the state: counters, clocks, episode statistics."""
@@ -453,8 +463,9 @@ class _Run:
         learner_returns=[t.mean_return for t in self.learner_trackers],
         energy=energy.summary(steps, eval_lib.frames_per_step(self.config)) if energy else None,
         stopped=self.stopped, diverged=bool(self.diverged), **self.planned)
-    if self.workdir and jax.process_index() == 0:
-      metrics_lib.write_json(os.path.join(self.workdir, "result.json"), result.summary())
+    if self.files and jax.process_index() == 0:
+      metrics_lib.write_json(os.path.join(self.files.local, "result.json"), result.summary())
+      self.files.push()
     if self.diverged:
       raise Diverged(self.diverged)
     if self.preempted:

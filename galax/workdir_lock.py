@@ -15,6 +15,12 @@ however it ends (SIGKILL included), and no pid check can be fooled by a reused p
 Multi-host jobs share one workdir: process 0 holds the lock (train.py calls `hold` there
 only). On a network filesystem the lock is as good as its `flock` (Linux's NFS client maps
 it to a POSIX byte-range lock, which the server enforces across hosts).
+
+A URL workdir (`gs://`, `s3://`; galax/rundir.py) gets weaker guarantees, because an
+object store has no lock: the `flock` is taken on the run's local staging folder, which
+stops a second run for the same URL on the same host; across hosts `run.lock` in the
+store only *names* its writer. A run that finds it naming another run warns (it cannot
+tell a live writer from a killed one) and goes on; a run that ends normally empties it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import os
 import socket
 import time
 from typing import Callable, Iterator
+
+from galax import rundir
 
 LOCK_FILE = "run.lock"
 
@@ -51,7 +59,36 @@ def _describe(holder: dict) -> str:
 @contextlib.contextmanager
 def hold(workdir: str, log: Callable[[str], None] = print) -> Iterator[None]:
   """Holds `workdir`'s lock for the duration; raises WorkdirLocked if a live run has it."""
-  path = os.path.join(workdir, LOCK_FILE)
+  if not rundir.is_remote(workdir):
+    with _flock(workdir, workdir, log):
+      yield
+    return
+  with _flock(rundir.staging_dir(workdir), workdir, log), _named_in_store(workdir, log):
+    yield
+
+
+@contextlib.contextmanager
+def _named_in_store(workdir: str, log: Callable[[str], None]) -> Iterator[None]:
+  """`run.lock` in an object store: names this run; warns if it names another."""
+  marker = rundir.path(rundir.join(workdir, LOCK_FILE))
+  other = _holder(marker.read_text()) if marker.exists() else {}
+  if other:
+    log(f"warning: {workdir!r} names {_describe(other)} as its writer, which did not end "
+        f"normally or is still running (an object store cannot tell which); if it runs, "
+        f"stop one of the two")
+  marker.write_text(json.dumps(dict(pid=os.getpid(), host=socket.gethostname(),
+                                    since=time.time())))
+  try:
+    yield
+  finally:
+    marker.write_text("")
+
+
+@contextlib.contextmanager
+def _flock(folder: str, workdir: str, log: Callable[[str], None]) -> Iterator[None]:
+  """The `flock` on `<folder>/run.lock` (`folder`: the workdir, or a URL's staging copy)."""
+  os.makedirs(folder, exist_ok=True)
+  path = os.path.join(folder, LOCK_FILE)
   fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
   try:
     try:

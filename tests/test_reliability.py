@@ -396,12 +396,12 @@ def test_unwritable_workdir_is_rejected_before_setup(tmp_path, monkeypatch):
     train(tiny_config(), workdir=str(a_file / "sub"), log=quiet)
 
 
-def test_object_store_workdir_is_rejected_not_made_a_local_directory(tmp_path, monkeypatch):
-  """Before: gs://b/x became ./gs:/b/x on the local disk."""
+def test_unknown_url_scheme_is_rejected_not_made_a_local_directory(tmp_path, monkeypatch):
+  """Before: gs://b/x became ./gs:/b/x on the local disk (gs:// itself: test_remote_workdir)."""
   monkeypatch.chdir(tmp_path)
-  with pytest.raises(ValueError, match="object-store URLs are not supported yet; mount"):
-    train(tiny_config(), workdir="gs://my-bucket/runs/x", log=quiet)
-  assert not (tmp_path / "gs:").exists()
+  with pytest.raises(ValueError, match="galax writes to local paths, gs:// and s3://"):
+    train(tiny_config(), workdir="ftp://host/runs/x", log=quiet)
+  assert not (tmp_path / "ftp:").exists()
 
 
 @pytest.mark.slow
