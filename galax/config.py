@@ -216,6 +216,10 @@ def _add_running(c: ml_collections.ConfigDict) -> None:
   c.stats_window = 100  # completed episodes in the running mean return
   c.target_return = 0.0  # stop once the running mean reaches it (0 = run all steps)
   c.tensorboard = True
+  c.track = False  # also log to Weights & Biases (galax/tracking.py; the 'track' extra)
+  c.track_project = "galax"
+  c.track_entity = ""  # "" = wandb's default entity
+  c.track_mode = "online"  # "online", "offline" (upload later: wandb sync) or "disabled"
   c.distributed = False  # call jax.distributed.initialize() (multi-host pods)
   c.time_limit_s = 0.0  # stop after this much training time (HTS final time metric); 0 = none
   c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)

@@ -46,6 +46,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   check_choice("initial_params", config.initial_params, ("shared", "per_learner"))
   check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
   check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
+  check_choice("track_mode", config.track_mode, ("online", "offline", "disabled"))
   check_positive(config, "eval.episodes")
   for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
                "eval.max_episode_steps"):

@@ -7,7 +7,7 @@ import csv
 import json
 import math
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, Protocol
 
 import numpy as np
 
@@ -113,16 +113,25 @@ TENSORBOARD_TAGS = {
 }
 
 
+class Tracker(Protocol):
+  """An experiment tracker fed the TensorBoard-named scalars (galax/tracking.py)."""
+
+  def log(self, step: int, scalars: Mapping[str, float]) -> None: ...
+
+  def close(self) -> None: ...
+
+
 class MetricsWriter:
-  """Appends rows to `<workdir>/metrics.csv` (flushed per row) and TensorBoard (tags:
-  `TENSORBOARD_TAGS`).
+  """Appends rows to `<workdir>/metrics.csv` (flushed per row), and to TensorBoard and a
+  `tracker` if given (both under `TENSORBOARD_TAGS`' names).
 
   `resume_step`: continue a run from its checkpoint at that step: CSV rows after it are
   dropped, and TensorBoard is told to purge the events after it (`purge_step`), so steps
   stay strictly increasing after a kill and resume.
   """
 
-  def __init__(self, workdir: str, tensorboard: bool = True, resume_step: int | None = None):
+  def __init__(self, workdir: str, tensorboard: bool = True, resume_step: int | None = None,
+               tracker: Tracker | None = None):
     os.makedirs(workdir, exist_ok=True)
     self.path = os.path.join(workdir, "metrics.csv")
     self._fields: list[str] | None = None
@@ -132,7 +141,7 @@ class MetricsWriter:
       with open(self.path, newline="") as f:
         self._fields = next(csv.reader(f), None)
     self._file = open(self.path, "a" if append else "w", newline="")
-    self._tb = None
+    self._tb, self._tracker = None, tracker
     if tensorboard:
       from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
@@ -146,24 +155,25 @@ class MetricsWriter:
       csv.writer(self._file).writerow(self._fields)
     csv.DictWriter(self._file, self._fields, extrasaction="ignore").writerow(row)
     self._file.flush()
-    if self._tb is not None:
-      for key, value in row.items():
-        if key != "env_steps" and np.isfinite(value):
-          self._tb.add_scalar(TENSORBOARD_TAGS.get(key, key), value, step)
-      self._tb.flush()
+    self.write_scalars(step, {k: v for k, v in row.items() if k != "env_steps"})
 
   def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
-    """TensorBoard only (rows with other columns than the CSV's, e.g. evaluations)."""
+    """TensorBoard and the tracker only (e.g. evaluations: other columns than the CSV's)."""
+    tagged = {TENSORBOARD_TAGS.get(k, k): float(v) for k, v in scalars.items()
+              if np.isfinite(v)}
     if self._tb is not None:
-      for key, value in scalars.items():
-        if np.isfinite(value):
-          self._tb.add_scalar(TENSORBOARD_TAGS.get(key, key), value, step)
+      for tag, value in tagged.items():
+        self._tb.add_scalar(tag, value, step)
       self._tb.flush()
+    if self._tracker is not None:
+      self._tracker.log(step, tagged)
 
   def close(self) -> None:
     self._file.close()
     if self._tb is not None:
       self._tb.close()
+    if self._tracker is not None:
+      self._tracker.close()
 
 
 def json_safe(value: Any) -> Any:

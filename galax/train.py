@@ -40,6 +40,7 @@ from galax import metrics as metrics_lib
 from galax import peers
 from galax import preemption
 from galax import rundir
+from galax import tracking
 from galax import workdir_lock
 from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
@@ -181,6 +182,10 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
   return run.finish()
 
 
+def _run_name(workdir: str) -> str:
+  return workdir.rstrip("/").rsplit("/", 1)[-1]
+
+
 class _Run:
   """One `train` run's mutable state (counters, clocks, trackers, outputs) and its steps."""
 
@@ -254,8 +259,11 @@ class _Run:
     files_dir = self.files.local if self.files else None
     if self.files and jax.process_index() == 0:
       self.files.prepare(resume)
+      tracker = (tracking.WandbTracker(config, files_dir, _run_name(self.workdir), resume)
+                 if config.track else None)
       self.writer = metrics_lib.MetricsWriter(files_dir, config.tensorboard,
-                                              resume_step=self.env_steps if resume else None)
+                                              resume_step=self.env_steps if resume else None,
+                                              tracker=tracker)
       if resume:
         metrics_lib.truncate_csv(os.path.join(files_dir, "eval.csv"), self.env_steps)
       with open(os.path.join(files_dir, "config.json"), "w") as f:
