@@ -17,7 +17,7 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from galax import cli, supervise
+from galax import cli, jax_quiet, supervise
 from galax.config import CONFIGS_DIR, config_names
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
@@ -49,7 +49,7 @@ def main(argv):
     process = (str(_PROCESS_ID.value) if _PROCESS_ID.value is not None
                else f"-{socket.gethostname()}-{os.getpid()}")
     sys.exit(supervise.run_child(_child_argv(), workdir, process))
-  import jax  # pylint: disable=g-import-not-at-top
+  jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
   if config.distributed:
     from galax import peers  # pylint: disable=g-import-not-at-top

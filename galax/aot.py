@@ -30,6 +30,10 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")  # compile-only targets need no ba
 # several compiling processes (tests in parallel, a sweep) may load it.
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
+from galax import jax_quiet  # noqa: E402  pylint: disable=wrong-import-position
+
+jax_quiet.import_jax()  # the gpu-aot extra's CUDA plugin, quiet on a machine with no GPU
+
 import dataclasses  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import json  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import re  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position

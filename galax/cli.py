@@ -104,6 +104,9 @@ def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], A
   """
 
   def run(argv: Sequence[str]) -> Any:
+    from galax import jax_quiet  # pylint: disable=g-import-not-at-top
+
+    jax_quiet.import_jax()  # first: galax.train imports jax
     from galax.train import Diverged  # pylint: disable=g-import-not-at-top
 
     try:

@@ -25,8 +25,10 @@ import json
 import sys
 from typing import Callable, Sequence
 
-import jax
-import jax.numpy as jnp
+from galax import jax_quiet
+
+jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
+import jax.numpy as jnp  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
 import numpy as np
 from ml_collections import ConfigDict
 

@@ -37,8 +37,11 @@ import platform
 import subprocess
 from typing import TYPE_CHECKING, Callable, Sequence
 
-import jax
 import ml_collections
+
+from galax import jax_quiet
+
+jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
 from galax import evaluation as eval_lib
 from galax import protocols
