@@ -110,6 +110,7 @@ TENSORBOARD_TAGS = {
     "loss/total": "losses/loss", "loss/policy": "losses/policy_loss",
     "loss/value": "losses/value_loss", "loss/entropy": "losses/entropy",
     "grad_norm": "losses/grad_norm", "clip_fraction": "losses/clipfrac",
+    "approx_kl": "losses/approx_kl", "explained_variance": "losses/explained_variance",
 }
 
 

@@ -18,6 +18,8 @@ Reads every run record and experiment summary under the results directory (writt
                    mean +- s.e.
   success rate     GALA Fig. 1a: fraction of seeds whose final metric beats `fraction` x
                    the reference score, per method and number of simulators
+  across games     with 2+ games: IQM of the normalised final metrics with a stratified
+                   bootstrap CI, and `performance_profile.png` (galax/report_aggregate.py)
 
 and the plots `<env>_steps.png` / `<env>_time.png` (mean return over seeds against env
 steps / training wall time, with 95% bootstrap confidence bands; evaluation returns where
@@ -34,7 +36,7 @@ from typing import Sequence
 
 import numpy as np
 
-from galax import protocols
+from galax import protocols, report_aggregate
 from galax.experiment import RunRecord, load_results
 from galax.types import JsonDict
 
@@ -102,8 +104,10 @@ def build_report(runs: Sequence[RunRecord], summaries: Sequence[JsonDict],
                  out_dir: str, time_limit: float | None = None,
                  targets: Sequence[float] | None = None, success_fraction: float = 0.5,
                  references: dict[str, float] | None = None, resamples: int = 10_000,
-                 plots: bool = True) -> str:
-  """Writes report.md (and PNGs) to `out_dir`; returns the markdown."""
+                 plots: bool = True, randoms: dict[str, float] | None = None) -> str:
+  """Writes report.md (and PNGs) to `out_dir`; returns the markdown. `references` and
+  `randoms`: per env, the success reference and the across-games normalisation's high,
+  and that normalisation's low."""
   os.makedirs(out_dir, exist_ok=True)
   groups = group_experiments(runs)
   lines = ["# Results", ""]
@@ -126,8 +130,11 @@ def build_report(runs: Sequence[RunRecord], summaries: Sequence[JsonDict],
   lines += _best_policy_table(summaries, groups)
   sweep = success_sweep(evaluated, success_fraction, references or {})
   lines += _success_rate_tables(sweep, success_fraction)
+  games = report_aggregate.game_scores(evaluated, references or {}, randoms or {})
+  lines += report_aggregate.section(games, resamples)
   if plots:
     figures = plot_all(groups, by_env, sweep, out_dir, resamples)
+    figures += report_aggregate.plot_profile(games, out_dir, resamples)
     if figures:
       lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in figures]
   return _write_markdown(out_dir, lines)
@@ -374,23 +381,26 @@ def main(argv: Sequence[str] | None = None) -> str:
                       help="required time metric targets, comma-separated (default: per env)")
   parser.add_argument("--success_fraction", type=float, default=0.5)
   parser.add_argument("--reference", action="append", default=[],
-                      help="ENV=SCORE reference for the success rate (repeatable)")
+                      help="ENV=SCORE reference for the success rate and the across-games "
+                      "normalisation's high (repeatable)")
+  parser.add_argument("--random", action="append", default=[],
+                      help="ENV=SCORE the across-games normalisation's low (repeatable)")
   parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
   parser.add_argument("--no_plots", action="store_true")
   args = parser.parse_args(argv)
   if not os.path.exists(args.results):
     parser.error(f"{args.results!r} does not exist.")
-  references = {}
-  for item in args.reference:
-    env, _, score = item.rpartition("=")
-    if not env:
-      parser.error(f"--reference {item!r}: use ENV=SCORE.")
-    references[env] = float(score)
+  try:
+    references = report_aggregate.env_scores("--reference", args.reference)
+    randoms = report_aggregate.env_scores("--random", args.random)
+  except ValueError as e:
+    parser.error(str(e))
   runs, summaries = load_results(args.results)
   if not runs:
     parser.error(f"no galax run records under {args.results!r}.")
   text = build_report(runs, summaries, args.out, args.time_limit, _floats(args.targets),
-                      args.success_fraction, references, args.resamples, not args.no_plots)
+                      args.success_fraction, references, args.resamples, not args.no_plots,
+                      randoms)
   print(f"wrote {os.path.join(args.out, 'report.md')} ({len(runs)} runs)")
   return text
 

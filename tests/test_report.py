@@ -134,3 +134,67 @@ def test_report_errors(tmp_path):
   (tmp_path / "empty").mkdir()
   with pytest.raises(SystemExit):
     report.main([str(tmp_path / "empty")])
+
+
+@pytest.fixture
+def two_games(tmp_path):
+  """A2C and GALA-A2C on Pong and Breakout (first evaluations 0 and 2), PPO on Pong only."""
+  records = (
+      [_run("pong_a2c", "A2C", s, 16, f) for s, f in enumerate([10.0, 20.0, 30.0, 40.0])]
+      + [_run("pong_gala", "GALA-A2C", s, 64, f) for s, f in enumerate([13.0, 14.0, 15.0, 1.0])]
+      + [_run("pong_ppo", "PPO", s, 16, f) for s, f in enumerate([1.0, 2.0])]
+      + [_run("breakout_a2c", "A2C", s, 16, f, env="Breakout-v5", ramp_value=2.0)
+         for s, f in enumerate([2.0, 4.0, 6.0, 8.0])]
+      + [_run("breakout_gala", "GALA-A2C", s, 64, 10.0, env="Breakout-v5", ramp_value=2.0)
+         for s in range(4)])
+  _write(str(tmp_path / "results"), records)
+  return tmp_path
+
+
+def test_report_across_games(two_games):
+  out = str(two_games / "report")
+  text = report.main([str(two_games / "results"), "--out", out, "--resamples", "500"])
+  rows = {row[0]: row for row in _table(text, "Across games (IQM, rliable)")}
+  # Defaults: low = the mean first evaluation (Pong 0, Breakout 2), high = the best mean
+  # final metric (Pong: A2C's 25; Breakout: GALA's 10).
+  assert rows["Pong-v5"][1:] == ["0.00", "25.00"] and rows["Breakout-v5"][1:] == ["2.00", "10.00"]
+  # A2C: Pong 0.4, 0.8, 1.2, 1.6 and Breakout 0, 0.25, 0.5, 0.75; sorted, the middle four
+  # are 0.4, 0.5, 0.75, 0.8 -> IQM 0.6125 (mean 0.6875). GALA: Pong 0.52, 0.56, 0.6, 0.04
+  # and Breakout 1 x 4 -> middle 0.56, 0.6, 1, 1 -> IQM 0.79 (mean 0.715).
+  a2c, gala = rows["A2C, 16 simulators"], rows["GALA-A2C, 64 simulators"]
+  assert a2c[1:3] == ["2", "8"] and float(a2c[3]) == pytest.approx(0.6125, abs=1e-3)
+  assert float(a2c[5]) == pytest.approx(0.6875, abs=1e-3)
+  assert gala[1:4] + gala[5:] == ["2", "8", "0.790", "0.715"]
+  for row, iqm in ((a2c, 0.6125), (gala, 0.79)):
+    lo, hi = (float(x) for x in row[4].strip("[]").split(","))
+    assert lo < iqm < hi
+  assert "- PPO, 16 simulators: left out, it ran in 1 of 2 games" in text
+  path = os.path.join(out, "performance_profile.png")
+  assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+  assert "![performance_profile.png](performance_profile.png)" in text
+
+
+def test_report_across_games_with_given_scores(two_games):
+  out = str(two_games / "report")
+  text = report.main([str(two_games / "results"), "--out", out, "--resamples", "200",
+                      "--random", "Pong-v5=-10", "--reference", "Pong-v5=40", "--no_plots"])
+  rows = {row[0]: row for row in _table(text, "Across games (IQM, rliable)")}
+  assert rows["Pong-v5"][1:] == ["-10.00", "40.00"]
+  # A2C on Pong: (10..40 + 10) / 50 = 0.4, 0.6, 0.8, 1.0; with Breakout's 0, 0.25, 0.5,
+  # 0.75 the middle four are 0.4, 0.5, 0.6, 0.75 -> IQM 0.5625.
+  assert float(rows["A2C, 16 simulators"][3]) == pytest.approx(0.5625, abs=1e-3)
+  # A game whose low equals its high cannot be normalised: one game is left, no aggregate.
+  text = report.main([str(two_games / "results"), "--out", out, "--resamples", "200",
+                      "--random", "Breakout-v5=10", "--reference", "Breakout-v5=10"])
+  assert "Breakout-v5: left out, its low and high scores (10, 10) do not normalise" in text
+  assert "No algorithm ran in two or more games that normalise" in text
+  assert not os.path.exists(os.path.join(out, "performance_profile.png"))
+  with pytest.raises(SystemExit):
+    report.main([str(two_games / "results"), "--out", out, "--random", "Pong-v5"])
+
+
+def test_report_of_one_game_has_no_aggregate(results):
+  out = str(results / "report")
+  text = report.main([str(results / "results"), "--out", out, "--resamples", "100"])
+  assert "Across games" not in text
+  assert not os.path.exists(os.path.join(out, "performance_profile.png"))

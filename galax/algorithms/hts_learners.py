@@ -136,7 +136,11 @@ class A2CStepLearner:
 
 
 class PPOSegmentLearner:
-  """HTS-PPO's learner: `PPOLearner` started at theta_k on D_{k-1} (ratios vs theta_{k-1})."""
+  """HTS-PPO's learner: `PPOLearner` started at theta_k on D_{k-1} (ratios vs theta_{k-1}).
+
+  Its metrics are PPO's (`PPOLearner.finish`): clip fraction and approximate KL against
+  the storage's behaviour policy theta_{k-1}, explained variance of its behaviour values.
+  """
 
   def __init__(self, ppo: PPOLearner):
     self.ppo, self.num_units = ppo, ppo.num_units

@@ -10,6 +10,10 @@ One update of one learner:
      bonus), clipped, combined (all-reduce for n > 1 learners) and applied by the
      learners' optimizer (`LearnerOptimizer.apply_gradients`, as in every algorithm).
 
+Diagnostics beside the losses (CleanRL's): `clip_fraction` and `approx_kl` (the minibatches'
+mean; `first_clip_fraction` the first minibatch's), and `explained_variance` of the value
+targets by the behaviour values (`approx_kl`, `explained_variance` below).
+
 The minibatch updates are `PPOLearner` "units": `begin` prepares the batch, `unit(u)` runs
 minibatch update u (epoch u // minibatches), `finish` returns the parameters. HTS-PPO
 (galax/algorithms/hts.py) runs the same units spread over the next rollout's env steps.
@@ -54,6 +58,40 @@ def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
   base = jax.random.PRNGKey(seed + 2)
   return jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(first_learner,
                                                                     first_learner + count))
+
+
+def approx_kl(log_ratio: jax.Array, mask: jax.Array) -> jax.Array:
+  """CleanRL's estimate of KL(pi_old || pi_theta) on a minibatch (Schulman's "k3"):
+
+      mean[(r - 1) - log r],   r = pi_theta(a | s) / pi_old(a | s),  a ~ pi_old.
+
+  Unbiased (E_old[r] = 1) and >= 0 term by term (log r <= r - 1), 0 where pi_theta =
+  pi_old. `log_ratio` = log r; the mean is `losses.masked_mean`'s, as the clip fraction's
+  (masked entries count as 0). Terms are clamped at 0 against rounding.
+  """
+  terms = jnp.maximum(jnp.expm1(log_ratio) - log_ratio, 0.0)  # expm1: exact near r = 1
+  return losses.masked_mean(terms, mask)
+
+
+def explained_variance(targets: jax.Array, values: jax.Array, mask: jax.Array) -> jax.Array:
+  """How much of the targets' variance the value predictions explain:
+
+      EV = 1 - Var[G - V] / Var[G],
+
+  population variances over the entries where mask is 1 (masked targets are not data).
+  1 for perfect values, 0 for a constant guess at the mean, < 0 for worse. Where Var[G] =
+  0 (or nothing is valid) it is 0, not CleanRL's NaN: a NaN metric would stop training as
+  diverged (`galax.divergence`), e.g. on a sparse-reward batch of zero returns.
+  """
+  count = jnp.maximum(jnp.sum(mask), 1.0)
+
+  def variance(x):
+    mean = jnp.sum(x * mask) / count
+    return jnp.sum(jnp.square(x - mean) * mask) / count
+
+  var_targets = variance(targets)
+  ok = var_targets > 0.0
+  return jnp.where(ok, 1.0 - variance(targets - values) / jnp.where(ok, var_targets, 1.0), 0.0)
 
 
 @flax.struct.dataclass
@@ -132,9 +170,14 @@ class PPOLearner:
         jax.random.permutation(jax.random.fold_in(k, e), self.samples)
         for e in range(self.epochs)]))(keys)  # [L, epochs, samples]
     zeros = jnp.zeros((self.learners,), jnp.float32)
+    # Of the values before the update (the behaviour values), over the whole batch.
+    ev = jax.vmap(explained_variance)(batch["targets"], batch["behaviour_values"],
+                                      batch["mask"])
     return dict(params=params, opt_state=opt_state, batch=batch, perms=perms,
+                explained_variance=ev,
                 sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros,
-                          grad_norm=zeros, clip_fraction=zeros, first_clip_fraction=zeros))
+                          grad_norm=zeros, clip_fraction=zeros, first_clip_fraction=zeros,
+                          approx_kl=zeros))
 
   def _grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
     clip, loss = self.settings.clip, self.settings.loss
@@ -144,14 +187,16 @@ class PPOLearner:
       terms = losses.ppo_loss(logits, values, mb["actions"], mb["behaviour_logits"],
                               mb["behaviour_values"], mb["advantages"], mb["targets"],
                               mb["mask"], clip, loss.entropy_coef, loss.value_coef)
-      ratio = jnp.exp(losses.action_log_prob(logits, mb["actions"])
-                      - losses.action_log_prob(mb["behaviour_logits"], mb["actions"]))
-      clipped = (jnp.abs(ratio - 1.0) > clip).astype(jnp.float32)
-      return terms.total, (terms, losses.masked_mean(clipped, mb["mask"]))
+      log_ratio = (losses.action_log_prob(logits, mb["actions"])
+                   - losses.action_log_prob(mb["behaviour_logits"], mb["actions"]))
+      clipped = (jnp.abs(jnp.exp(log_ratio) - 1.0) > clip).astype(jnp.float32)
+      stats = dict(clip_fraction=losses.masked_mean(clipped, mb["mask"]),
+                   approx_kl=approx_kl(log_ratio, mb["mask"]))
+      return terms.total, (terms, stats)
 
-    grads, (terms, clip_fraction) = jax.grad(loss_fn, has_aux=True)(params)
+    grads, (terms, stats) = jax.grad(loss_fn, has_aux=True)(params)
     return grads, dict(total=terms.total, policy=terms.policy, value=terms.value,
-                       entropy=terms.entropy, clip_fraction=clip_fraction)
+                       entropy=terms.entropy, **stats)
 
   def _chunked_grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
     """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
@@ -180,15 +225,14 @@ class PPOLearner:
     return dict(carry, params=params, opt_state=opt_state, sums=sums)
 
   def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
-    """(params, opt_state, metrics): losses and grad norm averaged over the units."""
+    """(params, opt_state, metrics): losses, grad norm, clip fraction and approx. KL
+    averaged over the units; the batch's explained variance."""
     means = jax.tree.map(lambda s: s / self.num_units, carry["sums"])
-    grad_norm = means.pop("grad_norm")
-    clip_fraction = means.pop("clip_fraction")
-    first = carry["sums"]["first_clip_fraction"]  # summed over one unit only
-    means.pop("first_clip_fraction")
-    return carry["params"], carry["opt_state"], dict(loss=means, grad_norm=grad_norm,
-                                                     clip_fraction=clip_fraction,
-                                                     first_clip_fraction=first)
+    stats = {k: means.pop(k) for k in ("grad_norm", "clip_fraction", "first_clip_fraction",
+                                       "approx_kl")}
+    stats["first_clip_fraction"] = carry["sums"]["first_clip_fraction"]  # one unit's only
+    return carry["params"], carry["opt_state"], dict(
+        loss=means, **stats, explained_variance=carry["explained_variance"])
 
 
 def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpdate:
