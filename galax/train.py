@@ -45,6 +45,7 @@ from galax import workdir_lock
 from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
 from galax.parallel.learners import to_host
+from galax.run_clock import RunClock
 from galax.types import JsonDict, Metrics
 
 
@@ -209,18 +210,13 @@ class _Run:
     self.per_call = algorithm.updates_per_call * algorithm.env_steps_per_update  # env steps
     # A resumed run continues the checkpoint's counts and clocks (`restore`).
     self.env_steps, self.updates = 0, 0
-    self.elapsed_before, self.train_before = 0.0, 0.0  # earlier runs' wall and training time
+    self.clock = RunClock(eval_time=lambda: self.eval_time_s)
     # Set by `prepare` (the writer on process 0 with a workdir only).
     self.writer: metrics_lib.MetricsWriter | None = None
     self.evals: eval_lib.EvalHook | None = None
     self.monitor: energy_lib.PowerMonitor | None = None
     self.next_log = self.next_ckpt = self.next_eval = float("inf")
-    self.start, self.start_steps = 0.0, 0
-    # The steady state is the calls after the first (compiling) one, which ends at steady_start.
-    self.compile_time, self.steady_steps = 0.0, 0
-    self.steady_start: float | None = None
-    # The next row's steps/s counts from this time (on the training clock) and step.
-    self.rate_from_time, self.rate_from_steps = 0.0, 0
+    self.start_steps = 0  # this sitting's first env step
     self.unchecked: Mapping[str, jax.Array] | None = None  # a call's flags not yet checked
     self.stopped = "budget"
     self.diverged: str | None = None  # the divergence message, which ends the run
@@ -232,25 +228,25 @@ class _Run:
     """Continues from the newest good checkpoint; says why nothing is left to do ("" if not)."""
     self.state, meta = self.checkpointer.restore(self.state, warn=self.log)
     self.env_steps, self.updates = int(meta["env_steps"]), int(meta["updates"])
-    self.elapsed_before = float(meta.get("wall_time_s", 0.0))
-    self.train_before = float(meta.get("train_time_s", self.elapsed_before))
+    self.clock.elapsed_before = float(meta.get("wall_time_s", 0.0))
+    self.clock.train_before = float(meta.get("train_time_s", self.clock.elapsed_before))
     self.tracker.load_json(meta.get("tracker"))
     for t, saved in zip(self.learner_trackers, meta.get("learner_trackers") or []):
       t.load_json(saved)
     self.log(f"resumed from {self.checkpointer.step_dir(self.env_steps)} at "
              f"{self.env_steps} env steps")
     return finished_reason(self.config, self.algorithm.total_updates, self.updates,
-                           self.tracker, self.train_before)
+                           self.tracker, self.clock.train_before)
 
   def already_finished(self, done: str) -> TrainResult:
     self.log(f"nothing to do: the run in {self.workdir} is already finished ({done})"
              + ("; raise config.total_env_steps to train on" if "updates done" in done else ""))
     self.checkpointer.close()
     return TrainResult(env_steps=self.env_steps, updates=self.updates,
-                       wall_time_s=self.elapsed_before, compile_time_s=0.0,
+                       wall_time_s=self.clock.elapsed_before, compile_time_s=0.0,
                        steps_per_second=float("nan"), mean_return=self.tracker.mean_return,
                        episodes=self.tracker.completed, state=self.state,
-                       train_time_s=self.train_before, stopped=f"already finished: {done}",
+                       train_time_s=self.clock.train_before, stopped=f"already finished: {done}",
                        **self.planned)
 
   def prepare(self, resume: bool) -> None:
@@ -292,18 +288,12 @@ class _Run:
       self.log(f"energy: sampling the power of {self.monitor.num_gpus} GPU(s) through NVML")
     self.next_log = self.env_steps + config.log_every_steps
     self.next_ckpt = self.env_steps + (config.checkpoint_every_steps or float("inf"))
-    self.start, self.start_steps = time.perf_counter(), self.env_steps
-    self.rate_from_time, self.rate_from_steps = self.train_before, self.env_steps
+    self.start_steps = self.env_steps
+    self.clock.begin(time.perf_counter(), self.env_steps)
 
   @property
   def eval_time_s(self) -> float:
     return self.evals.eval_time_s if self.evals else 0.0
-
-  def train_time(self, now: float) -> float:
-    return self.train_before + now - self.start - self.eval_time_s
-
-  def wall_time(self, now: float) -> float:
-    return self.elapsed_before + now - self.start
 
   def last_good(self) -> str:
     step = self.checkpointer.latest_step() if self.checkpointer else None
@@ -321,8 +311,8 @@ class _Run:
   def meta(self) -> JsonDict:
     """What a checkpoint keeps besides the state: counters, clocks, episode statistics."""
     now = time.perf_counter()
-    return dict(env_steps=self.env_steps, updates=self.updates, wall_time_s=self.wall_time(now),
-                train_time_s=self.train_time(now), tracker=self.tracker.to_json(),
+    return dict(env_steps=self.env_steps, updates=self.updates, wall_time_s=self.clock.wall(now),
+                train_time_s=self.clock.train(now), tracker=self.tracker.to_json(),
                 learner_trackers=[t.to_json() for t in self.learner_trackers])
 
   def save_on_stop(self, why: str) -> str:
@@ -343,8 +333,8 @@ class _Run:
 
   def evaluate(self) -> None:
     now = time.perf_counter()
-    records = self.evals.run(self.state.params, self.env_steps, self.train_time(now),
-                             self.wall_time(now))
+    records = self.evals.run(self.state.params, self.env_steps, self.clock.train(now),
+                             self.clock.wall(now))
     means = [r.mean_return for r in records]
     if self.best is not None:  # every process: the save is collective
       with ckpt_lib.sigint_deferred(True):
@@ -378,18 +368,13 @@ class _Run:
       return True
     self.unchecked = None
     now = time.perf_counter()
-    if self.steady_start is None:
-      self.compile_time, self.steady_start = now - call_start, now
-    else:
-      self.steady_steps += self.per_call
+    self.clock.called(call_start, now, self.env_steps, self.per_call)
     self.track_episodes(metrics.pop("episodes"))
     reached = config.target_return and self.tracker.mean_return >= config.target_return
-    out_of_time = config.time_limit_s and self.train_time(now) >= config.time_limit_s
+    out_of_time = config.time_limit_s and self.clock.train(now) >= config.time_limit_s
     if (self.env_steps >= self.next_log or self.updates >= algorithm.total_updates or reached
         or out_of_time):
       self.log_row(metrics, now)
-    if not self.steady_steps:
-      self.rate_from_time, self.rate_from_steps = self.train_time(now), self.env_steps
     if self.env_steps >= self.next_eval:
       self.evaluate()
       self.next_eval = self.evals.next_due(self.env_steps)
@@ -412,28 +397,25 @@ class _Run:
 
   def progress(self, now: float) -> str:
     """The share of the planned steps done and the time left (`metrics.progress`)."""
-    steady_time = now - self.steady_start - self.eval_time_s if self.steady_start else 0.0
-    limit_left = (max(self.config.time_limit_s - self.train_time(now), 0.0)
+    limit_left = (max(self.config.time_limit_s - self.clock.train(now), 0.0)
                   if self.config.time_limit_s else None)
     return metrics_lib.progress(self.env_steps, self.planned["planned_env_steps"],
-                                self.steady_steps, steady_time, limit_left)
+                                self.clock.steady_steps, self.clock.steady_time(now), limit_left)
 
   def log_row(self, metrics: Metrics, now: float) -> None:
     """A progress line and a metrics row; steps/s counts from the previous row."""
     tracker, steps = self.tracker, self.env_steps
-    # The compiling call counts in no steps/s figure (NaN if it is all there is).
-    sps = ((steps - self.rate_from_steps) / max(self.train_time(now) - self.rate_from_time, 1e-9)
-           if self.steady_steps else float("nan"))
-    self.rate_from_time, self.rate_from_steps = self.train_time(now), steps
+    sps = self.clock.row_rate(now, steps)  # NaN while only the compiling call ran
     row = dict(mean_return=tracker.mean_return, mean_length=tracker.mean_length,
                episodes=tracker.completed, steps_per_second=sps,
                learning_rate=float(self.algorithm.learning_rate(self.updates)),
-               wall_time_s=self.wall_time(now),
+               wall_time_s=self.clock.wall(now),
                **metrics_lib.scalar_summary(metrics),
-               train_time_s=self.train_time(now),
+               train_time_s=self.clock.train(now),
                **{f"mean_return/learner{i}": t.mean_return
                   for i, t in enumerate(self.learner_trackers)})
-    speed = f"{sps:8.0f} steps/s" if self.steady_steps else f"compile {self.compile_time:6.1f}s"
+    speed = (f"{sps:8.0f} steps/s" if self.clock.steady_steps
+             else f"compile {self.clock.compile_time:6.1f}s")
     self.log(f"steps {steps:>10d} | {speed} | return {tracker.mean_return:8.2f} "
              f"(last {len(tracker.returns)} of {tracker.completed} episodes) | "
              f"loss {row.get('loss/total', float('nan')):.4f} | {self.progress(now)}")
@@ -457,16 +439,13 @@ class _Run:
   def finish(self) -> TrainResult:
     """The run's TrainResult, also in result.json; raises Diverged after writing it."""
     energy, tracker, steps = self.energy, self.tracker, self.env_steps
-    wall = time.perf_counter() - self.start
-    # Evaluations all run after the first (compiling) call, so the steady clock drops them all.
-    steady_time = (time.perf_counter() - self.steady_start - self.eval_time_s
-                   if self.steady_start else 0.0)
+    now, clock = time.perf_counter(), self.clock
+    wall = now - clock.start
     result = TrainResult(
-        env_steps=steps, updates=self.updates, wall_time_s=self.elapsed_before + wall,
-        compile_time_s=self.compile_time,
-        steps_per_second=self.steady_steps / steady_time if self.steady_steps else float("nan"),
+        env_steps=steps, updates=self.updates, wall_time_s=clock.wall(now),
+        compile_time_s=clock.compile_time, steps_per_second=clock.steady_rate(now),
         mean_return=tracker.mean_return, episodes=tracker.completed, state=self.state,
-        train_time_s=self.train_time(time.perf_counter()), eval_time_s=self.eval_time_s,
+        train_time_s=clock.train(now), eval_time_s=self.eval_time_s,
         evaluations=list(self.evals.records) if self.evals else [],
         learner_returns=[t.mean_return for t in self.learner_trackers],
         energy=energy.summary(steps, eval_lib.frames_per_step(self.config)) if energy else None,
@@ -478,9 +457,9 @@ class _Run:
       raise Diverged(self.diverged)
     if self.preempted:
       raise preemption.Preempted(self.preempted)
-    speed = (f"{result.steps_per_second:.0f} steps/s" if self.steady_steps
+    speed = (f"{result.steps_per_second:.0f} steps/s" if clock.steady_steps
              else "one call: no steady rate")
-    self.log(f"done: {steps} steps in {wall:.1f}s (compile {self.compile_time:.1f}s, {speed}); "
+    self.log(f"done: {steps} steps in {wall:.1f}s (compile {clock.compile_time:.1f}s, {speed}); "
              f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} episodes")
     if result.energy:
       self.log(f"energy: {result.energy['energy_kj']:.1f} kJ, mean "
