@@ -28,6 +28,10 @@ FLAGS_KEY = "finite"
 _UNCHECKED = ("episodes",)
 
 
+class Diverged(RuntimeError):
+  """Training produced a non-finite loss, metric or parameter (nothing of it was saved)."""
+
+
 def _named_leaves(tree: PyTree, prefix: str) -> list[tuple[str, jax.Array]]:
   leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
   return [(prefix + "/".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path), x)

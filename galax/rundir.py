@@ -22,6 +22,7 @@ import hashlib
 import logging
 import os
 import re
+import tempfile
 from typing import Iterator
 
 REMOTE_SCHEMES = {"gs": "gcsfs", "s3": "s3fs"}  # scheme: the fsspec package epath uses
@@ -82,6 +83,23 @@ def last_good(directory: str | None) -> str:
     steps = [int(name) for name in os.listdir(directory) if name.isdigit()
              and os.path.exists(os.path.join(directory, name, COMMIT_MARKER))]
   return join(absolute(directory), str(max(steps))) if steps else "none was saved"
+
+
+def check(workdir: str) -> None:
+  """Raises ValueError (one line) unless `workdir` is, or can be made, a writable directory
+  (a URL: writable in its store, with a writable local staging folder)."""
+  if is_remote(workdir):
+    check_remote(workdir)
+    workdir = staging_dir(workdir)
+  if os.path.exists(workdir) and not os.path.isdir(workdir):
+    raise ValueError(f"--workdir {workdir!r} is a file, not a directory.")
+  try:
+    os.makedirs(workdir, exist_ok=True)
+    with tempfile.TemporaryFile(dir=workdir):
+      pass
+  except OSError as e:
+    raise ValueError(f"--workdir {workdir!r} is not a writable directory "
+                     f"({e.strerror or e}).") from None
 
 
 def check_remote(workdir: str) -> None:

@@ -26,7 +26,8 @@ _ID_FILE = "wandb_id.txt"
 class WandbTracker:
   """One W&B run for a galax run (process 0 only)."""
 
-  def __init__(self, config: ConfigDict, workdir: str, name: str, resume: bool):
+  def __init__(self, config: ConfigDict, workdir: str, run_dir: str, resume: bool):
+    """`workdir`: where the W&B files go (the local one); `run_dir` names the run."""
     try:
       import wandb  # pylint: disable=g-import-not-at-top
     except ImportError:
@@ -41,7 +42,8 @@ class WandbTracker:
     with open(id_path, "w") as f:
       f.write(run_id)
     self._run = wandb.init(
-        project=config.track_project, entity=config.track_entity or None, name=name,
+        project=config.track_project, entity=config.track_entity or None,
+        name=run_dir.rstrip("/").rsplit("/", 1)[-1],
         id=run_id, resume="allow", config=config.to_dict(), dir=workdir,
         mode=config.track_mode, settings=wandb.Settings(console="off", quiet=True))
     self._run.define_metric("global_step")

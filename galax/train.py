@@ -2,7 +2,7 @@
 
 The loop calls the jitted `step` (updates_per_call updates), pulls its metrics to the host,
 and in between writes progress lines, CSV/TensorBoard rows and checkpoints. The first call
-compiles; its time is reported apart from the steady-state steps/s.
+compiles; its time is reported apart from the steady-state steps/s (galax/run_clock.py).
 
 With `config.eval.every_steps` > 0 it also evaluates the policy on separate envs
 (`galax.evaluation`) and writes `eval.csv`. Evaluation time is excluded from
@@ -21,9 +21,7 @@ process at a time writes a workdir (galax/workdir_lock.py: process 0 holds its l
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
-import tempfile
 import time
 from typing import Callable, Mapping
 
@@ -34,6 +32,7 @@ from ml_collections import ConfigDict
 from galax import checkpoint as ckpt_lib
 from galax import config as config_lib
 from galax import divergence
+from galax.divergence import Diverged  # noqa: F401  (galax.train.Diverged, as before)
 from galax import energy as energy_lib
 from galax import evaluation as eval_lib
 from galax import metrics as metrics_lib
@@ -46,67 +45,8 @@ from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
 from galax.parallel.learners import to_host
 from galax.run_clock import RunClock
+from galax.run_result import TrainResult, finished_reason
 from galax.types import JsonDict, Metrics
-
-
-class Diverged(RuntimeError):
-  """Training produced a non-finite loss, metric or parameter (nothing of it was saved)."""
-
-
-@dataclasses.dataclass
-class TrainResult:
-  env_steps: int
-  updates: int
-  wall_time_s: float  # incl. earlier runs if resumed
-  compile_time_s: float
-  steps_per_second: float  # steady state (after the first, compiling call); NaN if none
-  mean_return: float  # over the last `stats_window` completed episodes
-  episodes: int
-  state: LearnerState | None = dataclasses.field(repr=False, default=None)
-  train_time_s: float = 0.0  # wall time without evaluations (incl. earlier runs if resumed)
-  eval_time_s: float = 0.0  # wall time spent evaluating (this run)
-  evaluations: list = dataclasses.field(default_factory=list)  # eval_lib.EvalRecord
-  learner_returns: list = dataclasses.field(default_factory=list)  # with config.learner_stats
-  energy: dict | None = None  # EnergyReport.summary() on NVIDIA GPUs, else None
-  requested_env_steps: int = 0  # config.total_env_steps
-  planned_env_steps: int = 0  # ... rounded up to whole calls of updates_per_call updates
-  stopped: str = ""  # why it ended: budget, target return, time limit, preempted, diverged: ...
-  diverged: bool = False
-
-  def summary(self) -> JsonDict:
-    d = dataclasses.asdict(self)
-    d.pop("state")
-    return metrics_lib.json_safe(d)
-
-
-def check_workdir(workdir: str) -> None:
-  """Raises ValueError (one line) unless `workdir` is, or can be made, a writable directory
-  (a URL: writable in its store, with a writable local staging folder; galax/rundir.py)."""
-  if rundir.is_remote(workdir):
-    rundir.check_remote(workdir)
-    workdir = rundir.staging_dir(workdir)
-  if os.path.exists(workdir) and not os.path.isdir(workdir):
-    raise ValueError(f"--workdir {workdir!r} is a file, not a directory.")
-  try:
-    os.makedirs(workdir, exist_ok=True)
-    with tempfile.TemporaryFile(dir=workdir):
-      pass
-  except OSError as e:
-    raise ValueError(f"--workdir {workdir!r} is not a writable directory "
-                     f"({e.strerror or e}).") from None
-
-
-def finished_reason(config: ConfigDict, total_updates: int, updates: int,
-                    tracker: metrics_lib.EpisodeTracker, train_time_s: float) -> str:
-  """Why a run at this point has nothing left to do ("" if it has)."""
-  if updates >= total_updates:
-    return f"{updates} of {total_updates} updates done"
-  if config.target_return and tracker.mean_return >= config.target_return:
-    return (f"target return {config.target_return} reached (running mean "
-            f"{tracker.mean_return:.2f})")
-  if config.time_limit_s and train_time_s >= config.time_limit_s:
-    return f"time limit {config.time_limit_s}s reached"
-  return ""
 
 
 def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
@@ -118,7 +58,7 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
   """
   config_lib.validate(config)
   if workdir:
-    check_workdir(workdir)  # before the (slow) envs and compilation
+    rundir.check(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
   with (workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext(),
         peers.watch(workdir and rundir.staging_dir(workdir),
@@ -181,10 +121,6 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
   finally:
     run.close()
   return run.finish()
-
-
-def _run_name(workdir: str) -> str:
-  return workdir.rstrip("/").rsplit("/", 1)[-1]
 
 
 class _Run:
@@ -255,7 +191,7 @@ class _Run:
     files_dir = self.files.local if self.files else None
     if self.files and jax.process_index() == 0:
       self.files.prepare(resume)
-      tracker = (tracking.WandbTracker(config, files_dir, _run_name(self.workdir), resume)
+      tracker = (tracking.WandbTracker(config, files_dir, self.workdir, resume)
                  if config.track else None)
       self.writer = metrics_lib.MetricsWriter(files_dir, config.tensorboard,
                                               resume_step=self.env_steps if resume else None,

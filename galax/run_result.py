@@ -1,0 +1,54 @@
+"""What a training run returns (`TrainResult`, also written as result.json) and when a
+run has nothing left to do (`finished_reason`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from ml_collections import ConfigDict
+
+from galax import metrics as metrics_lib
+from galax.types import JsonDict
+
+if TYPE_CHECKING:
+  from galax.learner_state import LearnerState
+
+
+@dataclasses.dataclass
+class TrainResult:
+  env_steps: int
+  updates: int
+  wall_time_s: float  # incl. earlier runs if resumed
+  compile_time_s: float
+  steps_per_second: float  # steady state (after the first, compiling call); NaN if none
+  mean_return: float  # over the last `stats_window` completed episodes
+  episodes: int
+  state: LearnerState | None = dataclasses.field(repr=False, default=None)
+  train_time_s: float = 0.0  # wall time without evaluations (incl. earlier runs if resumed)
+  eval_time_s: float = 0.0  # wall time spent evaluating (this run)
+  evaluations: list = dataclasses.field(default_factory=list)  # eval_lib.EvalRecord
+  learner_returns: list = dataclasses.field(default_factory=list)  # with config.learner_stats
+  energy: dict | None = None  # EnergyReport.summary() on NVIDIA GPUs, else None
+  requested_env_steps: int = 0  # config.total_env_steps
+  planned_env_steps: int = 0  # ... rounded up to whole calls of updates_per_call updates
+  stopped: str = ""  # why it ended: budget, target return, time limit, preempted, diverged: ...
+  diverged: bool = False
+
+  def summary(self) -> JsonDict:
+    d = dataclasses.asdict(self)
+    d.pop("state")
+    return metrics_lib.json_safe(d)
+
+
+def finished_reason(config: ConfigDict, total_updates: int, updates: int,
+                    tracker: metrics_lib.EpisodeTracker, train_time_s: float) -> str:
+  """Why a run at this point has nothing left to do ("" if it has)."""
+  if updates >= total_updates:
+    return f"{updates} of {total_updates} updates done"
+  if config.target_return and tracker.mean_return >= config.target_return:
+    return (f"target return {config.target_return} reached (running mean "
+            f"{tracker.mean_return:.2f})")
+  if config.time_limit_s and train_time_s >= config.time_limit_s:
+    return f"time limit {config.time_limit_s}s reached"
+  return ""
