@@ -65,11 +65,9 @@ def make_setup(config: ConfigDict, steps_per_env_per_update: int,
                           devices)
   mesh = lx.make_mesh(layout, devices)
   config = with_platform(config, mesh.devices.flat[0].platform)
-  local_envs = layout.local_learners * layout.envs_per_learner
   if env is None:
     env = make_env(config, num_envs=layout.learners_per_device * layout.envs_per_learner,
-                   num_shards=layout.local_devices,
-                   seed_offset=jax.process_index() * local_envs)
+                   num_shards=layout.local_devices, seed_offset=layout.first_env)
   config = resolve_auto(config, env, layout.learners_per_device)
   network = networks.from_config(config.network, env.spec)
   env_steps_per_update = layout.num_learners * layout.envs_per_learner * steps_per_env_per_update
@@ -249,7 +247,7 @@ def initial_params(setup: Setup) -> ParamsBlock:
   """
   seed, count = setup.config.seed, setup.layout.local_learners
   if setup.config.initial_params == "per_learner":
-    first = jax.process_index() * count
+    first = setup.layout.first_learner
     each = [networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
             for i in range(first, first + count)]
     return jax.tree.map(lambda *xs: jnp.stack(xs), *each)
@@ -288,13 +286,11 @@ def local_initial_state(setup: Setup, optimizer: Optimizer,
   initial parameters to `LearnerState.combiner` and `.extra`."""
   layout = setup.layout
   params = initial_params(setup)
-  local_envs = layout.local_learners * layout.envs_per_learner
   return LearnerState(
       params=params,
       opt_state=jax.vmap(optimizer.init)(params),
       env_state=setup.env.reset(),
-      action_keys=init_action_keys(setup.config.seed + 1, jax.process_index() * local_envs,
-                                   local_envs),
+      action_keys=init_action_keys(setup.config.seed + 1, layout.first_env, layout.local_envs),
       update_count=jnp.zeros((layout.local_learners,), jnp.int32),
       combiner=init_combiner(params) if init_combiner else (),
       extra=init_extra(params) if init_extra else (),

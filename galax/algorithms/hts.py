@@ -360,24 +360,22 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
                           devices)
   groups = ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
-                       layout.envs_per_learner, layout.local_devices,
-                       jax.process_index() * layout.local_learners * layout.envs_per_learner)
+                       layout.envs_per_learner, layout.local_devices, layout.first_env)
   setup = common.make_setup(config, alpha, env=groups, devices=devices)
   microbatches = resolve_microbatches(config, num_units(config, alpha), alpha)
   setup.config.hts.microbatches = microbatches  # resolved: in the header and config.json
   combiner = make_combiner(config, layout.num_learners)
   learner, optimizer, schedule = make_learner(config, setup, alpha, combiner)
   local_learners = layout.local_learners
-  first_learner = jax.process_index() * local_learners
 
   def init_extra(params):
     versions = lambda v: np.full((local_learners,), v, np.int32)
     return HTSExtra(
-        storage=empty_storage(groups.spec, local_learners * layout.envs_per_learner, alpha),
+        storage=empty_storage(groups.spec, layout.local_envs, alpha),
         behaviour_params=learner.keep_behaviour(params),
         params_version=versions(0), behaviour_version=versions(-1),
         storage_version=versions(-1),
-        key=learner_keys(config.seed, first_learner, local_learners))
+        key=learner_keys(config.seed, layout.first_learner, local_learners))
 
   return common.assemble(setup, Segment(setup, learner, alpha, microbatches), optimizer,
                          schedule, alpha, combiner, init_extra)

@@ -267,10 +267,8 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   learner = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
                                   layout.learners_per_device, config.t_max,
                                   layout.envs_per_learner, setup.env)
-  first_learner = jax.process_index() * layout.local_learners
-
   def init_extra(params):
-    return PPOExtra(learner_keys(config.seed, first_learner, layout.local_learners))
+    return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 
   return common.assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
                          config.t_max, combiner, init_extra)

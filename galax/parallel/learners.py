@@ -40,6 +40,20 @@ class Layout(NamedTuple):
   def local_learners(self) -> int:
     return self.local_devices * self.learners_per_device
 
+  @property
+  def local_envs(self) -> int:
+    return self.local_learners * self.envs_per_learner
+
+  @property
+  def first_learner(self) -> int:
+    """The global index of this process's first learner (processes hold equal blocks)."""
+    return jax.process_index() * self.local_learners
+
+  @property
+  def first_env(self) -> int:
+    """The global index of this process's first env (its first learner's)."""
+    return self.first_learner * self.envs_per_learner
+
 
 def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0,
                 devices: Sequence[jax.Device] | None = None) -> Layout:
