@@ -189,7 +189,9 @@ def run_sweep(config: ConfigDict, axes: Sequence[Axis], seeds: Sequence[int], ou
     experiment.run_experiment(with_point(config, point, steps), seeds, out_dir, name,
                               best_policy_episodes=0, log=log)
   rows = summarize(out_dir, grid)
-  table = write_table(out_dir, rows, f"Sweep of {config.env.id}: "
+  swept = {key for key, _ in axes}
+  base = "" if "env.id" in swept else f" on {config.env.id}"
+  table = write_table(out_dir, rows, f"Sweep of {config.algorithm}{base}: "
                       + ", ".join(f"{k} in {v}" for k, v in axes))
   plot = write_plot(out_dir, rows)
   log(f"wrote {table}" + (f" and {plot}" if plot else ""))
