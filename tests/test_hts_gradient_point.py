@@ -2,6 +2,8 @@
 the epochs on D_{k-1} start at theta_k) and "stale" (Eq. 6 read literally: they start at
 theta_{k-1} and their change is added to theta_k)."""
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +12,12 @@ import pytest
 from galax.algorithms.hts_learners import StalePPOSegmentLearner
 from galax.config import validate
 from test_hts import make_config, run
+
+
+class _Carry(NamedTuple):
+  params: jax.Array
+  opt_state: tuple
+  anchor: tuple = ()
 
 
 class _QuadraticSGD:
@@ -22,14 +30,14 @@ class _QuadraticSGD:
 
   def begin(self, params, opt_state, traj, keys):
     del traj, keys
-    return dict(params=params, opt_state=opt_state, sums={})
+    return _Carry(params, opt_state)
 
   def unit(self, carry, u):
     del u
-    return dict(carry, params=carry["params"] - self.lr * (carry["params"] - self.a))
+    return carry._replace(params=carry.params - self.lr * (carry.params - self.a))
 
   def finish(self, carry):
-    return carry["params"], carry["opt_state"], {}
+    return carry.params, carry.opt_state, {}
 
 
 def test_stale_point_is_eq6_on_a_toy_quadratic():

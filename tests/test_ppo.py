@@ -128,9 +128,9 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   for epoch in range(3):
     seen = [[] for _ in range(learners)]
     for index in range(4):
-      perms = np.asarray(carry["perms"])[:, epoch, index * size:(index + 1) * size]
+      perms = np.asarray(carry.perms)[:, epoch, index * size:(index + 1) * size]
       for l in range(learners):
-        seen[l] += np.asarray(carry["batch"]["obs"])[l, perms[l], 0].tolist()
+        seen[l] += np.asarray(carry.batch.obs)[l, perms[l], 0].tolist()
     for l in range(learners):  # learner l owns envs l*envs .. l*envs + envs - 1
       expected = [t * n + l * envs + e for t in range(steps) for e in range(envs)]
       assert sorted(seen[l]) == expected
@@ -160,7 +160,7 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   stacked = jax.tree.map(lambda x: x[None], params)
   carry = whole.begin(stacked, whole.optimizer.init(stacked), traj,
                       jax.random.PRNGKey(1)[None])
-  mb = jax.tree.map(lambda x: x[0, :whole.minibatch_size], carry["batch"])
+  mb = jax.tree.map(lambda x: x[0, :whole.minibatch_size], carry.batch)
   expected, chunked_result = whole._grads(params, mb), chunked._chunked_grads(params, mb)
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

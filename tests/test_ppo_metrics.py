@@ -74,8 +74,8 @@ def test_approx_kl_is_zero_on_the_first_minibatch_and_positive_after():
   learner = _learner(epochs=2, minibatches=2, lr=0.5)
   carry = learner.unit(_begin(learner, _traj()), 0)
   # The first minibatch of the first epoch is taken at the behaviour parameters.
-  assert float(carry["sums"]["approx_kl"][0]) < 1e-10
-  assert float(carry["sums"]["first_clip_fraction"][0]) == 0.0
+  assert float(carry.sums.approx_kl[0]) < 1e-10
+  assert float(carry.sums.first_clip_fraction[0]) == 0.0
   for u in range(1, learner.num_units):
     carry = learner.unit(carry, u)
   metrics = learner.finish(carry)[2]
@@ -87,15 +87,15 @@ def test_approx_kl_is_the_mean_over_the_update_of_a_hand_computation():
   masked mean over its samples; the metric is the mean over the epochs x minibatches."""
   learner = _learner(epochs=2, minibatches=2, lr=0.5)
   carry = _begin(learner, _traj())
-  batch = jax.tree.map(lambda x: np.asarray(x[0]), carry["batch"])
+  batch = jax.tree.map(lambda x: np.asarray(x[0]), carry.batch)
   size, expected = learner.minibatch_size, []
   for u in range(learner.num_units):
-    idx = np.asarray(carry["perms"])[0, u // 2, (u % 2) * size:(u % 2 + 1) * size]
-    params = jax.tree.map(lambda x: x[0], carry["params"])
-    logits, _ = _apply(params, jnp.asarray(batch["obs"][idx]))
-    pick = lambda lp: np.take_along_axis(lp, batch["actions"][idx, None], -1)[:, 0]
-    log_r = pick(_log_softmax(logits)) - pick(_log_softmax(batch["behaviour_logits"][idx]))
-    expected.append(np.sum((np.expm1(log_r) - log_r) * batch["mask"][idx]) / size)
+    idx = np.asarray(carry.perms)[0, u // 2, (u % 2) * size:(u % 2 + 1) * size]
+    params = jax.tree.map(lambda x: x[0], carry.params)
+    logits, _ = _apply(params, jnp.asarray(batch.obs[idx]))
+    pick = lambda lp: np.take_along_axis(lp, batch.actions[idx, None], -1)[:, 0]
+    log_r = pick(_log_softmax(logits)) - pick(_log_softmax(batch.behaviour_logits[idx]))
+    expected.append(np.sum((np.expm1(log_r) - log_r) * batch.mask[idx]) / size)
     carry = learner.unit(carry, u)
   metrics = learner.finish(carry)[2]
   assert max(expected) > 1e-3  # the policy moved

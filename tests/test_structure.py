@@ -196,3 +196,31 @@ def _fake_target():
   import types  # pylint: disable=g-import-not-at-top
 
   return types.SimpleNamespace(num_chips=1, platform="cpu")
+
+
+def _galax_sources():
+  for folder, _, files in os.walk(os.path.join(ROOT, "galax")):
+    for name in files:
+      if name.endswith(".py"):
+        path = os.path.join(folder, name)
+        with open(path) as f:
+          yield os.path.relpath(path, ROOT), ast.parse(f.read())
+
+
+def test_learner_carries_are_typed_not_string_keyed_dicts():
+  """Loop carries are NamedTuples: no `carry["key"]`, and no unit/begin/finish/run_units
+  that takes or returns a `dict` carry."""
+  found = []
+  for path, tree in _galax_sources():
+    for node in ast.walk(tree):
+      if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+          and "carry" in node.value.id and isinstance(node.slice, ast.Constant)
+          and isinstance(node.slice.value, str)):
+        found.append(f"{path}:{node.lineno} {node.value.id}[{node.slice.value!r}]")
+      if isinstance(node, ast.FunctionDef) and node.name in ("unit", "begin", "finish",
+                                                             "run_units"):
+        annotations = [a.annotation for a in node.args.args if "carry" in a.arg]
+        annotations.append(node.returns if node.name in ("unit", "begin", "run_units") else None)
+        if any(isinstance(a, ast.Name) and a.id == "dict" for a in annotations):
+          found.append(f"{path}:{node.lineno} {node.name} with a dict carry")
+  assert not found, found

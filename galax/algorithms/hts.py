@@ -71,7 +71,7 @@ why envpool's async mode is not used, and the measured overlap: docs/architectur
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import flax.struct
 import jax
@@ -178,19 +178,19 @@ class Segment:
   def forward(self, params: ParamsBlock, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
     return self.call(self.policy, obs, params, obs)
 
-  def unit(self, carry: dict, u: int | jax.Array) -> dict:
-    """learner.unit as its own computation; only the carry entries it changes pass out."""
+  def unit(self, carry: NamedTuple, u: int | jax.Array) -> NamedTuple:
+    """learner.unit as its own computation; only the carry fields it changes pass out."""
     learner = self.learner
-    mutable = {k: carry[k] for k in learner.mutable}
-    frozen = {k: v for k, v in carry.items() if k not in learner.mutable}
+    mutable = {k: getattr(carry, k) for k in learner.mutable}
+    frozen = {k: getattr(carry, k) for k in carry._fields if k not in learner.mutable}
 
-    def changed_entries(m, f, i):  # one trace of the unit (not one per changed entry)
-      out = learner.unit({**f, **m}, i)
-      return {k: out[k] for k in m}
+    def changed_fields(m, f, i):  # one trace of the unit (not one per changed field)
+      out = learner.unit(type(carry)(**f, **m), i)
+      return {k: getattr(out, k) for k in m}
 
-    return {**carry, **self.call(changed_entries, u, mutable, frozen, u)}
+    return carry._replace(**self.call(changed_fields, u, mutable, frozen, u))
 
-  def run_units(self, carry: dict, first: jax.Array, count: int) -> dict:
+  def run_units(self, carry: NamedTuple, first: jax.Array, count: int) -> NamedTuple:
     if self.unroll or count == 1:
       for i in range(count):
         carry = self.unit(carry, first + i)

@@ -17,7 +17,7 @@ parameters, of which version, the gradients are taken at).
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Callable, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -37,10 +37,10 @@ class SegmentLearner(UnitLearner, Protocol):
   """A learner whose units the HTS segment hosts (see the module docstring)."""
 
   combiner: Combiner
-  mutable: tuple[str, ...]  # the carry entries a unit changes
+  mutable: tuple[str, ...]  # the carry fields a unit changes (the carry: a NamedTuple)
 
   def begin(self, grad_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
-            traj: Trajectory, keys: jax.Array) -> dict:
+            traj: Trajectory, keys: jax.Array) -> NamedTuple:
     """The carry for D_{k-1} (time-major `traj`), gradients at `grad_params`."""
 
   def keep_behaviour(self, acting_params: ParamsBlock) -> PyTree:
@@ -61,10 +61,35 @@ def windowed_targets(traj: Trajectory, returns: ReturnSettings, t_max: int) -> j
   windows = steps // t_max
   cut = lambda x: x.reshape(windows, t_max, *x.shape[1:])
   values = jnp.concatenate([cut(traj.values[:-1]), traj.values[t_max::t_max][:, None]], axis=1)
-  window_trajs = Trajectory(None, None, cut(traj.rewards), cut(traj.terminated),
-                            cut(traj.truncated), None, None, values, None, None, None)
+  window_trajs = Trajectory(
+      obs=None, actions=None, rewards=cut(traj.rewards), terminated=cut(traj.terminated),
+      truncated=cut(traj.truncated), valid=None, behaviour_logits=None, values=values,
+      episode_over=None, episode_return=None, episode_length=None)
   targets = jax.vmap(lambda t: compute_targets(t, returns))(window_trajs)
   return targets.reshape(steps, *targets.shape[2:])
+
+
+class A2CSums(NamedTuple):
+  """Per-learner loss sums over the time steps done so far, [L] each."""
+
+  total: jax.Array
+  policy: jax.Array
+  value: jax.Array
+  entropy: jax.Array
+
+
+class A2CStepCarry(NamedTuple):
+  """HTS-A2C's carry: the storage as [L, T, b, ...] rows and the gradient accumulator."""
+
+  grad_params: ParamsBlock  # theta_{k-1}: the gradients are taken here
+  params: ParamsBlock  # theta_k: the optimizer step starts here
+  opt_state: OptState
+  obs: jax.Array
+  actions: jax.Array
+  targets: jax.Array
+  mask: jax.Array
+  acc: ParamsBlock  # the sum of the time steps' gradients so far
+  sums: A2CSums
 
 
 class A2CStepLearner:
@@ -88,16 +113,16 @@ class A2CStepLearner:
     self.scale = (t_max if loss.sum_over_time else 1.0) / alpha
 
   def begin(self, behaviour_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
-            traj: Trajectory, keys: jax.Array) -> dict:
+            traj: Trajectory, keys: jax.Array) -> A2CStepCarry:
     del keys
     per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
     targets = jax.vmap(lambda t: windowed_targets(t, self.returns, self.t_max))(per_learner)
     zeros = jnp.zeros((self.learners,), jnp.float32)
-    return dict(grad_params=behaviour_params, params=params, opt_state=opt_state,
-                obs=per_learner.obs, actions=per_learner.actions, targets=targets,
-                mask=per_learner.valid.astype(jnp.float32),
-                acc=jax.tree.map(jnp.zeros_like, behaviour_params),
-                sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros))
+    return A2CStepCarry(grad_params=behaviour_params, params=params, opt_state=opt_state,
+                        obs=per_learner.obs, actions=per_learner.actions, targets=targets,
+                        mask=per_learner.valid.astype(jnp.float32),
+                        acc=jax.tree.map(jnp.zeros_like, behaviour_params),
+                        sums=A2CSums(zeros, zeros, zeros, zeros))
 
   def _step_grads(self, params: Params, row: dict) -> tuple[Params, losses.LossTerms]:
     loss = self.loss
@@ -110,19 +135,20 @@ class A2CStepLearner:
 
     return jax.grad(loss_fn, has_aux=True)(params)
 
-  def unit(self, carry: dict, t: int | jax.Array) -> dict:
+  def unit(self, carry: A2CStepCarry, t: int | jax.Array) -> A2CStepCarry:
     """Adds the gradient of time step t (a Python int or traced int32)."""
-    row = {k: jax.lax.dynamic_index_in_dim(carry[k], t, axis=1, keepdims=True)
+    row = {k: jax.lax.dynamic_index_in_dim(getattr(carry, k), t, axis=1, keepdims=True)
            for k in ("obs", "actions", "targets", "mask")}  # [L, 1, b, ...]
-    grads, terms = jax.vmap(self._step_grads)(carry["grad_params"], row)
-    acc = jax.tree.map(jnp.add, carry["acc"], grads)
-    sums = {k: carry["sums"][k] + getattr(terms, k) / self.alpha for k in carry["sums"]}
-    return dict(carry, acc=acc, sums=sums)
+    grads, terms = jax.vmap(self._step_grads)(carry.grad_params, row)
+    acc = jax.tree.map(jnp.add, carry.acc, grads)
+    sums = A2CSums(*[s + getattr(terms, k) / self.alpha
+                     for k, s in zip(A2CSums._fields, carry.sums)])
+    return carry._replace(acc=acc, sums=sums)
 
-  def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
+  def finish(self, carry: A2CStepCarry) -> tuple[ParamsBlock, OptState, Metrics]:
     params, opt_state, grad_norm = self.optimizer.apply_gradients(
-        carry["acc"], carry["opt_state"], carry["params"])
-    return params, opt_state, dict(loss=carry["sums"], grad_norm=grad_norm)
+        carry.acc, carry.opt_state, carry.params)
+    return params, opt_state, dict(loss=carry.sums._asdict(), grad_norm=grad_norm)
 
   def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:
     """theta_k, kept to take the next segment's gradients at (it acted for D_k)."""
@@ -185,12 +211,12 @@ class StalePPOSegmentLearner(PPOSegmentLearner):
 
   def begin(self, behaviour_params, params, opt_state, traj, keys):
     carry = self.ppo.begin(behaviour_params, opt_state, traj, keys)
-    return dict(carry, current=params, start=behaviour_params)
+    return carry._replace(anchor=(params, behaviour_params))  # (theta_k, theta_{k-1})
 
   def finish(self, carry):
     moved, opt_state, metrics = self.ppo.finish(carry)
-    params = jax.tree.map(lambda now, end, start: now + (end - start),
-                          carry["current"], moved, carry["start"])
+    current, start = carry.anchor
+    params = jax.tree.map(lambda now, end, start: now + (end - start), current, moved, start)
     return params, opt_state, metrics
 
   def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:

@@ -42,7 +42,7 @@ from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.returns import ReturnSettings
 from galax.rollout import Trajectory, episode_log, rollout
-from galax.types import Metrics, OptState, Params, ParamsBlock
+from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
 
 
 def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
@@ -92,6 +92,43 @@ def explained_variance(targets: jax.Array, values: jax.Array, mask: jax.Array) -
   var_targets = variance(targets)
   ok = var_targets > 0.0
   return jnp.where(ok, 1.0 - variance(targets - values) / jnp.where(ok, var_targets, 1.0), 0.0)
+
+
+class PPOBatch(NamedTuple):
+  """One learner block's update batch, [L, T * b, ...] (values: the behaviour policy's)."""
+
+  obs: jax.Array
+  actions: jax.Array
+  behaviour_logits: jax.Array
+  behaviour_values: jax.Array
+  advantages: jax.Array
+  targets: jax.Array
+  mask: jax.Array
+
+
+class PPOSums(NamedTuple):
+  """Per-learner sums over the minibatch updates done so far, [L] each."""
+
+  total: jax.Array
+  policy: jax.Array
+  value: jax.Array
+  entropy: jax.Array
+  grad_norm: jax.Array
+  clip_fraction: jax.Array
+  first_clip_fraction: jax.Array  # the first minibatch's only
+  approx_kl: jax.Array
+
+
+class PPOCarry(NamedTuple):
+  """The carry of the minibatch updates (`PPOLearner.unit`)."""
+
+  params: ParamsBlock
+  opt_state: OptState
+  batch: PPOBatch
+  perms: jax.Array  # [L, epochs, samples]: each epoch's sample order
+  explained_variance: jax.Array  # [L], of the behaviour values
+  sums: PPOSums
+  anchor: PyTree = ()  # what `finish` needs besides (stale HTS-PPO: theta_k, theta_{k-1})
 
 
 @flax.struct.dataclass
@@ -152,7 +189,7 @@ class PPOLearner:
                steps, envs, chunks)
 
   def begin(self, params: ParamsBlock, opt_state: OptState, traj: Trajectory, keys: jax.Array
-            ) -> dict:
+            ) -> PPOCarry:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
     returns = self.settings.returns
     per_learner = lx.split_learners(traj, self.learners)  # [L, T, b, ...]
@@ -162,49 +199,45 @@ class PPOLearner:
     if self.settings.normalize_advantages:
       advantages = jax.vmap(losses.normalize_advantages)(advantages, mask)
     flat = lambda x: x.reshape(x.shape[0], -1, *x.shape[3:])  # [L, T, b, ...] -> [L, T*b, ...]
-    batch = dict(obs=flat(per_learner.obs), actions=flat(per_learner.actions),
-                 behaviour_logits=flat(per_learner.behaviour_logits),
-                 behaviour_values=flat(per_learner.values[:, :-1]),
-                 advantages=flat(advantages), targets=flat(targets), mask=flat(mask))
+    batch = PPOBatch(obs=flat(per_learner.obs), actions=flat(per_learner.actions),
+                     behaviour_logits=flat(per_learner.behaviour_logits),
+                     behaviour_values=flat(per_learner.values[:, :-1]),
+                     advantages=flat(advantages), targets=flat(targets), mask=flat(mask))
     perms = jax.vmap(lambda k: jnp.stack([
         jax.random.permutation(jax.random.fold_in(k, e), self.samples)
         for e in range(self.epochs)]))(keys)  # [L, epochs, samples]
     zeros = jnp.zeros((self.learners,), jnp.float32)
     # Of the values before the update (the behaviour values), over the whole batch.
-    ev = jax.vmap(explained_variance)(batch["targets"], batch["behaviour_values"],
-                                      batch["mask"])
-    return dict(params=params, opt_state=opt_state, batch=batch, perms=perms,
-                explained_variance=ev,
-                sums=dict(total=zeros, policy=zeros, value=zeros, entropy=zeros,
-                          grad_norm=zeros, clip_fraction=zeros, first_clip_fraction=zeros,
-                          approx_kl=zeros))
+    ev = jax.vmap(explained_variance)(batch.targets, batch.behaviour_values, batch.mask)
+    return PPOCarry(params=params, opt_state=opt_state, batch=batch, perms=perms,
+                    explained_variance=ev, sums=PPOSums(*[zeros] * len(PPOSums._fields)))
 
-  def _grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
+  def _grads(self, params: Params, mb: PPOBatch) -> tuple[Params, dict]:
     clip, loss = self.settings.clip, self.settings.loss
 
     def loss_fn(p):
-      logits, values = self.apply_fn(p, mb["obs"])
-      terms = losses.ppo_loss(logits, values, mb["actions"], mb["behaviour_logits"],
-                              mb["behaviour_values"], mb["advantages"], mb["targets"],
-                              mb["mask"], clip, loss.entropy_coef, loss.value_coef)
-      log_ratio = (losses.action_log_prob(logits, mb["actions"])
-                   - losses.action_log_prob(mb["behaviour_logits"], mb["actions"]))
+      logits, values = self.apply_fn(p, mb.obs)
+      terms = losses.ppo_loss(logits, values, mb.actions, mb.behaviour_logits,
+                              mb.behaviour_values, mb.advantages, mb.targets,
+                              mb.mask, clip, loss.entropy_coef, loss.value_coef)
+      log_ratio = (losses.action_log_prob(logits, mb.actions)
+                   - losses.action_log_prob(mb.behaviour_logits, mb.actions))
       clipped = (jnp.abs(jnp.exp(log_ratio) - 1.0) > clip).astype(jnp.float32)
-      stats = dict(clip_fraction=losses.masked_mean(clipped, mb["mask"]),
-                   approx_kl=approx_kl(log_ratio, mb["mask"]))
+      stats = dict(clip_fraction=losses.masked_mean(clipped, mb.mask),
+                   approx_kl=approx_kl(log_ratio, mb.mask))
       return terms.total, (terms, stats)
 
     grads, (terms, stats) = jax.grad(loss_fn, has_aux=True)(params)
     return grads, dict(total=terms.total, policy=terms.policy, value=terms.value,
                        entropy=terms.entropy, **stats)
 
-  def _chunked_grads(self, params: Params, mb: dict) -> tuple[Params, dict]:
+  def _chunked_grads(self, params: Params, mb: PPOBatch) -> tuple[Params, dict]:
     """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
     loss and clip fraction are means with a fixed normaliser: the same up to rounding)."""
     return common.mean_over_chunks(lambda chunk: self._grads(params, chunk), mb,
                                    self.chunks, axis=0)
 
-  def unit(self, carry: dict, u: int | jax.Array) -> dict:
+  def unit(self, carry: PPOCarry, u: int | jax.Array) -> PPOCarry:
     """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
     epoch, index = u // self.minibatches, u % self.minibatches
     size = self.minibatch_size
@@ -214,25 +247,27 @@ class PPOLearner:
       idx = jax.lax.dynamic_slice_in_dim(order, index * size, size)
       return jax.tree.map(lambda x: jnp.take(x, idx, axis=0), batch)
 
-    mb = jax.vmap(minibatch)(carry["batch"], carry["perms"])
-    grads, terms = jax.vmap(self._chunked_grads)(carry["params"], mb)
-    params, opt_state, terms["grad_norm"] = self.optimizer.apply_gradients(
-        grads, carry["opt_state"], carry["params"])
+    mb = jax.vmap(minibatch)(carry.batch, carry.perms)
+    grads, terms = jax.vmap(self._chunked_grads)(carry.params, mb)
+    params, opt_state, grad_norm = self.optimizer.apply_gradients(
+        grads, carry.opt_state, carry.params)
     # The first minibatch's: how far the start of the epochs is from the behaviour policy
     # (HTS-PPO: pi_theta_k / pi_theta_{k-1} on D_{k-1}; 0 for on-policy PPO).
-    terms["first_clip_fraction"] = jnp.where(u == 0, terms["clip_fraction"], 0.0)
-    sums = jax.tree.map(lambda s, t: s + t, carry["sums"], terms)
-    return dict(carry, params=params, opt_state=opt_state, sums=sums)
+    first = jnp.where(u == 0, terms["clip_fraction"], 0.0)
+    terms = PPOSums(grad_norm=grad_norm, first_clip_fraction=first, **terms)
+    sums = jax.tree.map(lambda s, t: s + t, carry.sums, terms)
+    return carry._replace(params=params, opt_state=opt_state, sums=sums)
 
-  def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
+  def finish(self, carry: PPOCarry) -> tuple[ParamsBlock, OptState, Metrics]:
     """(params, opt_state, metrics): losses, grad norm, clip fraction and approx. KL
     averaged over the units; the batch's explained variance."""
-    means = jax.tree.map(lambda s: s / self.num_units, carry["sums"])
-    stats = {k: means.pop(k) for k in ("grad_norm", "clip_fraction", "first_clip_fraction",
-                                       "approx_kl")}
-    stats["first_clip_fraction"] = carry["sums"]["first_clip_fraction"]  # one unit's only
-    return carry["params"], carry["opt_state"], dict(
-        loss=means, **stats, explained_variance=carry["explained_variance"])
+    means = jax.tree.map(lambda s: s / self.num_units, carry.sums)
+    loss = dict(total=means.total, policy=means.policy, value=means.value,
+                entropy=means.entropy)
+    return carry.params, carry.opt_state, dict(
+        loss=loss, grad_norm=means.grad_norm, clip_fraction=means.clip_fraction,
+        first_clip_fraction=carry.sums.first_clip_fraction,  # one unit's only
+        approx_kl=means.approx_kl, explained_variance=carry.explained_variance)
 
 
 def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpdate:

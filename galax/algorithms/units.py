@@ -7,7 +7,7 @@ after its rollout; HTS-RL spreads them over the next segment's env steps.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -21,14 +21,15 @@ class UnitLearner(Protocol):
 
   num_units: int
 
-  def unit(self, carry: dict, u: int | jax.Array) -> dict:
-    """Unit u applied to the carry."""
+  def unit(self, carry: NamedTuple, u: int | jax.Array) -> NamedTuple:
+    """Unit u applied to the carry (a NamedTuple of the learner's)."""
 
-  def finish(self, carry: dict) -> tuple[ParamsBlock, OptState, Metrics]:
+  def finish(self, carry: NamedTuple) -> tuple[ParamsBlock, OptState, Metrics]:
     """(params, opt_state, metrics) from the carry after the last unit."""
 
 
-def run_units(learner: UnitLearner, carry: dict, units: range, unroll: bool) -> dict:
+def run_units(learner: UnitLearner, carry: NamedTuple, units: range, unroll: bool
+              ) -> NamedTuple:
   """Runs learner units in order: a Python loop (unroll) or a `lax.scan` over their ids."""
   if unroll or len(units) <= 1:
     for u in units:
