@@ -17,7 +17,7 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from galax import cli, jax_quiet, supervise
+from galax import cli, jax_quiet, progress_bar, supervise
 from galax.config import CONFIGS_DIR, config_names
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
@@ -59,7 +59,14 @@ def main(argv):
   from galax.train import train  # pylint: disable=g-import-not-at-top
 
   log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
-  train(config, workdir=workdir, resume=_RESUME.value, log=log)
+  bar = (progress_bar.TerminalBar() if jax.process_index() == 0 and progress_bar.wanted()
+         else None)
+  try:
+    train(config, workdir=workdir, resume=_RESUME.value, log=bar.log if bar else log,
+          on_call=bar.update if bar else None)
+  finally:
+    if bar:
+      bar.close()
 
 
 def _child_argv() -> list[str]:

@@ -197,13 +197,13 @@ def write_json(path: str, data: Any, indent: int = 2) -> None:
   os.replace(tmp, path)
 
 
-def _short(n: int) -> str:
+def short_count(n: int) -> str:
   if n >= 1e6:
     return f"{n / 1e6:.1f}M"
   return f"{n / 1e3:.0f}k" if n >= 1e4 else f"{n / 1e3:.1f}k" if n >= 1e3 else str(n)
 
 
-def _duration(seconds: float) -> str:
+def short_duration(seconds: float) -> str:
   minutes = int(round(seconds / 60))
   if minutes >= 60:
     return f"{minutes // 60}h{minutes % 60:02d}m"
@@ -215,10 +215,15 @@ def progress(steps: int, planned: int, steady_steps: int, steady_time: float,
   """'37% of 10.0M, 41m left': the share of `planned` done and the time left at the steady
   rate (`steady_steps` in `steady_time` seconds; none before there is one), capped by the
   time limit's `limit_left` seconds."""
-  done = f"{100 * steps / planned:.0f}% of {_short(planned)}"
+  done = f"{100 * steps / planned:.0f}% of {short_count(planned)}"
+  left = time_left(steps, planned, steady_steps, steady_time, limit_left)
+  return done if left is None else f"{done}, {short_duration(left)} left"
+
+
+def time_left(steps: int, planned: int, steady_steps: int, steady_time: float,
+              limit_left: float | None = None) -> float | None:
+  """Seconds to `planned` at the steady rate, capped by `limit_left`; None before a rate."""
   if not steady_steps or steady_time <= 0:
-    return done
+    return None
   left = (planned - steps) / (steady_steps / steady_time)
-  if limit_left is not None:
-    left = min(left, limit_left)
-  return f"{done}, {_duration(left)} left"
+  return left if limit_left is None else min(left, limit_left)

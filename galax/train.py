@@ -48,10 +48,15 @@ from galax.run_clock import RunClock
 from galax.run_result import TrainResult, finished_reason
 from galax.types import JsonDict, Metrics
 
+OnCall = Callable[[int, int, "float | None"], None]  # train's per-call progress hook
+
 
 def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
-          log: Callable[[str], None] = print) -> TrainResult:
+          log: Callable[[str], None] = print, on_call: OnCall | None = None) -> TrainResult:
   """Trains `config` (see galax/config.py); writes metrics and checkpoints to `workdir`.
+
+  `on_call(env_steps, planned_env_steps, seconds_left or None)` after every call (e.g. a
+  progress bar: galax/progress_bar.py).
 
   Raises `Diverged` (after writing result.json) at the first non-finite update, and
   `preemption.Preempted` (a SystemExit, status 143) after a SIGTERM's checkpoint.
@@ -65,7 +70,7 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
                     lambda: rundir.last_good(_checkpoint_dir(workdir))),
         preemption.watch() as preempted):
     try:
-      return _train(config, workdir, resume, log, preempted)
+      return _train(config, workdir, resume, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/peers.py)
         peers.exit_lost_peer(e, workdir and rundir.staging_dir(workdir),
@@ -78,7 +83,8 @@ def _checkpoint_dir(workdir: str | None) -> str | None:
 
 
 def _train(config: ConfigDict, workdir: str | None, resume: bool,
-           log: Callable[[str], None], preempted: preemption.Watch) -> TrainResult:
+           log: Callable[[str], None], preempted: preemption.Watch,
+           on_call: OnCall | None) -> TrainResult:
   checkpoint_dir = _checkpoint_dir(workdir)
   if resume:
     if not workdir:
@@ -86,6 +92,7 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
     ckpt_lib.check_resume_dir(checkpoint_dir)
 
   run = _Run(make_algorithm(config), workdir, checkpoint_dir, log)
+  run.on_call = on_call
   if resume:
     done = run.restore()
     if done:
@@ -130,6 +137,7 @@ class _Run:
                log: Callable[[str], None]):
     config: ConfigDict = algorithm.config  # with the 'auto' choices resolved (resolve_auto)
     self.algorithm, self.config, self.log = algorithm, config, log
+    self.on_call: OnCall | None = None
     self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
     # galax's own files: in the workdir, or staged locally for a URL (galax/rundir.py).
     self.files = rundir.Mirror(workdir) if workdir else None
@@ -311,6 +319,9 @@ class _Run:
     if (self.env_steps >= self.next_log or self.updates >= algorithm.total_updates or reached
         or out_of_time):
       self.log_row(metrics, now)
+    if self.on_call:
+      self.on_call(self.env_steps, self.planned["planned_env_steps"],
+                   metrics_lib.time_left(*self.progress(now)))
     if self.env_steps >= self.next_eval:
       self.evaluate()
       self.next_eval = self.evals.next_due(self.env_steps)
@@ -331,12 +342,12 @@ class _Run:
       learner_tracker.add(*(metrics_lib.learner_slice(episodes[k], i, len(self.learner_trackers))
                             for k in ("over", "returns", "lengths")))
 
-  def progress(self, now: float) -> str:
-    """The share of the planned steps done and the time left (`metrics.progress`)."""
+  def progress(self, now: float) -> tuple[int, int, int, float, float | None]:
+    """`metrics.progress`'s arguments: steps, planned, steady steps and time, limit left."""
     limit_left = (max(self.config.time_limit_s - self.clock.train(now), 0.0)
                   if self.config.time_limit_s else None)
-    return metrics_lib.progress(self.env_steps, self.planned["planned_env_steps"],
-                                self.clock.steady_steps, self.clock.steady_time(now), limit_left)
+    return (self.env_steps, self.planned["planned_env_steps"], self.clock.steady_steps,
+            self.clock.steady_time(now), limit_left)
 
   def log_row(self, metrics: Metrics, now: float) -> None:
     """A progress line and a metrics row; steps/s counts from the previous row."""
@@ -354,7 +365,8 @@ class _Run:
              else f"compile {self.clock.compile_time:6.1f}s")
     self.log(f"steps {steps:>10d} | {speed} | return {tracker.mean_return:8.2f} "
              f"(last {len(tracker.returns)} of {tracker.completed} episodes) | "
-             f"loss {row.get('loss/total', float('nan')):.4f} | {self.progress(now)}")
+             f"loss {row.get('loss/total', float('nan')):.4f} | "
+             f"{metrics_lib.progress(*self.progress(now))}")
     if self.writer:
       self.writer.write(steps, row)
     self.next_log = steps + self.config.log_every_steps
