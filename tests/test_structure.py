@@ -219,7 +219,7 @@ def test_learner_carries_are_typed_not_string_keyed_dicts():
         found.append(f"{path}:{node.lineno} {node.value.id}[{node.slice.value!r}]")
       if isinstance(node, ast.FunctionDef) and node.name in ("unit", "begin", "finish",
                                                              "run_units"):
-        annotations = [a.annotation for a in node.args.args if "carry" in a.arg]
+        annotations = [a.annotation for a in node.args.args if a.arg == "carry"]
         annotations.append(node.returns if node.name in ("unit", "begin", "run_units") else None)
         if any(isinstance(a, ast.Name) and a.id == "dict" for a in annotations):
           found.append(f"{path}:{node.lineno} {node.name} with a dict carry")

@@ -86,7 +86,7 @@ from galax.algorithms.hts_learners import (A2CStepLearner, PPOSegmentLearner, Se
                                           StalePPOSegmentLearner)
 from galax.algorithms.ordering import after, call_for
 from galax.algorithms.ppo import PPOLearner, learner_keys
-from galax.algorithms.units import unroll_units
+from galax.algorithms.units import run_units, unroll_units
 from galax.envs import EnvSpec, backend_for
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
@@ -190,14 +190,6 @@ class Segment:
 
     return carry._replace(**self.call(changed_fields, u, mutable, frozen, u))
 
-  def run_units(self, carry: NamedTuple, first: jax.Array, count: int) -> NamedTuple:
-    if self.unroll or count == 1:
-      for i in range(count):
-        carry = self.unit(carry, first + i)
-      return carry
-    return jax.lax.scan(lambda c, u: (self.unit(c, u), None), carry,
-                        first + jnp.arange(count, dtype=jnp.int32))[0]
-
   def env_step(self, acting_params, carry, shard, hosted=None):
     """One env step of every actor group; `hosted` = (learner carry, unit ids) overlaps it."""
     groups = self.groups
@@ -216,7 +208,7 @@ class Segment:
     if hosted is not None:
       lcarry, unit_ids = hosted
       first = after(jnp.int32(unit_ids.start), handles)  # starts after every send
-      lcarry = self.run_units(lcarry, first, len(unit_ids))
+      lcarry = run_units(self.unit, lcarry, first, len(unit_ids), self.unroll)
       handles = after(handles, lcarry)  # recv waits for the units
     new_states, rows = [], []
     for a, env in enumerate(groups.envs):
@@ -273,7 +265,7 @@ class Segment:
                        state.opt_state, traj, keys)
     for i in range(self.microbatches):
       first = after(jnp.int32(i * self.units_per_piece), traj.values)
-      lcarry = self.run_units(lcarry, first, self.units_per_piece)
+      lcarry = run_units(self.unit, lcarry, first, self.units_per_piece, self.unroll)
     version = state.extra.params_version
     return env_states, action_keys, traj, lcarry, dict(data_version=version,
                                                        grad_version=version)

@@ -281,7 +281,7 @@ def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpd
                                     state.action_keys, t_max, lx.env_shard_index())
     shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra.shuffle_key, state.update_count)
     carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
-    carry = run_units(learner, carry, range(learner.num_units), unroll)
+    carry = run_units(learner.unit, carry, 0, learner.num_units, unroll)
     params, opt_state, metrics = learner.finish(carry)
     metrics = dict(metrics, episodes=episode_log(traj)._asdict())
     return common.finish_update(state, learner.combiner, params=params, opt_state=opt_state,

@@ -7,7 +7,7 @@ after its rollout; HTS-RL spreads them over the next segment's env steps.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Callable, NamedTuple, Protocol
 
 import jax
 import jax.numpy as jnp
@@ -28,15 +28,16 @@ class UnitLearner(Protocol):
     """(params, opt_state, metrics) from the carry after the last unit."""
 
 
-def run_units(learner: UnitLearner, carry: NamedTuple, units: range, unroll: bool
-              ) -> NamedTuple:
-  """Runs learner units in order: a Python loop (unroll) or a `lax.scan` over their ids."""
-  if unroll or len(units) <= 1:
-    for u in units:
-      carry = learner.unit(carry, u)
+def run_units(unit: Callable[[NamedTuple, int | jax.Array], NamedTuple], carry: NamedTuple,
+              first: int | jax.Array, count: int, unroll: bool) -> NamedTuple:
+  """Units first .. first + count - 1 in order (`unit(carry, u)`; `first` an int or a traced
+  int32): a Python loop (unroll) or a `lax.scan` over their ids."""
+  if unroll or count <= 1:
+    for i in range(count):
+      carry = unit(carry, first + i)
     return carry
-  ids = jnp.arange(units.start, units.stop, dtype=jnp.int32)
-  return jax.lax.scan(lambda c, u: (learner.unit(c, u), None), carry, ids)[0]
+  ids = first + jnp.arange(count, dtype=jnp.int32)
+  return jax.lax.scan(lambda c, u: (unit(c, u), None), carry, ids)[0]
 
 
 def unroll_units(setup: common.Setup) -> bool:
