@@ -10,7 +10,7 @@ Network (Appendix F.1): conv 32 8x8/4, 64 4x4/2, 64 3x3/1, fc 512 (archnature).
 HTS: the sync interval alpha is one A2C rollout (5 steps; the paper does not give alpha
 for Atari): every segment collects 5 steps per env with theta_k while the learner applies
 the gradient of the previous 5 steps, taken at theta_{k-1}. Its 5 per-step gradient units
-run one per env step, between envpool's send and recv (galax/algorithms/hts.py).
+run one per env step, between envpool's send and recv (galax/algorithms/hts/segment.py).
 
   python run.py --config=configs/hts_a2c_atari.py --config.env.id=Breakout-v5
   python run.py --config=configs/hts_a2c_atari.py --config.algorithm=a2c   # the baseline

@@ -120,14 +120,14 @@ def _add_ppo_hts(c: ml_collections.ConfigDict) -> None:
   c.ppo.clip = 0.08  # ratio clip eps, also the value-loss clip (HTS-RL GFootball)
   c.ppo.normalize_advantages = True  # (A - mean) / (std + 1e-5) over the whole batch
 
-  # HTS-RL (algorithms hts_a2c, hts_ppo; galax/algorithms/hts.py): rollout and learning
+  # HTS-RL (algorithms hts_a2c, hts_ppo; galax/algorithms/hts/segment.py): rollout and learning
   # run concurrently; the gradient lags exactly one segment behind the acting parameters.
   c.hts = ml_collections.ConfigDict()
   c.hts.alpha = 0  # sync interval: env steps per segment (multiple of t_max); 0 = t_max
   c.hts.delayed = True  # False: learn on the segment just collected (plain A2C / PPO)
   # HTS-PPO: where the epochs on D_{k-1} start. "current": at theta_k (the authors' code);
   # "stale": Eq. 6 read literally, at theta_{k-1}, their change added to theta_k
-  # (galax/algorithms/hts_learners.py StalePPOSegmentLearner). HTS-A2C's gradient is
+  # (galax/algorithms/hts/learners.py StalePPOSegmentLearner). HTS-A2C's gradient is
   # always at theta_{k-1}: it rejects "stale" as redundant and "current" is its default.
   c.hts.gradient_point = "current"
   c.hts.microbatches = 0  # pieces the learner's work is split into, each overlapping one

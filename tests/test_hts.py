@@ -1,4 +1,4 @@
-"""HTS-RL (galax/algorithms/hts.py): versions of every update, determinism, delay-off
+"""HTS-RL (galax/algorithms/hts/segment.py): versions of every update, determinism, delay-off
 consistency with A2C / PPO, the send -> learner -> recv order, config errors."""
 
 import re
@@ -10,7 +10,7 @@ import pytest
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.ordering import after
+from galax.algorithms.hts.ordering import after
 from algorithm_runs import small_mlp_config
 from galax.config import set_fields, validate
 from galax.losses import LossSettings

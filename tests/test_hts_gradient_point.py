@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from galax.algorithms.hts_learners import StalePPOSegmentLearner
+from galax.algorithms.hts.learners import StalePPOSegmentLearner
 from galax.config import validate
 from test_hts import make_config, run
 

@@ -7,7 +7,7 @@ import numpy as np
 import optax
 
 from galax.algorithms import ppo
-from galax.algorithms.hts_learners import PPOSegmentLearner
+from galax.algorithms.hts.learners import PPOSegmentLearner
 from galax.config import base_config
 from galax.parallel.combine import Independent
 from galax.parallel.learner_optimizer import ReplicatedOptimizer

@@ -16,7 +16,7 @@ targets by the behaviour values (`approx_kl`, `explained_variance` below).
 
 The minibatch updates are `PPOLearner` "units": `begin` prepares the batch, `unit(u)` runs
 minibatch update u (epoch u // minibatches), `finish` returns the parameters. HTS-PPO
-(galax/algorithms/hts.py) runs the same units spread over the next rollout's env steps.
+(galax/algorithms/hts/segment.py) runs the same units spread over the next rollout's env steps.
 
 Shuffling keys derive from `config.seed`, the learner's global index and the update count,
 so a seed reproduces a run bit for bit. The learning rate (Adam, linearly annealed in the

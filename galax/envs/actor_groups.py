@@ -1,6 +1,6 @@
 """Actor groups: a device's envs split into A groups, each with its own envpool pool.
 
-HTS-RL's asynchronous actors (galax/algorithms/hts.py): each group has its own forward
+HTS-RL's asynchronous actors (galax/algorithms/hts/segment.py): each group has its own forward
 pass, and its actions go to its envs as soon as that pass is done, so its envs step while
 the next group's forward pass runs.
 """

@@ -2,7 +2,7 @@
 
 A learner's work is `begin` (prepare a carry from the storage), `num_units` calls of
 `unit(carry, u)` (each changes only the carry entries named in `mutable`), and `finish`
-(parameters, optimizer state, metrics). The segment (galax/algorithms/hts.py) spreads the
+(parameters, optimizer state, metrics). The segment (galax/algorithms/hts/segment.py) spreads the
 units over its env steps.
 
   HTS-A2C (`A2CStepLearner`): unit t adds the gradient of time step t of D_{k-1} at
@@ -69,6 +69,21 @@ def windowed_targets(traj: Trajectory, returns: ReturnSettings, t_max: int) -> j
   return targets.reshape(steps, *targets.shape[2:])
 
 
+class AtPreviousParameters:
+  """Learners whose work on D_{k-1} starts at theta_{k-1}, the parameters that acted for
+  it: the state keeps the acting parameters for the next segment."""
+
+  def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:
+    """theta_k, kept for the next segment, where it is theta_{k-1}."""
+    return acting_params
+
+  def gradient_point(self, kept: ParamsBlock, params: ParamsBlock,
+                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
+    """theta_{k-1} (`kept`) and its version."""
+    del params
+    return kept, versions[0]
+
+
 class A2CSums(NamedTuple):
   """Per-learner loss sums over the time steps done so far, [L] each."""
 
@@ -92,7 +107,7 @@ class A2CStepCarry(NamedTuple):
   sums: A2CSums
 
 
-class A2CStepLearner:
+class A2CStepLearner(AtPreviousParameters):
   """HTS-A2C's learner: grad L(theta_{k-1}; D_{k-1}) in per-time-step units, then one step.
 
   L is the A2C loss (`losses.a2c_loss`) of the alpha x b storage, normalized by alpha * b;
@@ -150,16 +165,6 @@ class A2CStepLearner:
         carry.acc, carry.opt_state, carry.params)
     return params, opt_state, dict(loss=carry.sums._asdict(), grad_norm=grad_norm)
 
-  def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:
-    """theta_k, kept to take the next segment's gradients at (it acted for D_k)."""
-    return acting_params
-
-  def gradient_point(self, kept: ParamsBlock, params: ParamsBlock,
-                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
-    """The gradients are taken at theta_{k-1} (`kept`): (params, version)."""
-    del params
-    return kept, versions[0]
-
 
 class PPOSegmentLearner:
   """HTS-PPO's learner: `PPOLearner` started at theta_k on D_{k-1} (ratios vs theta_{k-1}).
@@ -195,7 +200,7 @@ class PPOSegmentLearner:
     return params, versions[1]
 
 
-class StalePPOSegmentLearner(PPOSegmentLearner):
+class StalePPOSegmentLearner(AtPreviousParameters, PPOSegmentLearner):
   """HTS-PPO with Eq. 6 read literally (`config.hts.gradient_point = "stale"`).
 
   The epochs on D_{k-1} start at theta_{k-1}, the parameters that collected it, so the
@@ -218,13 +223,3 @@ class StalePPOSegmentLearner(PPOSegmentLearner):
     current, start = carry.anchor
     params = jax.tree.map(lambda now, end, start: now + (end - start), current, moved, start)
     return params, opt_state, metrics
-
-  def keep_behaviour(self, acting_params: ParamsBlock) -> ParamsBlock:
-    """theta_k, kept as the next segment's starting point theta_{k-1}."""
-    return acting_params
-
-  def gradient_point(self, kept: ParamsBlock, params: ParamsBlock,
-                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
-    """The epochs start at theta_{k-1} (`kept`): (params, version)."""
-    del params
-    return kept, versions[0]

@@ -1,6 +1,6 @@
 """Ordering pure computation around envpool's custom calls, and compiling it in isolation.
 
-Used by HTS-RL's segment (galax/algorithms/hts.py) to run the learner's work while the
+Used by HTS-RL's segment (galax/algorithms/hts/segment.py) to run the learner's work while the
 envs step: send -> learner units -> recv.
 
 XLA orders the envpool custom calls by their handle token but may move pure computation

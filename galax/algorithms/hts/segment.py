@@ -19,7 +19,7 @@ theta_{k-1}; its clipped ratio pi_theta / pi_{theta_{k-1}} corrects for the lag 
 authors' code, whose PPO learner starts from its latest parameters). With
 `config.hts.gradient_point = "stale"` HTS-PPO reads Eq. 6 literally instead: the epochs
 start at theta_{k-1} (on-policy at their first minibatch) and end at theta', and
-theta_{k+1} = theta_k + (theta' - theta_{k-1}) (hts_learners.StalePPOSegmentLearner). The
+theta_{k+1} = theta_k + (theta' - theta_{k-1}) (learners.StalePPOSegmentLearner). The
 metric `first_clip_fraction` (the first minibatch's) shows how far each starts off-policy.
 
 The state (`HTSExtra`) carries the read storage D_{k-1} (env-major so that it shards over
@@ -47,7 +47,7 @@ Concurrency inside the jitted segment
 Each env step of a segment is: forward pass, sampling, `send` (envpool's C++ threads start
 stepping and the call returns), a slice of the learner's work, `recv`; the env threads
 step while the device computes the slice. The learner's work is a fixed sequence of
-*units* (galax/algorithms/hts_learners.py): HTS-A2C's are the gradients of one time step
+*units* (galax/algorithms/hts/learners.py): HTS-A2C's are the gradients of one time step
 of D_{k-1} at theta_{k-1}, then one optimizer step; HTS-PPO's are its minibatch updates.
 `config.hts.microbatches` (m) cuts the units into m equal pieces, hosted by every
 (alpha / m)-th env step; `ordering.after` (a bitwise no-op data dependency) keeps each
@@ -82,9 +82,9 @@ from ml_collections import ConfigDict
 
 from galax import algorithm_spec as spec, losses
 from galax.algorithms import common
-from galax.algorithms.hts_learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
+from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
                                           StalePPOSegmentLearner)
-from galax.algorithms.ordering import after, call_for
+from galax.algorithms.hts.ordering import after, call_for
 from galax.algorithms.ppo import PPOLearner, learner_keys
 from galax.algorithms.units import run_units, unroll_units
 from galax.envs import EnvSpec, backend_for
