@@ -13,7 +13,7 @@ Each is a config file's algorithm settings (one place for them) moved onto a Min
   TF RMSProp with eps 0.1 inside the square root and the mean square starting at 1,
   global-norm clip 40, entropy 0.01), at either setting: only the network changes.
 * `ppo_config`: configs/minatar_ppo.py, PPO with GAE at MinAtar settings (64 envs x 128 steps, 4 epochs of 8
-  minibatches, Adam lr 5e-4 annealed, clip 0.2, entropy 0.01, gamma 0.99, lambda 0.95,
+  minibatches, Adam lr 5e-3 annealed, clip 0.2, entropy 0.01, gamma 0.99, lambda 0.95,
   one gradient per minibatch).
 
 Those are the papers' settings (`settings="paper"`). On MinAtar they sit on a plateau
