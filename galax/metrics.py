@@ -227,3 +227,12 @@ def time_left(steps: int, planned: int, steady_steps: int, steady_time: float,
     return None
   left = (planned - steps) / (steady_steps / steady_time)
   return left if limit_left is None else min(left, limit_left)
+
+
+def add_episodes(tracker: EpisodeTracker, learner_trackers: list[EpisodeTracker],
+                 episodes: Mapping[str, np.ndarray]) -> None:
+  """A call's finished episodes into the run's tracker and each learner's (if kept)."""
+  tracker.add(episodes["over"], episodes["returns"], episodes["lengths"])
+  for i, learner_tracker in enumerate(learner_trackers):
+    learner_tracker.add(*(learner_slice(episodes[k], i, len(learner_trackers))
+                          for k in ("over", "returns", "lengths")))

@@ -5,7 +5,9 @@ log lines carry the same share and time left."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
+
+OnCall = Callable[[int, int, "float | None"], None]  # train's per-call hook: steps, planned, s left
 
 
 class TerminalBar:

@@ -5,9 +5,8 @@ and in between writes progress lines, CSV/TensorBoard rows and checkpoints. The 
 compiles; its time is reported apart from the steady-state steps/s (galax/run_clock.py).
 
 With `config.eval.every_steps` > 0 it also evaluates the policy on separate envs
-(`galax.evaluation`) and writes `eval.csv`. Evaluation time is excluded from
-`train_time_s`, the clock of the papers' time metrics and of `config.time_limit_s`. On an
-NVIDIA GPU (`config.energy`) it reports the energy used and frames per kilojoule.
+(`galax.evaluation`; `eval.csv`), outside `train_time_s`. On an NVIDIA GPU
+(`config.energy`) it reports the energy used and frames per kilojoule.
 
 Reliability: every call's metrics carry finiteness flags (galax/divergence.py); the first
 non-finite loss or parameter stops the run (`Diverged`) before any save. A resumed run
@@ -44,11 +43,10 @@ from galax import workdir_lock
 from galax.algorithms import make_algorithm
 from galax.algorithms.common import Algorithm, LearnerState, describe_choices
 from galax.parallel.learners import to_host
+from galax.progress_bar import OnCall
 from galax.run_clock import RunClock
 from galax.run_result import TrainResult, finished_reason
 from galax.types import JsonDict, Metrics
-
-OnCall = Callable[[int, int, "float | None"], None]  # train's per-call progress hook
 
 
 def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
@@ -91,8 +89,7 @@ def _train(config: ConfigDict, workdir: str | None, resume: bool,
       raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
     ckpt_lib.check_resume_dir(checkpoint_dir)
 
-  run = _Run(make_algorithm(config), workdir, checkpoint_dir, log)
-  run.on_call = on_call
+  run = _Run(make_algorithm(config), workdir, checkpoint_dir, log, on_call)
   if resume:
     done = run.restore()
     if done:
@@ -134,10 +131,9 @@ class _Run:
   """One `train` run's mutable state (counters, clocks, trackers, outputs) and its steps."""
 
   def __init__(self, algorithm: Algorithm, workdir: str | None, checkpoint_dir: str | None,
-               log: Callable[[str], None]):
+               log: Callable[[str], None], on_call: OnCall | None = None):
     config: ConfigDict = algorithm.config  # with the 'auto' choices resolved (resolve_auto)
-    self.algorithm, self.config, self.log = algorithm, config, log
-    self.on_call: OnCall | None = None
+    self.algorithm, self.config, self.log, self.on_call = algorithm, config, log, on_call
     self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
     # galax's own files: in the workdir, or staged locally for a URL (galax/rundir.py).
     self.files = rundir.Mirror(workdir) if workdir else None
@@ -186,12 +182,8 @@ class _Run:
     self.log(f"nothing to do: the run in {self.workdir} is already finished ({done})"
              + ("; raise config.total_env_steps to train on" if "updates done" in done else ""))
     self.checkpointer.close()
-    return TrainResult(env_steps=self.env_steps, updates=self.updates,
-                       wall_time_s=self.clock.elapsed_before, compile_time_s=0.0,
-                       steps_per_second=float("nan"), mean_return=self.tracker.mean_return,
-                       episodes=self.tracker.completed, state=self.state,
-                       train_time_s=self.clock.train_before, stopped=f"already finished: {done}",
-                       **self.planned)
+    return TrainResult.nothing_done(self.env_steps, self.updates, self.clock, self.tracker,
+                                    self.state, f"already finished: {done}", self.planned)
 
   def prepare(self, resume: bool) -> None:
     """Writes config.json and the header lines; opens the writer and hooks; starts the clocks."""
@@ -313,7 +305,7 @@ class _Run:
     self.unchecked = None
     now = time.perf_counter()
     self.clock.called(call_start, now, self.env_steps, self.per_call)
-    self.track_episodes(metrics.pop("episodes"))
+    metrics_lib.add_episodes(self.tracker, self.learner_trackers, metrics.pop("episodes"))
     reached = config.target_return and self.tracker.mean_return >= config.target_return
     out_of_time = config.time_limit_s and self.clock.train(now) >= config.time_limit_s
     if (self.env_steps >= self.next_log or self.updates >= algorithm.total_updates or reached
@@ -336,18 +328,9 @@ class _Run:
       self.stopped = "time limit"
     return bool(reached or out_of_time)
 
-  def track_episodes(self, episodes: Mapping[str, np.ndarray]) -> None:
-    self.tracker.add(episodes["over"], episodes["returns"], episodes["lengths"])
-    for i, learner_tracker in enumerate(self.learner_trackers):
-      learner_tracker.add(*(metrics_lib.learner_slice(episodes[k], i, len(self.learner_trackers))
-                            for k in ("over", "returns", "lengths")))
-
   def progress(self, now: float) -> tuple[int, int, int, float, float | None]:
-    """`metrics.progress`'s arguments: steps, planned, steady steps and time, limit left."""
-    limit_left = (max(self.config.time_limit_s - self.clock.train(now), 0.0)
-                  if self.config.time_limit_s else None)
-    return (self.env_steps, self.planned["planned_env_steps"], self.clock.steady_steps,
-            self.clock.steady_time(now), limit_left)
+    return self.clock.progress(now, self.env_steps, self.planned["planned_env_steps"],
+                               self.config.time_limit_s)
 
   def log_row(self, metrics: Metrics, now: float) -> None:
     """A progress line and a metrics row; steps/s counts from the previous row."""
