@@ -13,7 +13,10 @@ paper's criterion). Each learner keeps the paper's 16 simulators:
   lr x sqrt(n / 16)): the two differ only in how learners combine. At 16 simulators GALA
   has one learner and is A2C; it is not run twice.
 Base learner: experiments/minatar.py's A2C at `--settings` ("learning" by default: the
-MLP, GAE, Adam 1e-2 annealed, 16 envs x t_max 16). The final return is the mean of the
+MLP, GAE, Adam 1e-2 annealed, 16 envs x t_max 16). `--a2c_lr` and `--gala_lr` replace the
+base rate of a 16-env learner (before the square-root rule) for each method, to run each at
+its own best rate (experiments/gala_best.py); where they differ, GALA at 16 simulators is
+not A2C's runs and is left out. The final return is the mean of the
 last 100 training episodes (all learners' episodes for GALA).
 
 A2C's seeds run together, as independent learners of one program (each from its own
@@ -41,9 +44,11 @@ ENVS_PER_LEARNER = 16  # GALA Table 2: simulators per learner
 
 
 def a2c_config(env_id: str, steps: int, simulators: int, seeds: Sequence[int],
-               settings: str) -> ml_collections.ConfigDict:
+               settings: str, base_lr: float | None = None) -> ml_collections.ConfigDict:
   """A2C at `simulators` envs, one independent learner per seed."""
   c = minatar.a2c_config(env_id, steps * len(seeds), settings)  # steps per seed
+  if base_lr:
+    c.optimizer.learning_rate = float(base_lr)
   c.envs_per_learner = simulators
   c.optimizer.learning_rate *= math.sqrt(simulators / ENVS_PER_LEARNER)
   c.num_learners = len(seeds)
@@ -55,9 +60,11 @@ def a2c_config(env_id: str, steps: int, simulators: int, seeds: Sequence[int],
 
 
 def gala_config(env_id: str, steps: int, simulators: int, seed: int,
-                settings: str) -> ml_collections.ConfigDict:
+                settings: str, base_lr: float | None = None) -> ml_collections.ConfigDict:
   """GALA-A2C: simulators / 16 learners of 16 envs on a ring."""
   c = minatar.a2c_config(env_id, steps, settings)
+  if base_lr:
+    c.optimizer.learning_rate = float(base_lr)
   c.optimizer.learning_rate *= math.sqrt(simulators / ENVS_PER_LEARNER)
   c.num_learners = simulators // ENVS_PER_LEARNER
   c.combine = "gossip"
@@ -74,7 +81,8 @@ def _quiet(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
 def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
               simulators: Sequence[int] = SIMULATORS, settings: str = "learning",
-              log: Callable[[str], None] = print) -> dict:
+              log: Callable[[str], None] = print, a2c_lr: float | None = None,
+              gala_lr: float | None = None) -> dict:
   """Trains what `<out>/runs.json` lacks; returns {method: {simulators: [returns]}}."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
   from galax.train import train  # pylint: disable=g-import-not-at-top
@@ -95,7 +103,7 @@ def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
   for n in simulators:
     key = f"A2C|{n}"
     if key not in runs:
-      c = a2c_config(env_id, steps, n, seeds, settings)
+      c = a2c_config(env_id, steps, n, seeds, settings, a2c_lr)
       config_lib.validate(c)
       r = train(c, workdir=None, log=lambda _: None)
       save(key, dict(returns=[float(x) for x in r.learner_returns], seeds=list(seeds),
@@ -107,23 +115,24 @@ def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
       key = f"GALA-A2C|{n}|{seed}"
       if key in runs:
         continue
-      c = gala_config(env_id, steps, n, seed, settings)
+      c = gala_config(env_id, steps, n, seed, settings, gala_lr)
       config_lib.validate(c)
       r = train(c, workdir=None, log=lambda _: None)
       save(key, dict(returns=[float(r.mean_return)], steps_per_second=r.steps_per_second,
                      lr=c.optimizer.learning_rate))
       log(f"GALA-A2C {n} sims seed {seed}: {r.mean_return:.2f}")
-  return collect(runs, simulators)
+  return collect(runs, simulators, same_rate=(a2c_lr or None) == (gala_lr or None))
 
 
-def collect(runs: dict, simulators: Sequence[int]) -> dict:
-  """{method: {simulators: [final returns]}}; GALA at 16 simulators is A2C's runs."""
+def collect(runs: dict, simulators: Sequence[int], same_rate: bool = True) -> dict:
+  """{method: {simulators: [final returns]}}; GALA at 16 simulators is A2C's runs (when
+  both run at the same base rate)."""
   table: dict[str, dict[int, list[float]]] = {"A2C": {}, "GALA-A2C": {}}
   for key, record in runs.items():
     method, n, *_ = key.split("|")
     if int(n) in simulators:
       table[method].setdefault(int(n), []).extend(record["returns"])
-  if ENVS_PER_LEARNER in table["A2C"]:
+  if same_rate and ENVS_PER_LEARNER in table["A2C"]:
     table["GALA-A2C"][ENVS_PER_LEARNER] = table["A2C"][ENVS_PER_LEARNER]
   return table
 
@@ -145,7 +154,8 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
       v = table[method].get(n, [])
       rate = success_rate(v, 0.5 * reference)
       rates.setdefault(method, []).append(rate)
-      cells += [f"{100 * rate:.0f}% of {len(v)}", f"{np.mean(v):.2f}" if v else "-"]
+      cells += [f"{100 * rate:.0f}% of {len(v)}" if v else "-",
+                f"{np.mean(v):.2f}" if v else "-"]
     lines.append(f"| {n} | " + " | ".join(cells) + " |")
   text = "\n".join(lines) + "\n"
   with open(os.path.join(out, "sweep.md"), "w") as f:
@@ -181,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser.add_argument("--seeds", default="0-9")
   parser.add_argument("--sims", default=",".join(map(str, SIMULATORS)))
   parser.add_argument("--settings", choices=minatar.SETTINGS, default="learning")
+  parser.add_argument("--a2c_lr", type=float, default=0.0,
+                      help="A2C's base rate per 16-env learner (0: the settings')")
+  parser.add_argument("--gala_lr", type=float, default=0.0,
+                      help="GALA-A2C's base rate per 16-env learner (0: the settings')")
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   try:
     if args.steps <= 0:
@@ -189,8 +203,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if ENVS_PER_LEARNER not in sims:
       raise ValueError(f"--sims={args.sims!r} must include {ENVS_PER_LEARNER}: "
                        "16-simulator A2C is the success reference.")
+    if args.a2c_lr < 0 or args.gala_lr < 0:
+      raise ValueError("--a2c_lr and --gala_lr must be >= 0.")
     table = run_sweep(args.env, args.steps, parse_seeds(args.seeds), args.out, sims,
-                      args.settings)
+                      args.settings, a2c_lr=args.a2c_lr or None, gala_lr=args.gala_lr or None)
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

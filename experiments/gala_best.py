@@ -1,0 +1,246 @@
+"""GALA best against best (issue 35, item 3): ring GALA-A2C, all-reduce A2C and A3C, each at
+its own best base learning rate, from `galax.sweep` output.
+
+  python -m experiments.gala_best --root=<runs root> --out=docs/results/gala_best
+  python -m experiments.gala_best --root=<runs root> --best     # best rates as JSON
+
+`<root>` holds one folder per method and role (each a `galax.sweep --out`, any grid):
+
+  ring, allreduce, a3c             the rate sweep, seeds 0-2, 4 learners x 16 envs
+  <method>_ext                     the same at rates past the grid's edge (seeds 0-2)
+  <method>_s34                     seeds 3 and 4 at the method's best rate
+  ring_noscale                     the ring with optimizer.lr_scaling=none (5 seeds)
+  table2_<method>                  GALA Table 2's own optimisation (RMSProp eps 0.01,
+                                   t_max 5, n-step returns) on the MLP
+
+The score is each run's final training return (mean of the last 100 training episodes).
+A method's best rate per game is the rate with the highest mean over seeds 0-2 (the sweep's
+seeds), among all rates swept; best against best then uses every seed run at that rate
+(seeds 0-4). Differences are the difference of the means with a 95% percentile bootstrap CI,
+each group resampled separately (experiments.verdicts.bootstrap_two_groups); one whose CI
+includes 0 is reported as within noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+from typing import Sequence
+
+import numpy as np
+
+from experiments.verdicts import bootstrap_two_groups
+from galax import protocols
+
+METHODS = ("ring", "allreduce", "a3c")
+LABELS = dict(ring="GALA-A2C ring", allreduce="all-reduce A2C", a3c="A3C",
+              ring_noscale="ring, lr_scaling none", table2_ring="ring (Table 2 opt.)",
+              table2_allreduce="all-reduce (Table 2 opt.)", table2_a3c="A3C (Table 2 opt.)")
+SWEEP_SEEDS = (0, 1, 2)
+
+# {(group, game, lr): {seed: final training return}}
+Runs = dict[tuple[str, str, float], dict[int, float]]
+
+
+def group_of(folder: str) -> str:
+  """'ring_ext' / 'ring_s34' / 'ring' -> 'ring'; other folders are their own group."""
+  for suffix in ("_ext", "_s34"):
+    if folder.endswith(suffix):
+      return folder[:-len(suffix)]
+  return folder
+
+
+def read_runs(root: str) -> Runs:
+  runs: Runs = {}
+  for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
+    folder = os.path.relpath(path, root).split(os.sep)[0]
+    with open(path) as f:
+      run = json.load(f)
+    if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
+      continue
+    game = run["env_id"].split("/")[-1]
+    lr = float(run["config"]["optimizer"]["learning_rate"])
+    runs.setdefault((group_of(folder), game, lr), {})[int(run["seed"])] = float(
+        run["train_mean_return"])
+  return runs
+
+
+def games(runs: Runs) -> list[str]:
+  return sorted({g for _, g, _ in runs})
+
+
+def rates(runs: Runs, group: str, game: str) -> list[float]:
+  return sorted(lr for g, gm, lr in runs if g == group and gm == game)
+
+
+def best_rate(runs: Runs, group: str, game: str) -> float | None:
+  """The rate whose mean over the sweep's seeds (0-2) is highest."""
+  scored = []
+  for lr in rates(runs, group, game):
+    values = [v for s, v in runs[(group, game, lr)].items() if s in SWEEP_SEEDS]
+    if len(values) == len(SWEEP_SEEDS):
+      scored.append((float(np.mean(values)), lr))
+  return max(scored)[1] if scored else None
+
+
+def best_rates(runs: Runs) -> dict[str, dict[str, float | None]]:
+  return {m: {g: best_rate(runs, m, g) for g in games(runs)} for m in METHODS}
+
+
+def values(runs: Runs, group: str, game: str, lr: float) -> np.ndarray:
+  seeds = runs.get((group, game, lr), {})
+  return np.array([seeds[s] for s in sorted(seeds)])
+
+
+def cell(x: np.ndarray) -> str:
+  if not len(x):
+    return "-"
+  mean, lo, hi = protocols.bootstrap_ci(x)
+  return f"{mean:.2f} [{lo:.2f}, {hi:.2f}] (n={len(x)})"
+
+
+def diff_cell(a: np.ndarray, b: np.ndarray) -> str:
+  if not len(a) or not len(b):
+    return "-"
+  d, lo, hi = bootstrap_two_groups(a, b, "diff")
+  text = f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+  return f"{text} (within noise)" if lo <= 0 <= hi else f"**{text}**"
+
+
+def sweep_table(runs: Runs) -> str:
+  """Each method's rate sweep: seeds 0-2 at every rate, the best marked."""
+  all_rates = sorted({lr for g, _, lr in runs if g in METHODS})
+  lines = ["| game | method | " + " | ".join(f"{lr:g}" for lr in all_rates) + " | best |",
+           "| --- | --- | " + " | ".join("---" for _ in all_rates) + " | --- |"]
+  for game in games(runs):
+    for m in METHODS:
+      best = best_rate(runs, m, game)
+      cells = []
+      for lr in all_rates:
+        seeds = runs.get((m, game, lr), {})
+        x = np.array([seeds[s] for s in SWEEP_SEEDS if s in seeds])
+        text = cell(x)
+        cells.append(f"**{text}**" if lr == best else text)
+      tail = f" | {best:g} |" if best else " | - |"
+      lines.append(f"| {game} | {LABELS[m]} | " + " | ".join(cells) + tail)
+  return "\n".join(lines) + "\n"
+
+
+def best_table(runs: Runs) -> str:
+  """Best against best, every seed at each method's best rate."""
+  lines = ["| game | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C "
+           "| all-reduce - A3C |", "| --- | --- | --- | --- | --- | --- | --- |"]
+  for game in games(runs):
+    best = {m: best_rate(runs, m, game) for m in METHODS}
+    x = {m: values(runs, m, game, best[m]) if best[m] else np.array([]) for m in METHODS}
+    cells = [f"{cell(x[m])} at {best[m]:g}" if best[m] else "-" for m in METHODS]
+    cells += [diff_cell(x["ring"], x["allreduce"]), diff_cell(x["ring"], x["a3c"]),
+              diff_cell(x["allreduce"], x["a3c"])]
+    lines.append(f"| {game} | " + " | ".join(cells) + " |")
+  return "\n".join(lines) + "\n"
+
+
+def noscale_table(runs: Runs) -> str:
+  """The ring at its best base rate without the sqrt(learners) rule."""
+  lines = ["| game | base rate | ring, lr x sqrt(4) | ring, lr_scaling none | none - sqrt "
+           "| all-reduce at its best | none - all-reduce |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+  for game in games(runs):
+    best, best_ar = best_rate(runs, "ring", game), best_rate(runs, "allreduce", game)
+    if best is None:
+      continue
+    for lr in rates(runs, "ring_noscale", game):
+      sq, no = values(runs, "ring", game, lr), values(runs, "ring_noscale", game, lr)
+      ar = values(runs, "allreduce", game, best_ar) if best_ar else np.array([])
+      lines.append(f"| {game} | {lr:g} | {cell(sq)} | {cell(no)} | {diff_cell(no, sq)} | "
+                   f"{cell(ar)} | {diff_cell(no, ar)} |")
+  return "\n".join(lines) + "\n"
+
+
+def table2_table(runs: Runs) -> str:
+  """The three at GALA Table 2's optimisation."""
+  lines = ["| game | rate | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | "
+           "ring - A3C |", "| --- | --- | --- | --- | --- | --- | --- |"]
+  for game in games(runs):
+    for lr in sorted({lr for g, gm, lr in runs if g.startswith("table2_") and gm == game}):
+      x = {m: values(runs, f"table2_{m}", game, lr) for m in METHODS}
+      lines.append(f"| {game} | {lr:g} | " + " | ".join(cell(x[m]) for m in METHODS) + " | "
+                   + diff_cell(x["ring"], x["allreduce"]) + " | "
+                   + diff_cell(x["ring"], x["a3c"]) + " |")
+  return "\n".join(lines) + "\n"
+
+
+def plot(runs: Runs, path: str) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  names = games(runs)
+  fig, axes = plt.subplots(1, 2 * len(names), figsize=(5.5 * len(names) * 2, 4))
+  colors = dict(ring="C0", allreduce="C1", a3c="C2")
+  for i, game in enumerate(names):
+    ax = axes[2 * i]
+    for m in METHODS:
+      lrs = rates(runs, m, game)
+      stats = [protocols.bootstrap_ci(np.array(
+          [runs[(m, game, lr)][s] for s in SWEEP_SEEDS if s in runs[(m, game, lr)]]))
+          for lr in lrs]
+      mean = np.array([s[0] for s in stats])
+      err = np.array([[s[0] - s[1] for s in stats], [s[2] - s[0] for s in stats]])
+      ax.errorbar(lrs, mean, yerr=err, marker="o", capsize=3, label=LABELS[m],
+                  color=colors[m])
+    ax.set_xscale("log")
+    ax.set_xlabel("base learning rate (Adam, per 16-env learner)")
+    ax.set_ylabel("final training return, seeds 0-2 (95% CI)")
+    ax.set_title(f"{game}: rate sweep")
+    ax.legend()
+    ax = axes[2 * i + 1]
+    for j, m in enumerate(METHODS):
+      lr = best_rate(runs, m, game)
+      if lr is None:
+        continue
+      x = values(runs, m, game, lr)
+      mean, lo, hi = protocols.bootstrap_ci(x)
+      ax.bar(j, mean, yerr=[[mean - lo], [hi - mean]], capsize=4, color=colors[m])
+      ax.scatter(np.full(len(x), j), x, color="k", s=10, zorder=3)
+      ax.text(j, 0, f"lr {lr:g}\nn={len(x)}", ha="center", va="bottom", fontsize=8,
+              color="w")
+    ax.set_xticks(range(len(METHODS)), [LABELS[m] for m in METHODS])
+    ax.set_title(f"{game}: best against best")
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--root", required=True)
+  parser.add_argument("--out", default="")
+  parser.add_argument("--best", action="store_true", help="print the best rates as JSON")
+  args = parser.parse_args(argv)
+  runs = read_runs(args.root)
+  if args.best:
+    text = json.dumps(best_rates(runs))
+    print(text)
+    return text
+  text = ("## Rate sweep (seeds 0-2; best in bold)\n\n" + sweep_table(runs)
+          + "\n## Best against best (every seed at each method's best rate)\n\n"
+          + best_table(runs))
+  if any(g == "ring_noscale" for g, _, _ in runs):
+    text += "\n## Ring without the sqrt(learners) rule\n\n" + noscale_table(runs)
+  if any(g.startswith("table2_") for g, _, _ in runs):
+    text += "\n## GALA Table 2's optimisation (RMSProp eps 0.01, t_max 5, n-step)\n\n" \
+            + table2_table(runs)
+  if args.out:
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "gala_best.md"), "w") as f:
+      f.write(text)
+    plot(runs, os.path.join(args.out, "gala_best.png"))
+  print(text)
+  return text
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,40 @@
+"""experiments/gala_best.py: best rates from sweep folders, best against best."""
+
+import json
+import os
+
+import numpy as np
+
+from experiments import gala_best
+
+
+def _write(root, folder, game, lr, seed, value):
+  d = os.path.join(root, folder, f"env.id=gymnax/{game}__optimizer.learning_rate={lr}")
+  os.makedirs(d, exist_ok=True)
+  with open(os.path.join(d, f"seed{seed}.json"), "w") as f:
+    json.dump(dict(kind="galax-run", env_id=f"gymnax/{game}", seed=seed,
+                   train_mean_return=value,
+                   config=dict(optimizer=dict(learning_rate=lr))), f)
+
+
+def test_best_rate_uses_the_sweep_seeds_and_extensions(tmp_path):
+  root = str(tmp_path)
+  for s in range(3):
+    _write(root, "ring", "G", 0.01, s, 10.0 + s)
+    _write(root, "ring", "G", 0.003, s, 5.0)
+    _write(root, "ring_ext", "G", 0.03, s, 20.0)  # past the edge: the best
+    _write(root, "allreduce", "G", 0.003, s, 30.0)
+  _write(root, "ring_s34", "G", 0.03, 3, 0.0)  # seeds 3-4 do not pick the rate
+  _write(root, "ring_s34", "G", 0.03, 4, 0.0)
+  runs = gala_best.read_runs(root)
+  assert gala_best.best_rate(runs, "ring", "G") == 0.03
+  assert gala_best.best_rate(runs, "allreduce", "G") == 0.003
+  assert gala_best.best_rate(runs, "a3c", "G") is None
+  np.testing.assert_allclose(gala_best.values(runs, "ring", "G", 0.03), [20, 20, 20, 0, 0])
+  table = gala_best.best_table(runs)
+  assert "**-18.00" in table  # ring (12 over 5 seeds) - all-reduce (30), outside noise
+
+
+def test_difference_whose_ci_includes_zero_is_within_noise():
+  assert "within noise" in gala_best.diff_cell(np.array([1.0, 3.0]), np.array([2.0, 2.5]))
+  assert "within noise" not in gala_best.diff_cell(np.array([10.0, 11.0]), np.array([1.0, 2.0]))
