@@ -3,6 +3,8 @@ its own best base learning rate, from `galax.sweep` output.
 
   python -m experiments.gala_best --root=<runs root> --out=docs/results/gala_best
   python -m experiments.gala_best --root=<runs root> --best     # best rates as JSON
+  python -m experiments.gala_best --root=<root> --pair=ba3c_paper/adam,ba3c_paper/rmsprop \
+      --labels=Adam,RMSProp --out=<dir>                         # two configs per game
 
 `<root>` holds one folder per method and role (each a `galax.sweep --out`, any grid):
 
@@ -128,6 +130,18 @@ def sweep_table(runs: Runs) -> str:
   return "\n".join(lines) + "\n"
 
 
+def rate_diff_table(runs: Runs) -> str:
+  """At one shared base rate (seeds 0-2): the comparison the old verdicts made, per rate."""
+  lines = ["| game | base rate | ring - all-reduce | ring - A3C |", "| --- | --- | --- | --- |"]
+  for game in games(runs):
+    for lr in sorted({lr for g, gm, lr in runs if g in METHODS and gm == game}):
+      x = {m: np.array([runs.get((m, game, lr), {})[s] for s in SWEEP_SEEDS
+                        if s in runs.get((m, game, lr), {})]) for m in METHODS}
+      lines.append(f"| {game} | {lr:g} | {diff_cell(x['ring'], x['allreduce'])} | "
+                   f"{diff_cell(x['ring'], x['a3c'])} |")
+  return "\n".join(lines) + "\n"
+
+
 def best_table(runs: Runs) -> str:
   """Best against best, every seed at each method's best rate."""
   lines = ["| game | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C "
@@ -170,6 +184,52 @@ def table2_table(runs: Runs) -> str:
                    + diff_cell(x["ring"], x["allreduce"]) + " | "
                    + diff_cell(x["ring"], x["a3c"]) + " |")
   return "\n".join(lines) + "\n"
+
+
+def read_folder(folder: str) -> dict[str, np.ndarray]:
+  """{game: final training returns per seed} of every run under `folder`."""
+  found: dict[str, dict[int, float]] = {}
+  for path in glob.glob(os.path.join(folder, "**", "seed*.json"), recursive=True):
+    with open(path) as f:
+      run = json.load(f)
+    if run.get("kind") == "galax-run" and run.get("train_mean_return") is not None:
+      found.setdefault(run["env_id"].split("/")[-1], {})[int(run["seed"])] = float(
+          run["train_mean_return"])
+  return {g: np.array([v[s] for s in sorted(v)]) for g, v in found.items()}
+
+
+def pair_table(a_dir: str, b_dir: str, a_label: str, b_label: str) -> str:
+  """Two configs per game and their difference (a - b), e.g. BA3C's Adam vs RMSProp."""
+  a, b = read_folder(a_dir), read_folder(b_dir)
+  lines = [f"| game | {a_label} | {b_label} | {a_label} - {b_label} |",
+           "| --- | --- | --- | --- |"]
+  for game in sorted(set(a) | set(b)):
+    x, y = a.get(game, np.array([])), b.get(game, np.array([]))
+    lines.append(f"| {game} | {cell(x)} | {cell(y)} | {diff_cell(x, y)} |")
+  return "\n".join(lines) + "\n"
+
+
+def pair_plot(a_dir: str, b_dir: str, a_label: str, b_label: str, path: str) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  a, b = read_folder(a_dir), read_folder(b_dir)
+  names = sorted(set(a) | set(b))
+  fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.5), squeeze=False)
+  for ax, game in zip(axes[0], names):
+    for j, (x, color) in enumerate(((a.get(game), "C0"), (b.get(game), "C3"))):
+      if x is None or not len(x):
+        continue
+      mean, lo, hi = protocols.bootstrap_ci(x)
+      ax.bar(j, mean, yerr=[[mean - lo], [hi - mean]], capsize=4, color=color)
+      ax.scatter(np.full(len(x), j), x, color="k", s=10, zorder=3)
+    ax.set_xticks([0, 1], [a_label, b_label])
+    ax.set_ylabel("final training return (95% CI)")
+    ax.set_title(game)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
 
 
 def plot(runs: Runs, path: str) -> None:
@@ -219,13 +279,28 @@ def main(argv: Sequence[str] | None = None) -> str:
   parser.add_argument("--root", required=True)
   parser.add_argument("--out", default="")
   parser.add_argument("--best", action="store_true", help="print the best rates as JSON")
+  parser.add_argument("--pair", default="",
+                      help="A,B: two folders (under --root) compared per game instead")
+  parser.add_argument("--labels", default="A,B", help="the pair's labels")
   args = parser.parse_args(argv)
+  if args.pair:
+    a_dir, b_dir = (os.path.join(args.root, d) for d in args.pair.split(","))
+    a_label, b_label = args.labels.split(",")
+    text = pair_table(a_dir, b_dir, a_label, b_label)
+    if args.out:
+      os.makedirs(args.out, exist_ok=True)
+      with open(os.path.join(args.out, "pair.md"), "w") as f:
+        f.write(text)
+      pair_plot(a_dir, b_dir, a_label, b_label, os.path.join(args.out, "pair.png"))
+    print(text)
+    return text
   runs = read_runs(args.root)
   if args.best:
     text = json.dumps(best_rates(runs))
     print(text)
     return text
   text = ("## Rate sweep (seeds 0-2; best in bold)\n\n" + sweep_table(runs)
+          + "\n## At one shared base rate (seeds 0-2)\n\n" + rate_diff_table(runs)
           + "\n## Best against best (every seed at each method's best rate)\n\n"
           + best_table(runs))
   if any(g == "ring_noscale" for g, _, _ in runs):
