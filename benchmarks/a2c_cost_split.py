@@ -29,7 +29,10 @@ from absl import app, flags
 
 import measure
 from galax import config as config_lib
-from galax.algorithms import common, make_algorithm
+from galax.algorithms import make_algorithm
+from galax.algorithms.algorithm import initial_params
+from galax.algorithms.execution import block_policy
+from galax.algorithms.run_setup import make_setup
 from galax.algorithms.a2c import a2c_grads
 from galax.losses import LossSettings
 from galax.returns import ReturnSettings
@@ -50,13 +53,11 @@ def _pieces(config) -> dict:
   """name -> (jitted fn of a carry, initial carry), each running `updates` updates."""
   # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
   # (`learner_map` as resolved), its gradient chunks.
-  setup = common.make_setup(config, config.t_max)
-  config = setup.config  # 'auto' choices resolved
-  params = jax.tree.map(jnp.asarray, common.initial_params(setup))
+  setup = make_setup(config, config.t_max)
+  params = jax.tree.map(jnp.asarray, initial_params(setup))
   apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
-  updates, how = config.updates_per_call, config.learner_map
-  policy = common.block_policy(apply_fn, 1, how)
-  chunks = common.grad_chunks(config, env, n, t_max)
+  updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks
+  policy = block_policy(apply_fn, 1, how)
   settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
 
   def env_steps(choose):

@@ -16,7 +16,9 @@ import jax
 import jax.numpy as jnp
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.common import block_policy, initial_params, make_setup
+from galax.algorithms.algorithm import initial_params
+from galax.algorithms.execution import block_policy
+from galax.algorithms.run_setup import make_setup
 from galax.envs import make_env
 from galax.rollout import init_action_keys, rollout
 

@@ -31,13 +31,16 @@ class AlgorithmSpec:
   """One algorithm as the rest of galax sees it.
 
   name: `config.algorithm`'s value.
-  build: `build(config, devices)` -> `Algorithm` (`galax.algorithms.common`).
+  build: `build(config, devices)` -> `Algorithm` (`galax.algorithms.algorithm`).
   steps_per_env: env steps each env takes per update (t_max, HTS's alpha).
   chunked_batch: (size, samples per entry, what) of the axis a learner's gradient may be
     split along (`config.grad_chunks`): its envs and t_max for A2C, a PPO minibatch's
     samples and 1; size 1 when it is not chunked.
   validate: raises ValueError for a config value this algorithm cannot run.
   features: the options of this module's constants that it acts on.
+  segment_units: (learner units, env steps) per update of an algorithm whose updates are
+    HTS segments, both of which `hts.microbatches` pieces divide (`galax.plan`); None
+    for the others.
   """
 
   name: str
@@ -47,6 +50,7 @@ class AlgorithmSpec:
       lambda c: (int(c.envs_per_learner), int(c.t_max), "envs per learner"))
   validate: Callable[[ConfigDict], None] = lambda c: None
   features: frozenset[str] = frozenset({COMBINE})
+  segment_units: Callable[[ConfigDict], tuple[int, int]] | None = None
 
   def supports(self, feature: str) -> bool:
     return feature in self.features

@@ -61,7 +61,7 @@ class Report:
   learners_per_chip: int
   envs_per_chip: int
   combine: str
-  choices: str  # the resolved 'auto' choices (as the run header prints them)
+  plan: str  # the execution plan (as the run header prints it)
   env_steps_per_update: int
   updates_per_call: int
   argument_bytes: int
@@ -163,13 +163,11 @@ def report(name: str, config: ConfigDict, target: targets.Target, algorithm, com
   bound = max(times, key=times.get)
   layout = algorithm.layout
   per_chip = algorithm.env_steps_per_update / target.num_chips / max(times[bound], 1e-30)
-  from galax.algorithms.common import describe_choices  # pylint: disable=g-import-not-at-top
-
   return Report(
       config_name=name, topology=target.topology, chip=chip.name, chips=target.num_chips,
       learners=layout.num_learners, learners_per_chip=learners_per_chip,
       envs_per_chip=layout.learners_per_device * layout.envs_per_learner,
-      combine=algorithm.config.combine, choices=describe_choices(algorithm.config),
+      combine=algorithm.config.combine, plan=algorithm.plan.describe(),
       env_steps_per_update=algorithm.env_steps_per_update, updates_per_call=updates,
       argument_bytes=memory.argument_size_in_bytes, output_bytes=memory.output_size_in_bytes,
       alias_bytes=memory.alias_size_in_bytes, temp_bytes=memory.temp_size_in_bytes,
@@ -233,7 +231,7 @@ def format_table(r: Report) -> str:
       ("target", f"{r.topology}: {r.chips} x {r.chip}"),
       ("learners", f"{r.learners} ({r.learners_per_chip} per chip), combine={r.combine}"),
       ("envs per chip", f"{r.envs_per_chip:,}"),
-      ("resolved", r.choices),
+      ("plan", r.plan),
       ("agent steps per update", f"{r.env_steps_per_update:,} (slice)"),
       ("arguments / outputs / aliased", f"{_gib(r.argument_bytes)} / {_gib(r.output_bytes)}"
                                         f" / {_gib(r.alias_bytes)}"),

@@ -201,9 +201,9 @@ def _add_running(c: ml_collections.ConfigDict) -> None:
   # convolutions, whose gradients are slow inside XLA:CPU loops; scan elsewhere, and for
   # network.conv_impl="patches")
   c.update_loop = "auto"
-  # The 'auto' choices (learner_map, conv_impl, update_loop, grad_chunks) are resolved once
-  # when the algorithm is built (algorithms/common.py's resolve_auto): the run header
-  # prints them and config.json stores them.
+  # The 'auto' choices (learner_map, conv_impl, update_loop, grad_chunks, hts.microbatches)
+  # are resolved once, into the run's execution plan (galax/plan.py), when the algorithm is
+  # built: the run header prints the plan; config.json keeps the choices as given.
   # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
   # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
   # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as

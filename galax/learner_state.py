@@ -21,6 +21,7 @@ from galax import networks
 from galax.envs import Env, EnvState
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
+from galax.plan import ExecutionPlan
 from galax.types import Metrics, OptState, ParamsBlock, PyTree
 
 Envs = Env | ActorGroups  # a device's training envs (HTS: its actor groups)
@@ -45,13 +46,15 @@ BlockUpdate = Callable[[LearnerState], tuple[LearnerState, Metrics]]
 
 @dataclasses.dataclass
 class Setup:
-  """Envs, network and layout for a config (before the algorithm-specific parts)."""
+  """Layout, mesh, envs, network and execution plan for a config (before the
+  algorithm-specific parts; `galax.algorithms.run_setup.make_setup`)."""
 
   config: ConfigDict
   layout: lx.Layout
   mesh: Mesh
   env: Env
   network: networks.ActorCritic
+  plan: ExecutionPlan
   total_updates: int
 
   @property

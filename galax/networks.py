@@ -235,12 +235,12 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
                      critic_torso=None if shared_torso else torso.clone(name="critic_torso"))
 
 
-def from_config(network_config: ConfigDict, spec: EnvSpec) -> ActorCritic:
-  """The network a config's `network` section describes, for an env. conv_impl 'auto'
-  (unresolved: a config not built into an algorithm, e.g. for evaluation) is 'xla': the
-  same parameters, and its best choice outside XLA:CPU loops."""
+def from_config(network_config: ConfigDict, spec: EnvSpec, conv_impl: str = "xla"
+                ) -> ActorCritic:
+  """The network a config's `network` section describes, for an env. `conv_impl`: how its
+  convolutions run (a training run's `ExecutionPlan.conv_impl`; evaluation's default 'xla');
+  the parameters are the same either way."""
   c = network_config
-  conv_impl = "xla" if c.conv_impl == "auto" else c.conv_impl
   return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl,
                       c.get("activation", ""),  # config.json of runs before the fields
                       bool(c.get("shared_torso", True)))

@@ -17,7 +17,7 @@ from galax.envs import Env, EnvState, Timestep
 from galax.types import Params
 
 # policy(params, obs [B, ...]) -> (logits [B, A], value [B]); a block policy
-# (`common.block_policy`) takes its learners' parameters [L, ...].
+# (`execution.block_policy`) takes its learners' parameters [L, ...].
 PolicyFn = Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
 
 

@@ -40,8 +40,8 @@ from galax import preemption
 from galax import rundir
 from galax import tracking
 from galax import workdir_lock
-from galax.algorithms import make_algorithm
-from galax.algorithms.common import Algorithm, LearnerState, describe_choices
+from galax.algorithms import Algorithm, make_algorithm
+from galax.learner_state import LearnerState
 from galax.parallel.learners import to_host
 from galax.progress_bar import OnCall
 from galax.run_clock import RunClock
@@ -132,7 +132,7 @@ class _Run:
 
   def __init__(self, algorithm: Algorithm, workdir: str | None, checkpoint_dir: str | None,
                log: Callable[[str], None], on_call: OnCall | None = None):
-    config: ConfigDict = algorithm.config  # with the 'auto' choices resolved (resolve_auto)
+    config: ConfigDict = algorithm.config
     self.algorithm, self.config, self.log, self.on_call = algorithm, config, log, on_call
     self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
     # galax's own files: in the workdir, or staged locally for a URL (galax/rundir.py).
@@ -200,11 +200,12 @@ class _Run:
         metrics_lib.truncate_csv(os.path.join(files_dir, "eval.csv"), self.env_steps)
       with open(os.path.join(files_dir, "config.json"), "w") as f:
         f.write(config.to_json_best_effort(indent=2))
-    self.log(f"{config.algorithm} on {config.env.id}: {layout.num_learners} learner(s) x "
-             f"{layout.envs_per_learner} envs on {layout.num_devices} "
-             f"{jax.devices()[0].platform} device(s); {algorithm.total_updates} updates of "
-             f"{algorithm.env_steps_per_update} steps")
-    self.log(f"resolved: {describe_choices(config)}")
+    sharded = "+sharded_state" if config.optimizer.sharded_state else ""
+    self.log(f"{config.algorithm} (combine={config.combine}{sharded}) on {config.env.id}: "
+             f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
+             f"{layout.num_devices} {algorithm.plan.platform} device(s); "
+             f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps")
+    self.log(f"plan: {algorithm.plan.describe()}")
     if self.planned["planned_env_steps"] != self.planned["requested_env_steps"]:
       self.log(f"total_env_steps={config.total_env_steps} rounds up to "
                f"{self.planned['planned_env_steps']} env steps (whole calls of "

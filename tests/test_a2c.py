@@ -68,25 +68,28 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
 
 
 def test_grad_chunks_rule():
-  from types import SimpleNamespace
-  from galax.algorithms.common import grad_chunks
-  image = SimpleNamespace(spec=SimpleNamespace(obs_layout="CHW"))
-  flat = SimpleNamespace(spec=SimpleNamespace(obs_layout="flat"))
-  auto = load_config("cartpole_a2c", network__name="archnips")  # a conv network
-  assert grad_chunks(auto, flat, 64, steps=5) == 1
+  from galax.plan import Target, make_plan
+
+  def chunks(config, layout, platform="cpu"):
+    return make_plan(config, Target(platform, layout, False, 1)).grad_chunks
+
+  auto = load_config("cartpole_a2c", network__name="archnips", envs_per_learner=64)
+  assert chunks(auto, "flat") == 1
   # An MLP flattens images: no convolutions, nothing to chunk for.
-  assert grad_chunks(load_config("cartpole_a2c"), image, 64, steps=5) == 1
-  on_cpu = jax.devices()[0].platform == "cpu"
-  assert grad_chunks(auto, image, 64, steps=5) == (4 if on_cpu else 1)
-  assert grad_chunks(auto, image, 48, steps=5) == (3 if on_cpu else 1)
-  assert grad_chunks(auto, image, 16, steps=5) == 1
-  assert grad_chunks(auto, image, 2, steps=5) == 1
+  assert chunks(load_config("cartpole_a2c", envs_per_learner=64), "CHW") == 1
+  assert chunks(auto, "CHW") == 4  # the most chunks of >= 80 samples (16 envs x t_max 5)
+  assert chunks(auto, "CHW", platform="gpu") == 1
+  for envs, expected in ((48, 3), (16, 1), (2, 1)):
+    assert chunks(load_config("cartpole_a2c", network__name="archnips",
+                              envs_per_learner=envs), "CHW") == expected
   # The rule counts samples (>= 80 per chunk): IMPALA's unroll 20 gives chunks of 4 envs.
-  assert grad_chunks(auto, image, 32, steps=20) == (8 if on_cpu else 1)
-  assert grad_chunks(auto, image, 64, steps=20) == (16 if on_cpu else 1)
-  assert grad_chunks(load_config("cartpole_a2c", grad_chunks=2), image, 64, steps=5) == 2
+  for envs, expected in ((32, 8), (64, 16)):
+    impala = load_config("cartpole_a2c", network__name="archnips", algorithm="impala",
+                         t_max=20, envs_per_learner=envs)
+    assert chunks(impala, "CHW") == expected
+  assert chunks(load_config("cartpole_a2c", grad_chunks=2, envs_per_learner=64), "CHW") == 2
   with pytest.raises(ValueError, match="must divide the 6 envs"):
-    grad_chunks(load_config("cartpole_a2c", grad_chunks=4), image, 6, steps=5)
+    chunks(load_config("cartpole_a2c", grad_chunks=4, envs_per_learner=6), "CHW")
 
 
 @pytest.mark.parametrize("name", sorted(

@@ -81,7 +81,7 @@ def test_devices_choose_the_layout_and_the_platform():
   config = load("minatar_gala", total_env_steps=10_000, updates_per_call=1)
   algorithm = make_algorithm(config, devices=jax.devices()[:2])
   assert algorithm.layout.num_devices == 2 and algorithm.mesh.devices.size == 2
-  assert algorithm.config.platform == "cpu"
+  assert algorithm.plan.platform == "cpu"
   with pytest.raises(ValueError, match="config.platform='tpu' but the run is built for cpu"):
     make_algorithm(load("minatar_gala", platform="tpu"))
 
@@ -106,7 +106,7 @@ def test_gala_and_allreduce_compile_for_a_tpu_slice():
   assert "collective-permute" in gala.collectives and "all-reduce" not in gala.collectives
   assert 0 < gala.needed_bytes < gala.chip_memory_bytes == 16 * 2**30
   assert gala.flops_per_update > 0 and gala.unknown_loops == 0
-  assert "platform=tpu" in gala.choices
+  assert "platform=tpu" in gala.plan
   allreduce = aot.build("minatar_a2c", load("minatar_a2c"), "v5e:2x2")
   assert "all-reduce" in allreduce.collectives and allreduce.combine == "allreduce"
 
@@ -117,7 +117,7 @@ def test_gala_compiles_for_h100s():
   report = aot.build("minatar_gala", load("minatar_gala"), "h100:2", learners_per_chip=2)
   assert (report.chips, report.learners) == (2, 4)
   assert "collective-permute" in report.collectives
-  assert report.chip_memory_bytes == 80 * 2**30 and "platform=gpu" in report.choices
+  assert report.chip_memory_bytes == 80 * 2**30 and "platform=gpu" in report.plan
 
 
 @pytest.mark.slow

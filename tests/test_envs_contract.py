@@ -15,7 +15,9 @@ import optax
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from galax.algorithms import common
+from galax.algorithms.algorithm import initial_state
+from galax.algorithms.execution import block_policy
+from galax.algorithms.run_setup import make_setup
 from galax.config import base_config, validate
 from galax.envs import make_env
 from galax.parallel import learners as lx
@@ -108,9 +110,9 @@ def _layout_rollout(env_id, num_learners, envs_per_learner, num_devices, steps=8
   layout's own machinery (make_setup, initial_state, shard_map); [T, n * b] outputs."""
   config = _config(env_id, num_learners=num_learners, envs_per_learner=envs_per_learner,
                    num_devices=num_devices, seed=5)
-  setup = common.make_setup(config, steps)
-  state = common.initial_state(setup, optax.sgd(0.0))
-  policy = common.block_policy(setup.network.apply, setup.layout.learners_per_device)
+  setup = make_setup(config, steps)
+  state = initial_state(setup, optax.sgd(0.0))
+  policy = block_policy(setup.network.apply, setup.layout.learners_per_device)
 
   def block(s):
     _, _, traj = rollout(policy, s.params, setup.env, s.env_state, s.action_keys, steps,

@@ -8,7 +8,6 @@ import pytest
 
 from galax import networks
 from galax.algorithms import make_algorithm
-from galax.algorithms.common import describe_choices
 from algorithm_runs import small_mlp_config
 from galax.config import validate
 from galax.config import load as load_config
@@ -104,12 +103,13 @@ def test_hts_on_gymnax_one_step_delay_and_actor_group_determinism():
 def test_hts_auto_microbatches_is_one_piece_on_gymnax(env_id, expected):
   """Auto splits the learner's work to overlap envpool's host stepping (gcd(alpha 4,
   units 4) = 4 pieces); gymnax steps inside the same program: one piece. Resolved once,
-  shown in the header's choices."""
+  shown in the header's plan."""
   config = make_config(algorithm="hts_a2c", env={"id": env_id})
   assert config.hts.microbatches == 0
-  resolved = make_algorithm(config).config
-  assert resolved.hts.microbatches == expected
-  assert f"hts.microbatches={expected}" in describe_choices(resolved)
+  algorithm = make_algorithm(config)
+  algorithm.env.close()
+  assert algorithm.plan.microbatches == expected
+  assert f"microbatches={expected}" in algorithm.plan.describe()
 
 
 MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo"]
@@ -160,7 +160,7 @@ def test_mlp_on_minatar_images_trains_without_conv_workarounds():
   c.algorithm, c.num_learners, c.combine = "ppo", 2, "allreduce"
   c.network.activation = "relu"
   algorithm = make_algorithm(validate(c))
-  choices = describe_choices(algorithm.config)
+  choices = algorithm.plan.describe()
   assert "conv_impl=xla" in choices and "grad_chunks=1" in choices, choices
   assert "learner_map=vmap" in choices, choices
   state, metrics = _train(algorithm, 1)

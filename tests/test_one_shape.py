@@ -1,14 +1,13 @@
 """One shape for every algorithm: one apply-update with one meaning of per-tensor clipping,
 honest config (flags that would do nothing are rejected), 'auto' choices resolved once."""
 
-import types
-
 import pytest
 
-from galax.algorithms import common, make_algorithm
+from galax.algorithms import make_algorithm
 from galax.config import base_config, set_fields, validate
 from galax.parallel import combine as combine_lib
 from galax.parallel import learner_optimizer
+from galax.plan import Target, make_plan
 
 
 def small_config(**overrides):
@@ -82,14 +81,15 @@ def test_gossip_metrics_act_outside_a2c():
   assert "consensus_distance" in metrics["gossip"]
 
 
-def test_auto_choices_are_resolved_once_into_the_algorithms_config():
+def test_auto_choices_are_resolved_once_into_the_algorithms_plan():
   config = validate(small_config())
   algo = make_algorithm(config)
   algo.env.close()
   assert config.update_loop == "auto" and config.grad_chunks == 0  # the caller's, untouched
-  resolved = algo.config
-  assert (resolved.learner_map, resolved.grad_chunks) == ("vmap", 1)
-  assert resolved.update_loop == "scan"  # vector observations: one XLA loop everywhere
+  assert algo.config.update_loop == "auto"  # the config stays as given; the plan resolves
+  plan = algo.plan
+  assert (plan.learner_map, plan.grad_chunks) == ("vmap", 1)
+  assert plan.update_loop == "scan"  # vector observations: one XLA loop everywhere
 
 
 @pytest.mark.parametrize("algorithm,layout,learners,conv_impl,expected", [
@@ -109,7 +109,5 @@ def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learner
   network = "mlp" if layout == "flat" else "minatar"  # the rules are for conv networks
   config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl,
                                                 "network.name": network})
-  env = types.SimpleNamespace(spec=types.SimpleNamespace(obs_layout=layout))
-  resolved = common.resolve_auto(config, env, learners)
-  assert (resolved.learner_map, resolved.network.conv_impl,
-          resolved.update_loop) == expected
+  plan = make_plan(config, Target("cpu", layout, False, learners))
+  assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected

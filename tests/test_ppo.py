@@ -138,21 +138,19 @@ def test_minibatches_cover_every_sample_once_per_epoch():
 
 @pytest.mark.slow
 def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
-  from types import SimpleNamespace
   from trajectories import random_trajectory
   c = base_config()
   c.ppo.epochs, c.ppo.minibatches = 1, 2
   c.grad_chunks = 4
-  image_env = SimpleNamespace(spec=SimpleNamespace(obs_layout="CHW"))
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
 
-  def learner(env):
+  def learner(chunks):
     optimizer = ReplicatedOptimizer(optax.sgd(0.1), Independent())
-    return PPOLearner.from_config(apply_fn, c, optimizer, Independent(), 1, 8, 4, env)
+    return PPOLearner.from_config(apply_fn, c, optimizer, Independent(), 1, 8, 4, chunks)
 
-  whole, chunked = learner(None), learner(image_env)
+  whole, chunked = learner(1), learner(c.grad_chunks)
   assert (whole.chunks, chunked.chunks) == (1, 4)
   params = {"pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),
             "v": jnp.array([[0.2], [-0.4], [1.5]])}
@@ -165,9 +163,10 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
-  c.grad_chunks = 3
+  from galax.plan import Target, make_plan
+  c.algorithm, c.t_max, c.envs_per_learner, c.grad_chunks = "ppo", 8, 4, 3
   with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):
-    learner(image_env)
+    make_plan(c, Target("cpu", "CHW", False, 1))
 
 
 @pytest.mark.slow

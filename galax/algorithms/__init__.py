@@ -13,7 +13,7 @@ import jax
 from ml_collections import ConfigDict
 
 from galax.algorithm_spec import AlgorithmSpec, register, spec_for, specs  # noqa: F401
-from galax.algorithms.common import Algorithm
+from galax.algorithms.algorithm import Algorithm
 
 
 def make_algorithm(config: ConfigDict, devices: Sequence[jax.Device] | None = None

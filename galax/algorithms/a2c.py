@@ -24,7 +24,11 @@ import jax.numpy as jnp
 from ml_collections import ConfigDict
 
 from galax import losses
-from galax.algorithms import common
+from galax.algorithms.algorithm import Algorithm, assemble
+from galax.algorithms.execution import block_policy, chunked
+from galax.algorithms.run_setup import make_setup
+from galax.algorithms.update_tail import finish_update
+from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
 from galax.parallel import diagnostics
 from galax.parallel import learners as lx
@@ -42,7 +46,7 @@ def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSett
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
   With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
-  mean of the chunks' gradients (`common.mean_over_chunks`): the loss is a mean over
+  mean of the chunks' gradients (`execution.chunked`): the loss is a mean over
   [T, b] (fixed normaliser), so this is the same gradient up to float rounding.
   """
   targets = compute_targets(traj, returns)
@@ -59,23 +63,22 @@ def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSett
 
     return jax.grad(loss_fn, has_aux=True)(params)
 
-  return common.mean_over_chunks(chunk_grads, (traj.obs, traj.actions, targets, mask), chunks)
+  return chunked(chunk_grads, chunks)((traj.obs, traj.actions, targets, mask))
 
 
-def make_a2c_update(setup: common.Setup, optimizer: LearnerOptimizer, combiner: Combiner,
-                    stragglers: StragglerModel | None = None) -> common.BlockUpdate:
+def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner,
+                    stragglers: StragglerModel | None = None) -> BlockUpdate:
   """The block update (see module docstring) for `compile_step`; `optimizer` applies the
   gradients (`galax.parallel.learner_optimizer`)."""
   config = setup.config
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
-  how = config.learner_map  # resolved: vmap | unroll | loop
-  policy = common.block_policy(apply_fn, learners, how)
-  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
+  how, chunks = setup.plan.learner_map, setup.plan.grad_chunks
+  policy = block_policy(apply_fn, learners, how)
   returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
   t_max, grad_similarity = int(config.t_max), bool(config.grad_similarity)
 
-  def update(state: common.LearnerState):
+  def update(state: LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
                                     state.action_keys, t_max, lx.env_shard_index())
     per_learner = lx.split_learners(traj, learners)
@@ -90,20 +93,20 @@ def make_a2c_update(setup: common.Setup, optimizer: LearnerOptimizer, combiner: 
         grads, state.opt_state, state.params, weights)
     if grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
       metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(grads)
-    return common.finish_update(state, combiner, params=params, opt_state=opt_state,
+    return finish_update(state, combiner, params=params, opt_state=opt_state,
                                 env_state=env_state, action_keys=keys, metrics=metrics)
 
   return update
 
 
 def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> common.Algorithm:
+             ) -> Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
-  setup = common.make_setup(config, config.t_max, devices=devices)
+  setup = make_setup(config, config.t_max, devices=devices)
   combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
-  return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner)
+  return assemble(setup, update, optimizer, schedule, config.t_max, combiner)
 
 
 SPECS = (spec.AlgorithmSpec(

@@ -49,7 +49,11 @@ import optax
 from ml_collections import ConfigDict
 
 from galax import losses
-from galax.algorithms import common
+from galax.algorithms.algorithm import Algorithm, assemble
+from galax.algorithms.execution import block_policy
+from galax.algorithms.run_setup import make_setup
+from galax.algorithms.update_tail import finish_update
+from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
 from galax.algorithms.a2c import a2c_grads
 from galax.config_checks import check_choice
@@ -80,21 +84,21 @@ def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: 
   raise ValueError(f"Unknown staleness {kind!r}; use 'uniform' or 'fixed'.")
 
 
-def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
-                    ) -> common.BlockUpdate:
+def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation
+                    ) -> BlockUpdate:
   """The round (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device
   n = setup.layout.num_learners
   apply_fn = setup.network.apply
-  policy = common.block_policy(apply_fn, learners)
-  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
+  policy = block_policy(apply_fn, learners)
+  chunks = setup.plan.grad_chunks
   returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
   t_max, a3c = int(config.t_max), config.a3c
   max_staleness, staleness_kind = int(a3c.max_staleness), str(a3c.staleness)
   shuffle_order, slots = bool(a3c.shuffle_order), int(a3c.max_staleness) + 1
 
-  def update(state: common.LearnerState):
+  def update(state: LearnerState):
     key, staleness_key, order_key = jax.random.split(state.extra.key[0], 3)
     staleness = draw_staleness(staleness_key, n, max_staleness, staleness_kind)
     order = (jax.random.permutation(order_key, n) if shuffle_order
@@ -130,7 +134,7 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
     metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
                    staleness=(staleness + position)[mine],
                    episodes=episode_log(traj)._asdict())
-    return common.finish_update(
+    return finish_update(
         state, None, params=jax.tree.map(copies, params),
         opt_state=jax.tree.map(copies, opt_state), env_state=env_state, action_keys=keys,
         metrics=metrics,
@@ -140,9 +144,9 @@ def make_a3c_update(setup: common.Setup, optimizer: optax.GradientTransformation
 
 
 def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> common.Algorithm:
+             ) -> Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
-  setup = common.make_setup(config, config.t_max, devices=devices)
+  setup = make_setup(config, config.t_max, devices=devices)
   layout = setup.layout
   n = layout.num_learners
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a
@@ -159,7 +163,7 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     key = jax.random.fold_in(jax.random.PRNGKey(config.seed), STREAM)
     return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
-  return common.assemble(setup, make_a3c_update(setup, optimizer), optimizer,
+  return assemble(setup, make_a3c_update(setup, optimizer), optimizer,
                          lambda update: schedule(update * n),  # rounds -> applications
                          config.t_max, init_extra=init_extra)
 

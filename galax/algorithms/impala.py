@@ -34,7 +34,11 @@ import jax.numpy as jnp
 from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
-from galax.algorithms import common
+from galax.algorithms.algorithm import Algorithm, assemble
+from galax.algorithms.execution import block_policy, chunked
+from galax.algorithms.run_setup import make_setup
+from galax.algorithms.update_tail import finish_update
+from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax.config_checks import check_choice, check_positive
 from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
@@ -76,17 +80,19 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
   env's time axis, so the chunks' targets are the whole batch's) and the chunk gradients
   are combined as the loss reduction combines them: averaged for "mean" (each chunk's
   mean has the same fixed normaliser), summed for "sum". The same gradient up to float
-  rounding, computed as k smaller programs (see `common.grad_chunks`).
+  rounding, computed as k smaller programs (`execution.chunked`).
   """
   if chunks > 1:
-    parts = [impala_grads(apply_fn, vtrace, loss, params, t, o)
-             for t, o in zip(common.env_chunks(traj, chunks),
-                             common.env_chunks(last_obs, chunks, axis=0))]
     scale = 1.0 / chunks if vtrace.reduction == "mean" else 1.0
-    grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
-                                *[(g, terms) for g, (terms, _) in parts])
-    log_rhos = jnp.concatenate([log_rhos for _, (_, log_rhos) in parts], axis=1)
-    return grads, (terms, log_rhos)
+
+    def combine(parts):  # gradients and loss terms as the reduction; log rhos side by side
+      grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
+                                  *[(g, terms) for g, (terms, _) in parts])
+      return grads, (terms, jnp.concatenate([rhos for _, (_, rhos) in parts], axis=1))
+
+    # last_obs [b, ...] rides along as [1, b, ...]: both chunk along the env axis 1.
+    per_chunk = lambda part: impala_grads(apply_fn, vtrace, loss, params, part[0], part[1][0])
+    return chunked(per_chunk, chunks, combine=combine)((traj, last_obs[None]))
   obs = jnp.concatenate([traj.obs, last_obs[None]], axis=0)  # x_0 .. x_T
   discounts = vtrace.gamma * (1.0 - traj.terminated.astype(jnp.float32))
   mask = traj.valid.astype(jnp.float32)
@@ -107,18 +113,18 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
   return grads, aux
 
 
-def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combiner: Combiner
-                       ) -> common.BlockUpdate:
+def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner
+                       ) -> BlockUpdate:
   """The block update (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device
   lag, t_max = int(config.impala.policy_lag), int(config.t_max)
   vtrace, loss = VTraceSettings.from_config(config), losses.LossSettings.from_config(config)
   apply_fn = setup.network.apply
-  policy = common.block_policy(apply_fn, learners)
-  chunks = common.grad_chunks(config, setup.env, setup.layout.envs_per_learner, config.t_max)
+  policy = block_policy(apply_fn, learners)
+  chunks = setup.plan.grad_chunks
 
-  def update(state: common.LearnerState):
+  def update(state: LearnerState):
     rows = jnp.arange(learners)
     if lag:
       slot = state.update_count % lag  # [L]: holds theta_{u-K}, then receives theta_u
@@ -141,7 +147,7 @@ def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combine
         jnp.sum(mask, axis=(1, 2)), 1)
     metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
                    episodes=episode_log(traj)._asdict())
-    return common.finish_update(state, combiner, params=params, opt_state=opt_state,
+    return finish_update(state, combiner, params=params, opt_state=opt_state,
                                 env_state=env_state, action_keys=keys, metrics=metrics,
                                 extra=ImpalaExtra(queue))
 
@@ -149,9 +155,9 @@ def make_impala_update(setup: common.Setup, optimizer: LearnerOptimizer, combine
 
 
 def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-                ) -> common.Algorithm:
+                ) -> Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
-  setup = common.make_setup(config, config.t_max, devices=devices)
+  setup = make_setup(config, config.t_max, devices=devices)
   combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
   lag = config.impala.policy_lag
@@ -162,7 +168,7 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     return ImpalaExtra(queue)
 
   update = make_impala_update(setup, optimizer, combiner)
-  return common.assemble(setup, update, optimizer, schedule, config.t_max, combiner,
+  return assemble(setup, update, optimizer, schedule, config.t_max, combiner,
                          init_extra)
 
 

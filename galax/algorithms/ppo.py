@@ -33,10 +33,13 @@ import jax.numpy as jnp
 from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
-from galax.algorithms import common
+from galax.algorithms.algorithm import Algorithm, assemble
+from galax.algorithms.execution import block_policy, chunked
+from galax.algorithms.run_setup import make_setup
+from galax.algorithms.update_tail import finish_update
+from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
-from galax.algorithms.units import run_units, unroll_units
-from galax.envs import Env
+from galax.algorithms.units import run_units
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
@@ -167,7 +170,7 @@ class PPOLearner:
   def __init__(self, apply_fn: Callable, settings: PPOSettings, optimizer: LearnerOptimizer,
                combiner: Combiner, learners: int, steps: int, envs: int, chunks: int = 1):
     """`optimizer`: the learners' optimizer (`galax.parallel.learner_optimizer`); each
-    minibatch gradient is the mean of `chunks` sample chunks' (`common.grad_chunks`)."""
+    minibatch gradient is the mean of `chunks` sample chunks' (`execution.chunked`)."""
     self.apply_fn, self.settings, self.optimizer = apply_fn, settings, optimizer
     self.combiner, self.learners = combiner, learners
     self.epochs, self.minibatches = settings.epochs, settings.minibatches
@@ -179,12 +182,8 @@ class PPOLearner:
   @classmethod
   def from_config(cls, apply_fn: Callable, config: ConfigDict, optimizer: LearnerOptimizer,
                   combiner: Combiner, learners: int, steps: int, envs: int,
-                  env: Env | None = None) -> PPOLearner:
-    """The learner for `config`. `env` (the learners' envs) lets `config.grad_chunks` = 0
-    pick the minibatch gradient's chunks; without it minibatches are not chunked."""
-    minibatch_size = steps * envs // int(config.ppo.minibatches)
-    chunks = 1 if env is None else common.grad_chunks(
-        config, env, minibatch_size, steps=1, what="samples per PPO minibatch")
+                  chunks: int = 1) -> PPOLearner:
+    """The learner for `config`; `chunks`: the plan's `grad_chunks`."""
     return cls(apply_fn, PPOSettings.from_config(config), optimizer, combiner, learners,
                steps, envs, chunks)
 
@@ -234,8 +233,7 @@ class PPOLearner:
   def _chunked_grads(self, params: Params, mb: PPOBatch) -> tuple[Params, dict]:
     """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
     loss and clip fraction are means with a fixed normaliser: the same up to rounding)."""
-    return common.mean_over_chunks(lambda chunk: self._grads(params, chunk), mb,
-                                   self.chunks, axis=0)
+    return chunked(lambda chunk: self._grads(params, chunk), self.chunks, axis=0)(mb)
 
   def unit(self, carry: PPOCarry, u: int | jax.Array) -> PPOCarry:
     """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
@@ -270,13 +268,13 @@ class PPOLearner:
         approx_kl=means.approx_kl, explained_variance=carry.explained_variance)
 
 
-def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpdate:
+def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
   t_max = int(setup.config.t_max)
   learners = setup.layout.learners_per_device
-  policy = common.block_policy(setup.network.apply, learners)
-  unroll = unroll_units(setup)
+  policy = block_policy(setup.network.apply, learners)
+  unroll = setup.plan.unroll_units
 
-  def update(state: common.LearnerState):
+  def update(state: LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
                                     state.action_keys, t_max, lx.env_shard_index())
     shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra.shuffle_key, state.update_count)
@@ -284,16 +282,16 @@ def make_ppo_update(setup: common.Setup, learner: PPOLearner) -> common.BlockUpd
     carry = run_units(learner.unit, carry, 0, learner.num_units, unroll)
     params, opt_state, metrics = learner.finish(carry)
     metrics = dict(metrics, episodes=episode_log(traj)._asdict())
-    return common.finish_update(state, learner.combiner, params=params, opt_state=opt_state,
+    return finish_update(state, learner.combiner, params=params, opt_state=opt_state,
                                 env_state=env_state, action_keys=keys, metrics=metrics)
 
   return update
 
 
 def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> common.Algorithm:
+             ) -> Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
-  setup = common.make_setup(config, config.t_max, devices=devices)
+  setup = make_setup(config, config.t_max, devices=devices)
   layout = setup.layout
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
   combiner = make_combiner(config, layout.num_learners)
@@ -301,11 +299,11 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                                                steps_per_update=units)
   learner = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
                                   layout.learners_per_device, config.t_max,
-                                  layout.envs_per_learner, setup.env)
+                                  layout.envs_per_learner, setup.plan.grad_chunks)
   def init_extra(params):
     return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 
-  return common.assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
+  return assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
                          config.t_max, combiner, init_extra)
 
 

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple, Protocol
 import jax
 import jax.numpy as jnp
 
-from galax.algorithms import common
+from galax.learner_state import Setup
 from galax.types import Metrics, OptState, ParamsBlock
 
 
@@ -39,7 +39,3 @@ def run_units(unit: Callable[[NamedTuple, int | jax.Array], NamedTuple], carry: 
   ids = first + jnp.arange(count, dtype=jnp.int32)
   return jax.lax.scan(lambda c, u: (unit(c, u), None), carry, ids)[0]
 
-
-def unroll_units(setup: common.Setup) -> bool:
-  """Unroll learner units in Python where XLA loops are slow (image nets on CPU)."""
-  return common.update_loop_kind(setup.config, setup.env) == "host"

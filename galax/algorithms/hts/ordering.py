@@ -15,7 +15,8 @@ bit, 1e-7). `isolated(fn, dep, ...)` wraps `fn` in a `lax.cond` on an always-tru
 predicate only known at run time: XLA compiles the branch on its own, identically
 wherever it sits, so results are bitwise the same for every schedule. The price: XLA:CPU
 runs convolution gradients an order of magnitude slower in nested computations
-(docs/benchmarks.md), so image networks on CPU call `inline` instead (`call_for`).
+(docs/benchmarks.md), so image networks on CPU call `inline` instead
+(`ExecutionPlan.unit_call`, galax/plan.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from galax.envs import EnvSpec
 from galax.types import PyTree
 
 
@@ -80,8 +80,4 @@ def inline(fn: Callable[..., PyTree], dep: PyTree, *operands: PyTree) -> PyTree:
   return fn(*operands)
 
 
-def call_for(spec: EnvSpec, platform: str) -> Callable:
-  """`isolated`, or `inline` for image networks on CPU (fast conv gradients, see above);
-  `platform`: the run's resolved `config.platform`."""
-  cpu_images = platform == "cpu" and spec.obs_layout != "flat"
-  return inline if cpu_images else isolated
+CALLS = dict(isolated=isolated, inline=inline)  # by `ExecutionPlan.unit_call`

@@ -70,7 +70,6 @@ why envpool's async mode is not used, and the measured overlap: docs/architectur
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple, Sequence
 
 import flax.struct
@@ -81,13 +80,17 @@ import optax
 from ml_collections import ConfigDict
 
 from galax import algorithm_spec as spec, losses
-from galax.algorithms import common
+from galax.algorithms.algorithm import Algorithm, assemble
+from galax.algorithms.execution import block_policy
+from galax.algorithms.run_setup import make_setup
+from galax.algorithms.update_tail import finish_update
+from galax.learner_state import LearnerState, Setup
 from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
                                           StalePPOSegmentLearner)
-from galax.algorithms.hts.ordering import after, call_for
+from galax.algorithms.hts.ordering import CALLS, after
 from galax.algorithms.ppo import PPOLearner, learner_keys
-from galax.algorithms.units import run_units, unroll_units
-from galax.envs import EnvSpec, backend_for
+from galax.algorithms.units import run_units
+from galax.envs import EnvSpec
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
@@ -147,33 +150,18 @@ def empty_storage(spec: EnvSpec, num_envs: int, alpha: int) -> Trajectory:
 # --- the segment ----------------------------------------------------------------------
 
 
-def resolve_microbatches(config: ConfigDict, num_units: int, alpha: int) -> int:
-  """config.hts.microbatches (`validate` checks that it divides both), or (0) the largest
-  divisor of both alpha and the units <= 16 -- except for envs that step inside the
-  program (gymnax: `EnvBackend.in_program`), where 0 means 1: pieces have no host
-  stepping to overlap and only add work (docs/benchmarks.md has the figures)."""
-  m = int(config.hts.microbatches)
-  if m == 0:
-    if backend_for(config.env.id).in_program:
-      return 1
-    common_divisor = math.gcd(num_units, alpha)
-    return max(d for d in range(1, min(common_divisor, 16) + 1) if common_divisor % d == 0)
-  return m
-
-
 class Segment:
   """The segment (see module docstring) as a block update for `compile_step`."""
 
-  def __init__(self, setup: common.Setup, learner: SegmentLearner, alpha: int,
-               microbatches: int):
+  def __init__(self, setup: Setup, learner: SegmentLearner, alpha: int):
     self.learner = learner
     self.groups: ActorGroups = setup.env
-    self.policy = common.block_policy(setup.network.apply, setup.layout.learners_per_device)
-    self.alpha, self.microbatches = alpha, microbatches
+    self.policy = block_policy(setup.network.apply, setup.layout.learners_per_device)
+    self.alpha, self.microbatches = alpha, setup.plan.microbatches
     self.delayed = bool(setup.config.hts.delayed)
-    self.unroll = unroll_units(setup)
-    self.call = call_for(self.groups.spec, setup.config.platform)
-    self.units_per_piece = learner.num_units // microbatches
+    self.unroll = setup.plan.unroll_units
+    self.call = CALLS[setup.plan.unit_call]
+    self.units_per_piece = learner.num_units // self.microbatches
 
   def forward(self, params: ParamsBlock, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
     return self.call(self.policy, obs, params, obs)
@@ -244,7 +232,7 @@ class Segment:
                                      for s in env_states])
     return env_states, keys, with_bootstrap(steps, last_values), lcarry
 
-  def learn_while_collecting(self, state: common.LearnerState, keys: jax.Array, shard):
+  def learn_while_collecting(self, state: LearnerState, keys: jax.Array, shard):
     """delayed: learn from D_{k-1} while collecting D_k with theta_k."""
     x: HTSExtra = state.extra
     learner = self.learner
@@ -257,7 +245,7 @@ class Segment:
     versions = dict(data_version=x.storage_version, grad_version=grad_version)
     return env_states, action_keys, traj, lcarry, versions
 
-  def learn_after_collecting(self, state: common.LearnerState, keys: jax.Array, shard):
+  def learn_after_collecting(self, state: LearnerState, keys: jax.Array, shard):
     """Not delayed: collect D_k with theta_k, then learn from it at theta_k."""
     env_states, action_keys, traj, _ = self.collect(state.params, state.env_state,
                                                     state.action_keys, shard, None)
@@ -270,7 +258,7 @@ class Segment:
     return env_states, action_keys, traj, lcarry, dict(data_version=version,
                                                        grad_version=version)
 
-  def __call__(self, state: common.LearnerState):
+  def __call__(self, state: LearnerState):
     x: HTSExtra = state.extra
     keys = jax.vmap(jax.random.fold_in)(x.key, state.update_count)
     learn = self.learn_while_collecting if self.delayed else self.learn_after_collecting
@@ -289,12 +277,12 @@ class Segment:
     metrics = dict(metrics, episodes=episode_log(traj)._asdict(),
                    hts=dict(versions, applied_to_version=version, new_version=version + 1,
                             learned=learned))
-    return common.finish_update(state, self.learner.combiner, params=params,
+    return finish_update(state, self.learner.combiner, params=params,
                                 opt_state=opt_state, env_state=env_states,
                                 action_keys=action_keys, metrics=metrics, extra=new_extra)
 
 
-def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: Combiner
+def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combiner
                  ) -> tuple[SegmentLearner, LearnerOptimizer, optax.Schedule]:
   """HTS-A2C's or HTS-PPO's learner, the learners' optimizer and the lr schedule."""
   layout = setup.layout
@@ -310,7 +298,7 @@ def make_learner(config: ConfigDict, setup: common.Setup, alpha: int, combiner: 
   else:
     ppo = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
                                  layout.learners_per_device, alpha, layout.envs_per_learner,
-                                 setup.env)
+                                 setup.plan.grad_chunks)
     stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: same
     learner = StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
   return learner, optimizer, schedule
@@ -346,16 +334,16 @@ def _validate(config: ConfigDict) -> None:
 
 
 def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> common.Algorithm:
+             ) -> Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`) or HTS-PPO (`"hts_ppo"`) from a config."""
   alpha = segment_steps(config)
-  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
-                          devices)
-  groups = ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
+
+  def actor_groups(layout):
+    return ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
                        layout.envs_per_learner, layout.local_devices, layout.first_env)
-  setup = common.make_setup(config, alpha, env=groups, devices=devices)
-  microbatches = resolve_microbatches(config, num_units(config, alpha), alpha)
-  setup.config.hts.microbatches = microbatches  # resolved: in the header and config.json
+
+  setup = make_setup(config, alpha, actor_groups, devices=devices)
+  layout, groups = setup.layout, setup.env
   combiner = make_combiner(config, layout.num_learners)
   learner, optimizer, schedule = make_learner(config, setup, alpha, combiner)
   local_learners = layout.local_learners
@@ -369,12 +357,13 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
         storage_version=versions(-1),
         key=learner_keys(config.seed, layout.first_learner, local_learners))
 
-  return common.assemble(setup, Segment(setup, learner, alpha, microbatches), optimizer,
+  return assemble(setup, Segment(setup, learner, alpha), optimizer,
                          schedule, alpha, combiner, init_extra)
 
 
 _HTS = dict(build=make_hts, steps_per_env=segment_steps, validate=_validate,
-            features=frozenset({spec.MICROBATCHES}))
+            features=frozenset({spec.MICROBATCHES}),
+            segment_units=lambda c: (num_units(c, segment_steps(c)), segment_steps(c)))
 SPECS = (
     spec.AlgorithmSpec("hts_a2c", chunked_batch=lambda c: (
         1, 1, "time step of an HTS-A2C unit (it does not chunk)"), **_HTS),

@@ -1,0 +1,46 @@
+"""What every algorithm builds first: a `Setup` (layout, mesh, envs, network, plan).
+
+`make_setup` lays the learners out over the devices, builds their envs and the network,
+and makes the run's `ExecutionPlan` (galax/plan.py) for those devices and envs.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import jax
+from ml_collections import ConfigDict
+
+from galax import networks
+from galax.envs import make_env
+from galax.learner_state import Envs, Setup
+from galax.parallel import learners as lx
+from galax.plan import plan_for
+
+MakeEnvs = Callable[[lx.Layout], Envs]  # a layout -> this process's training envs
+
+
+def default_envs(config: ConfigDict) -> MakeEnvs:
+  """`make_env` for a layout: this process's learners' envs, seeded by global env index."""
+  return lambda layout: make_env(
+      config, num_envs=layout.learners_per_device * layout.envs_per_learner,
+      num_shards=layout.local_devices, seed_offset=layout.first_env)
+
+
+def make_setup(config: ConfigDict, steps_per_env_per_update: int,
+               make_envs: MakeEnvs | None = None,
+               devices: Sequence[jax.Device] | None = None) -> Setup:
+  """`make_envs`: builds the envs for the layout (e.g. HTS actor groups); default
+  `default_envs`. `devices`: the devices to build for (default `jax.devices()`;
+  `galax.aot` passes a TPU or GPU topology's compile-only devices)."""
+  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
+                          devices)
+  mesh = lx.make_mesh(layout, devices)
+  env = (make_envs or default_envs(config))(layout)
+  plan = plan_for(config, mesh.devices.flat, env.spec.obs_layout, layout.learners_per_device)
+  network = networks.from_config(config.network, env.spec, plan.conv_impl)
+  env_steps_per_update = layout.num_learners * layout.envs_per_learner * steps_per_env_per_update
+  # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
+  per_call = int(config.updates_per_call)
+  calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
+  return Setup(config, layout, mesh, env, network, plan, total_updates=calls * per_call)

@@ -1,0 +1,74 @@
+"""The execution plan (galax/plan.py): every platform choice made in one place, printed
+whole in the run header, and acting on the compiled program."""
+
+import dataclasses
+import pathlib
+import re
+
+import jax
+
+from algorithm_runs import jaxpr_primitives
+from galax.algorithms import make_algorithm
+from galax.config import load as load_config
+from galax.plan import ExecutionPlan, Target, make_plan
+from galax.train import train
+
+GALAX = pathlib.Path(__file__).resolve().parents[1] / "galax"
+
+
+def _config(**overrides):
+  return load_config("cartpole_a2c", envs_per_learner=4, t_max=4, updates_per_call=1,
+                     total_env_steps=16, log_every_steps=16, **overrides)
+
+
+def _plan_line(config) -> str:
+  lines = []
+  train(config, log=lines.append)
+  return next(line for line in lines if line.startswith("plan: "))
+
+
+def test_the_header_prints_every_field_of_the_plan():
+  line = _plan_line(_config())
+  for field in dataclasses.fields(ExecutionPlan):
+    assert re.search(rf"\b{field.name}=", line), (field.name, line)
+
+
+def test_one_plan_field_changes_the_header_and_the_program():
+  """grad_chunks 1 -> 2: the header says so, nothing else in it changes, and the compiled
+  update computes its gradient twice (one backward pass per chunk)."""
+  whole, halves = _config(), _config(grad_chunks=2)
+  line_whole, line_halves = _plan_line(whole), _plan_line(halves)
+  assert "grad_chunks=1" in line_whole and "grad_chunks=2" in line_halves
+  assert line_whole.replace("grad_chunks=1", "grad_chunks=2") == line_halves
+
+  def dots(config):
+    algorithm = make_algorithm(config)
+    try:
+      jaxpr = jax.make_jaxpr(algorithm.step)(algorithm.init())
+    finally:
+      algorithm.env.close()
+    return jaxpr_primitives(jaxpr.jaxpr).count("dot_general")
+
+  assert dots(halves) > dots(whole)
+
+
+def test_explicit_choices_pass_through_and_auto_depends_on_the_target():
+  config = load_config("cartpole_a2c", network__name="archnips", num_learners=4,
+                       envs_per_learner=32)
+  cpu = make_plan(config, Target("cpu", "HWC", False, 4))
+  gpu = make_plan(config, Target("gpu", "HWC", False, 4))
+  assert (cpu.learner_map, cpu.update_loop, cpu.unit_call) == ("unroll", "host", "inline")
+  assert (gpu.learner_map, gpu.update_loop, gpu.grad_chunks) == ("vmap", "scan", 1)
+  assert gpu.unit_call == "isolated"
+  config.update_loop, config.learner_map = "scan", "vmap"
+  assert make_plan(config, Target("cpu", "HWC", False, 4)).replace(
+      grad_chunks=1, unit_call="isolated") == gpu.replace(platform="cpu")
+
+
+def test_no_algorithm_reads_the_platform():
+  """The platform is the plan's: no module under galax/algorithms/ names it."""
+  found = [f"{path.relative_to(GALAX)}:{i}: {line.strip()}"
+           for path in (GALAX / "algorithms").rglob("*.py")
+           for i, line in enumerate(path.read_text().splitlines(), 1)
+           if "platform" in line or '== "cpu"' in line]
+  assert not found, "\n".join(found)
