@@ -335,14 +335,9 @@ def plot_all(groups: Groups, by_env: dict[str, list[str]],
         ax.fill_between(grid / scale, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
       ax.set_xlabel(x_label)
       ax.set_ylabel(y_label)
-      ax.set_title(f"{env}: mean and 95% bootstrap CI over seeds", fontsize=9)
-      ax.legend(fontsize=7)
-      ax.grid(alpha=0.3)
-      fig.tight_layout()
-      file = f"{_slug(env)}_{suffix}.png"
-      fig.savefig(os.path.join(out_dir, file))
-      plt.close(fig)
-      files.append(file)
+      files.append(report_aggregate.save_plot(
+          fig, ax, f"{env}: mean and 95% bootstrap CI over seeds", out_dir,
+          f"{_slug(env)}_{suffix}.png"))
   for env, (reference, table) in sweep.items():
     fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
     for method, rows in table.items():
@@ -355,14 +350,9 @@ def plot_all(groups: Groups, by_env: dict[str, list[str]],
     ax.set_xlabel("simulators")
     ax.set_ylabel("successful runs (%)")
     ax.set_ylim(-5, 105)
-    ax.set_title(f"{env}: success rate (reference {reference:.1f})", fontsize=9)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    file = f"{_slug(env)}_success.png"
-    fig.savefig(os.path.join(out_dir, file))
-    plt.close(fig)
-    files.append(file)
+    files.append(report_aggregate.save_plot(
+        fig, ax, f"{env}: success rate (reference {reference:.1f})", out_dir,
+        f"{_slug(env)}_success.png"))
   return files
 
 

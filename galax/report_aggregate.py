@@ -156,13 +156,22 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
   ax.set_xlabel("normalised score tau")
   ax.set_ylabel("fraction of runs with score > tau")
   ax.set_ylim(-0.05, 1.05)
-  ax.set_title(f"Performance profile over {len(data.games)} games, 95% CIs", fontsize=9)
+  return [save_plot(fig, ax, f"Performance profile over {len(data.games)} games, 95% CIs",
+                    out_dir, PROFILE_FILE)]
+
+
+def save_plot(fig, ax, title: str, out_dir: str, file: str) -> str:
+  """The reports' finish of a plot: title, legend and grid, saved as `out_dir/file`, closed.
+  Returns `file`."""
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  ax.set_title(title, fontsize=9)
   ax.legend(fontsize=7)
   ax.grid(alpha=0.3)
   fig.tight_layout()
-  fig.savefig(os.path.join(out_dir, PROFILE_FILE))
+  fig.savefig(os.path.join(out_dir, file))
   plt.close(fig)
-  return [PROFILE_FILE]
+  return file
 
 
 def env_scores(flag: str, items: Sequence[str]) -> dict[str, float]:

@@ -26,14 +26,14 @@ from ml_collections import ConfigDict
 from galax import losses
 from galax.algorithms.algorithm import Algorithm, assemble
 from galax.algorithms.execution import block_policy, chunked
-from galax.algorithms.run_setup import make_setup
+from galax.algorithms.run_setup import make_learners
 from galax.algorithms.update_tail import finish_update
 from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
 from galax.parallel import diagnostics
 from galax.parallel import learners as lx
-from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.combine import Combiner
+from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
 from galax.returns import ReturnSettings, compute_targets
 from galax.rollout import Trajectory, episode_log, rollout
@@ -94,7 +94,7 @@ def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combine
     if grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
       metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(grads)
     return finish_update(state, combiner, params=params, opt_state=opt_state,
-                                env_state=env_state, action_keys=keys, metrics=metrics)
+                         env_state=env_state, action_keys=keys, metrics=metrics)
 
   return update
 
@@ -102,9 +102,7 @@ def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combine
 def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
-  setup = make_setup(config, config.t_max, devices=devices)
-  combiner = make_combiner(config, setup.layout.num_learners)
-  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
+  setup, combiner, optimizer, schedule = make_learners(config, config.t_max, devices)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
   return assemble(setup, update, optimizer, schedule, config.t_max, combiner)
 

@@ -164,8 +164,8 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
   return assemble(setup, make_a3c_update(setup, optimizer), optimizer,
-                         lambda update: schedule(update * n),  # rounds -> applications
-                         config.t_max, init_extra=init_extra)
+                  lambda update: schedule(update * n),  # rounds -> applications
+                  config.t_max, init_extra=init_extra)
 
 
 def _validate(config: ConfigDict) -> None:

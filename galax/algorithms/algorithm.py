@@ -13,12 +13,9 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import optax
-from jax.sharding import Mesh
-from ml_collections import ConfigDict
 
 from galax import networks
 from galax.algorithms.execution import compile_step
-from galax.envs import Env
 from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner

@@ -36,14 +36,14 @@ from ml_collections import ConfigDict
 from galax import losses, returns as returns_lib
 from galax.algorithms.algorithm import Algorithm, assemble
 from galax.algorithms.execution import block_policy, chunked
-from galax.algorithms.run_setup import make_setup
+from galax.algorithms.run_setup import make_learners
 from galax.algorithms.update_tail import finish_update
 from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax.config_checks import check_choice, check_positive
 from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
-from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.combine import Combiner
+from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.rollout import Trajectory, episode_log, rollout
 from galax.types import Params, ParamsBlock
 
@@ -148,8 +148,8 @@ def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Comb
     metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
                    episodes=episode_log(traj)._asdict())
     return finish_update(state, combiner, params=params, opt_state=opt_state,
-                                env_state=env_state, action_keys=keys, metrics=metrics,
-                                extra=ImpalaExtra(queue))
+                         env_state=env_state, action_keys=keys, metrics=metrics,
+                         extra=ImpalaExtra(queue))
 
   return update
 
@@ -157,9 +157,7 @@ def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Comb
 def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                 ) -> Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
-  setup = make_setup(config, config.t_max, devices=devices)
-  combiner = make_combiner(config, setup.layout.num_learners)
-  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates)
+  setup, combiner, optimizer, schedule = make_learners(config, config.t_max, devices)
   lag = config.impala.policy_lag
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
@@ -169,7 +167,7 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
   update = make_impala_update(setup, optimizer, combiner)
   return assemble(setup, update, optimizer, schedule, config.t_max, combiner,
-                         init_extra)
+                  init_extra)
 
 
 def _validate(config: ConfigDict) -> None:

@@ -35,14 +35,14 @@ from ml_collections import ConfigDict
 from galax import losses, returns as returns_lib
 from galax.algorithms.algorithm import Algorithm, assemble
 from galax.algorithms.execution import block_policy, chunked
-from galax.algorithms.run_setup import make_setup
+from galax.algorithms.run_setup import make_learners
 from galax.algorithms.update_tail import finish_update
 from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
 from galax.algorithms.units import run_units
 from galax.parallel import learners as lx
-from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.combine import Combiner
+from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.returns import ReturnSettings
 from galax.rollout import Trajectory, episode_log, rollout
 from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
@@ -283,7 +283,7 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
     params, opt_state, metrics = learner.finish(carry)
     metrics = dict(metrics, episodes=episode_log(traj)._asdict())
     return finish_update(state, learner.combiner, params=params, opt_state=opt_state,
-                                env_state=env_state, action_keys=keys, metrics=metrics)
+                         env_state=env_state, action_keys=keys, metrics=metrics)
 
   return update
 
@@ -291,12 +291,9 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
 def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
-  setup = make_setup(config, config.t_max, devices=devices)
-  layout = setup.layout
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-  combiner = make_combiner(config, layout.num_learners)
-  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
-                                               steps_per_update=units)
+  setup, combiner, optimizer, schedule = make_learners(config, config.t_max, devices, units)
+  layout = setup.layout
   learner = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
                                   layout.learners_per_device, config.t_max,
                                   layout.envs_per_learner, setup.plan.grad_chunks)
@@ -304,7 +301,7 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 
   return assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
-                         config.t_max, combiner, init_extra)
+                  config.t_max, combiner, init_extra)
 
 
 SPECS = (spec.AlgorithmSpec("ppo", make_ppo,

@@ -1,20 +1,24 @@
 """What every algorithm builds first: a `Setup` (layout, mesh, envs, network, plan).
 
 `make_setup` lays the learners out over the devices, builds their envs and the network,
-and makes the run's `ExecutionPlan` (galax/plan.py) for those devices and envs.
+and makes the run's `ExecutionPlan` (galax/plan.py) for those devices and envs;
+`make_learners` adds the learners' combiner and optimizer.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import jax
+import optax
 from ml_collections import ConfigDict
 
 from galax import networks
 from galax.envs import make_env
 from galax.learner_state import Envs, Setup
 from galax.parallel import learners as lx
+from galax.parallel.combine import Combiner, make_combiner
+from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
 from galax.plan import plan_for
 
 MakeEnvs = Callable[[lx.Layout], Envs]  # a layout -> this process's training envs
@@ -44,3 +48,24 @@ def make_setup(config: ConfigDict, steps_per_env_per_update: int,
   per_call = int(config.updates_per_call)
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
   return Setup(config, layout, mesh, env, network, plan, total_updates=calls * per_call)
+
+
+class Learners(NamedTuple):
+  """A `Setup`, its learners' combiner, their optimizer and its learning-rate schedule."""
+
+  setup: Setup
+  combiner: Combiner
+  optimizer: LearnerOptimizer
+  schedule: optax.Schedule
+
+
+def make_learners(config: ConfigDict, steps_per_env_per_update: int,
+                  devices: Sequence[jax.Device] | None = None, steps_per_update: int = 1,
+                  make_envs: MakeEnvs | None = None) -> Learners:
+  """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
+  schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches)."""
+  setup = make_setup(config, steps_per_env_per_update, make_envs, devices)
+  combiner = make_combiner(config, setup.layout.num_learners)
+  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
+                                               steps_per_update=steps_per_update)
+  return Learners(setup, combiner, optimizer, schedule)

@@ -12,7 +12,6 @@ from typing import Callable, NamedTuple, Protocol
 import jax
 import jax.numpy as jnp
 
-from galax.learner_state import Setup
 from galax.types import Metrics, OptState, ParamsBlock
 
 

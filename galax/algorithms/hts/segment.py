@@ -76,13 +76,12 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 from ml_collections import ConfigDict
 
 from galax import algorithm_spec as spec, losses
 from galax.algorithms.algorithm import Algorithm, assemble
 from galax.algorithms.execution import block_policy
-from galax.algorithms.run_setup import make_setup
+from galax.algorithms.run_setup import make_learners
 from galax.algorithms.update_tail import finish_update
 from galax.learner_state import LearnerState, Setup
 from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
@@ -93,8 +92,8 @@ from galax.algorithms.units import run_units
 from galax.envs import EnvSpec
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
-from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.combine import Combiner
+from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.returns import ReturnSettings
 from galax.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
 from galax.types import ParamsBlock
@@ -278,19 +277,19 @@ class Segment:
                    hts=dict(versions, applied_to_version=version, new_version=version + 1,
                             learned=learned))
     return finish_update(state, self.learner.combiner, params=params,
-                                opt_state=opt_state, env_state=env_states,
-                                action_keys=action_keys, metrics=metrics, extra=new_extra)
+                         opt_state=opt_state, env_state=env_states,
+                         action_keys=action_keys, metrics=metrics, extra=new_extra)
 
 
-def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combiner
-                 ) -> tuple[SegmentLearner, LearnerOptimizer, optax.Schedule]:
-  """HTS-A2C's or HTS-PPO's learner, the learners' optimizer and the lr schedule."""
+def optimizer_steps(config: ConfigDict) -> int:
+  """Optimizer steps per segment: one for HTS-A2C, one per minibatch unit for HTS-PPO."""
+  return 1 if config.algorithm == "hts_a2c" else num_units(config, segment_steps(config))
+
+
+def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combiner,
+                 optimizer: LearnerOptimizer) -> SegmentLearner:
+  """HTS-A2C's or HTS-PPO's learner, stepping the learners' `optimizer`."""
   layout = setup.layout
-  units = num_units(config, alpha)
-  # HTS-A2C takes one optimizer step per segment, HTS-PPO one per minibatch unit.
-  steps = 1 if config.algorithm == "hts_a2c" else units
-  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
-                                               steps_per_update=steps)
   if config.algorithm == "hts_a2c":
     learner = A2CStepLearner(setup.network.apply, ReturnSettings.from_config(config),
                              losses.LossSettings.from_config(config), int(config.t_max),
@@ -301,7 +300,7 @@ def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combine
                                  setup.plan.grad_chunks)
     stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: same
     learner = StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
-  return learner, optimizer, schedule
+  return learner
 
 
 def num_units(config: ConfigDict, alpha: int) -> int:
@@ -342,10 +341,10 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     return ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
                        layout.envs_per_learner, layout.local_devices, layout.first_env)
 
-  setup = make_setup(config, alpha, actor_groups, devices=devices)
+  setup, combiner, optimizer, schedule = make_learners(
+      config, alpha, devices, optimizer_steps(config), make_envs=actor_groups)
   layout, groups = setup.layout, setup.env
-  combiner = make_combiner(config, layout.num_learners)
-  learner, optimizer, schedule = make_learner(config, setup, alpha, combiner)
+  learner = make_learner(config, setup, alpha, combiner, optimizer)
   local_learners = layout.local_learners
 
   def init_extra(params):
@@ -358,7 +357,7 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
         key=learner_keys(config.seed, layout.first_learner, local_learners))
 
   return assemble(setup, Segment(setup, learner, alpha), optimizer,
-                         schedule, alpha, combiner, init_extra)
+                  schedule, alpha, combiner, init_extra)
 
 
 _HTS = dict(build=make_hts, steps_per_env=segment_steps, validate=_validate,
