@@ -32,6 +32,7 @@ from galax import config as config_lib
 from galax.algorithms import make_algorithm
 from galax.algorithms.algorithm import initial_params
 from galax.algorithms.execution import block_policy
+from galax.algorithm_registry import spec_for
 from galax.algorithms.run_setup import make_setup
 from galax.algorithms.a2c import a2c_grads
 from galax.losses import LossSettings
@@ -53,7 +54,7 @@ def _pieces(config) -> dict:
   """name -> (jitted fn of a carry, initial carry), each running `updates` updates."""
   # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
   # (`learner_map` as resolved), its gradient chunks.
-  setup = make_setup(config, config.t_max)
+  setup = make_setup(config, spec_for(config.algorithm))
   params = jax.tree.map(jnp.asarray, initial_params(setup))
   apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
   updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks

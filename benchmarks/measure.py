@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from galax.algorithms import make_algorithm
 from galax.algorithms.algorithm import initial_params
 from galax.algorithms.execution import block_policy
+from galax.algorithm_registry import spec_for
 from galax.algorithms.run_setup import make_setup
 from galax.envs import make_env
 from galax.rollout import init_action_keys, rollout
@@ -69,7 +70,7 @@ def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[
 
 def acting_only(config: Any, seconds: float, rollouts_per_call: int = 20) -> dict[str, float]:
   """The learner's rollout (policy forward, sampling, env steps) without learning."""
-  setup = make_setup(config, config.t_max)
+  setup = make_setup(config, spec_for(config.algorithm))
   params = jax.tree.map(jnp.asarray, initial_params(setup))
   policy = block_policy(setup.network.apply, setup.layout.local_learners)
   n = setup.env.num_envs

@@ -1,18 +1,16 @@
 """What the rest of galax may know about an algorithm: its `AlgorithmSpec`.
 
-Each algorithm module defines its spec(s) next to its code; `galax.algorithms` registers
-them by name. Config checks, the 'auto' rules and the run header ask the spec, so no
-module outside an algorithm's own compares `config.algorithm` with a name.
+Each algorithm module defines its spec(s) next to its code; galax/algorithm_registry.py
+finds them by name. Config checks, the execution plan's rules and the run header ask the
+spec, so no module outside an algorithm's own compares `config.algorithm` with a name.
 
-A spec holds no jax code, and this module imports no algorithm: `specs()` imports the
-modules named in `MODULES` when first asked. Adding an algorithm touches two files: its
-module (a builder and `SPECS`) and its name in `MODULES`.
+A spec holds no jax code, and this module is the type only: it imports no algorithm and
+no registry, so the algorithms that import it form no cycle with the registry.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Any, Callable, Sequence
 
 from ml_collections import ConfigDict
@@ -65,33 +63,3 @@ def ppo_minibatch(config: ConfigDict, steps: int) -> tuple[int, int, str]:
     raise ValueError(f"config.ppo.minibatches={minibatches} must divide the {samples} "
                      f"samples per update ({steps} steps x envs_per_learner).")
   return samples // minibatches, 1, "samples per PPO minibatch"
-
-
-MODULES = ("a2c", "ppo", "hts", "a3c", "impala")  # under galax.algorithms, each with SPECS
-_extra: dict[str, AlgorithmSpec] = {}  # `register`ed outside MODULES (tests, experiments)
-
-
-def specs() -> dict[str, AlgorithmSpec]:
-  """Every algorithm's spec by name (the modules in `MODULES`, then `register`ed ones)."""
-  found = {}
-  for module in MODULES:
-    for spec in importlib.import_module(f"galax.algorithms.{module}").SPECS:
-      found[spec.name] = spec
-  return {**found, **_extra}
-
-
-def register(spec: AlgorithmSpec) -> None:
-  """Adds an algorithm defined outside galax/algorithms/ (e.g. in a test)."""
-  _extra[spec.name] = spec
-
-
-def unregister(name: str) -> None:
-  _extra.pop(name, None)
-
-
-def spec_for(name: str) -> AlgorithmSpec:
-  """The spec of `config.algorithm` = `name`; one ValueError line if there is none."""
-  known = specs()
-  if name not in known:
-    raise ValueError(f"config.algorithm={name!r} is not one of {list(known)}.")
-  return known[name]

@@ -42,7 +42,7 @@ import time  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-posi
 from ml_collections import ConfigDict  # noqa: E402  pylint: disable=wrong-import-position
 
 from galax import hlo_cost, targets  # noqa: E402  pylint: disable=wrong-import-position
-from galax.envs.backend import backend_for  # noqa: E402  pylint: disable=wrong-import-position
+from galax.envs.registry import backend_for  # noqa: E402  pylint: disable=wrong-import-position
 
 MAX_ENVS_PER_LEARNER = 1 << 24  # --find_max_envs searches up to here
 

@@ -6,31 +6,13 @@ sizes that must divide each other, and flags the chosen algorithm or env would i
 
 from __future__ import annotations
 
-from typing import Any
-
 import ml_collections
 
 from galax import algorithm_spec as spec_lib
-from galax.algorithm_spec import spec_for
+from galax.algorithm_registry import spec_for
+from galax.checks import check_choice, check_positive  # noqa: F401  (also galax.config_checks.*)
 
 COMBINES = ("independent", "allreduce", "gossip")
-
-
-def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-  """One line if `config.<name>` is not among `allowed` (also for algorithms' validate
-  hooks, so that every choice is rejected in the same words)."""
-  if value not in allowed:
-    raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
-
-
-def check_positive(config: ml_collections.ConfigDict, *names: str) -> None:
-  """One line for the first of the dotted `names` whose value is not > 0."""
-  for name in names:
-    value = config
-    for part in name.split("."):
-      value = value[part]
-    if value <= 0:
-      raise ValueError(f"config.{name} must be > 0, got {value!r}.")
 
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:

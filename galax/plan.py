@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from ml_collections import ConfigDict
 
-from galax.algorithm_spec import LEARNER_MAP, spec_for
+from galax.algorithm_spec import LEARNER_MAP, AlgorithmSpec
 
 # Learners per device above which 'auto' runs image networks on CPU in a loop.
 MAX_UNROLLED_LEARNERS = 8
@@ -78,15 +78,16 @@ class Target:
   learners_per_device: int
 
 
-def make_plan(config: ConfigDict, target: Target) -> ExecutionPlan:
-  """The plan of `config` on `target`: the config's explicit choices, its 'auto' ones
-  resolved by the rules below, in this order (each rule reads the ones before it)."""
+def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: Target) -> ExecutionPlan:
+  """The plan of `config` (its algorithm's `spec`) on `target`: the config's explicit
+  choices, its 'auto' ones resolved by the rules below, in this order (each rule reads the
+  ones before it)."""
   if config.platform not in ("auto", target.platform):
     raise ValueError(f"config.platform={config.platform!r} but the run is built for "
                      f"{target.platform} devices.")
   convs = (target.platform == "cpu" and target.obs_layout != "flat"
            and config.network.name != "mlp")  # an 'mlp' flattens images: no convolutions
-  learner_map = _learner_map(config, target, convs)
+  learner_map = _learner_map(config, spec, target, convs)
   conv_impl = config.network.conv_impl
   if conv_impl == "auto":  # patches where a CPU runs learners' convolutions in a loop
     conv_impl = "patches" if learner_map == "loop" and convs else "xla"
@@ -96,12 +97,13 @@ def make_plan(config: ConfigDict, target: Target) -> ExecutionPlan:
   cpu_images = target.platform == "cpu" and target.obs_layout != "flat"
   return ExecutionPlan(
       platform=target.platform, learner_map=learner_map, conv_impl=conv_impl,
-      update_loop=update_loop, grad_chunks=_grad_chunks(config, convs),
+      update_loop=update_loop, grad_chunks=_grad_chunks(config, spec, convs),
       unit_call="inline" if cpu_images else "isolated",
-      microbatches=_microbatches(config, target))
+      microbatches=_microbatches(config, spec, target))
 
 
-def _learner_map(config: ConfigDict, target: Target, convs: bool) -> str:
+def _learner_map(config: ConfigDict, spec: AlgorithmSpec, target: Target, convs: bool
+                 ) -> str:
   """'auto' is 'vmap' except for A2C-family image networks on CPU with several learners
   per device:
   - more than `MAX_UNROLLED_LEARNERS`: 'loop' (`lax.map`, one learner's program; with
@@ -114,19 +116,19 @@ def _learner_map(config: ConfigDict, target: Target, convs: bool) -> str:
   if config.learner_map != "auto":  # checked by `galax.config.validate`
     return config.learner_map
   learners = target.learners_per_device
-  if not spec_for(config.algorithm).supports(LEARNER_MAP) or not convs or learners <= 1:
+  if not spec.supports(LEARNER_MAP) or not convs or learners <= 1:
     return "vmap"
   if learners > MAX_UNROLLED_LEARNERS:
     return "loop"
   return "unroll" if config.network.conv_impl != "patches" else "vmap"
 
 
-def _grad_chunks(config: ConfigDict, convs: bool) -> int:
+def _grad_chunks(config: ConfigDict, spec: AlgorithmSpec, convs: bool) -> int:
   """`config.grad_chunks`, or (0, auto) on CPU for conv networks the most chunks of >= 80
   samples (16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that divide the chunked axis
   (`AlgorithmSpec.chunked_batch`): a sum of small conv gradients is faster there than one
   large one. Elsewhere 1: one batched gradient."""
-  batch, steps, what = spec_for(config.algorithm).chunked_batch(config)
+  batch, steps, what = spec.chunked_batch(config)
   chunks = int(config.grad_chunks)
   if chunks == 0:
     if not convs or batch <= 1:
@@ -138,12 +140,12 @@ def _grad_chunks(config: ConfigDict, convs: bool) -> int:
   return chunks
 
 
-def _microbatches(config: ConfigDict, target: Target) -> int:
+def _microbatches(config: ConfigDict, spec: AlgorithmSpec, target: Target) -> int:
   """`config.hts.microbatches`, or (0, auto) the largest divisor <= 16 of both the learner's
   units and the env steps per segment (`AlgorithmSpec.segment_units`); 1 for envs that step
   inside the program (gymnax), where pieces have no host stepping to overlap and only add
   work, and for algorithms whose updates are not segments."""
-  units_and_steps = spec_for(config.algorithm).segment_units
+  units_and_steps = spec.segment_units
   if units_and_steps is None:
     return 1
   chosen = int(config.hts.microbatches)
@@ -155,13 +157,13 @@ def _microbatches(config: ConfigDict, target: Target) -> int:
   return max(d for d in range(1, min(divisor, MAX_MICROBATCHES) + 1) if divisor % d == 0)
 
 
-def plan_for(config: ConfigDict, devices: Sequence[Any], obs_layout: str,
-             learners_per_device: int) -> ExecutionPlan:
+def plan_for(config: ConfigDict, spec: AlgorithmSpec, devices: Sequence[Any],
+             obs_layout: str, learners_per_device: int) -> ExecutionPlan:
   """`make_plan` for a run on `devices` (jax devices: their platform), with envs of
   `obs_layout` and `learners_per_device` learners on each."""
-  from galax.envs.backend import backend_for  # pylint: disable=g-import-not-at-top
+  from galax.envs.registry import backend_for  # pylint: disable=g-import-not-at-top
 
-  return make_plan(config, Target(
+  return make_plan(config, spec, Target(
       platform=devices[0].platform, obs_layout=obs_layout,
       envs_in_program=backend_for(config.env.id).in_program,
       learners_per_device=learners_per_device))

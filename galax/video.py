@@ -19,7 +19,8 @@ import os
 import numpy as np
 from ml_collections import ConfigDict
 
-from galax.envs.backend import Policy, backend_for
+from galax.envs.backend import Policy
+from galax.envs.registry import backend_for
 
 VIDEO_EXTENSIONS = (".mp4", ".gif")
 FPS = 15

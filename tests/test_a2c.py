@@ -68,10 +68,12 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
 
 
 def test_grad_chunks_rule():
+  from galax.algorithm_registry import spec_for
   from galax.plan import Target, make_plan
 
   def chunks(config, layout, platform="cpu"):
-    return make_plan(config, Target(platform, layout, False, 1)).grad_chunks
+    target = Target(platform, layout, False, 1)
+    return make_plan(config, spec_for(config.algorithm), target).grad_chunks
 
   auto = load_config("cartpole_a2c", network__name="archnips", envs_per_learner=64)
   assert chunks(auto, "flat") == 1

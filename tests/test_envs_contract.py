@@ -18,6 +18,7 @@ from jax.sharding import PartitionSpec as P
 from galax.algorithms.algorithm import initial_state
 from galax.algorithms.execution import block_policy
 from galax.algorithms.run_setup import make_setup
+from galax.algorithm_registry import spec_for
 from galax.config import base_config, validate
 from galax.envs import make_env
 from galax.parallel import learners as lx
@@ -110,7 +111,7 @@ def _layout_rollout(env_id, num_learners, envs_per_learner, num_devices, steps=8
   layout's own machinery (make_setup, initial_state, shard_map); [T, n * b] outputs."""
   config = _config(env_id, num_learners=num_learners, envs_per_learner=envs_per_learner,
                    num_devices=num_devices, seed=5)
-  setup = make_setup(config, steps)
+  setup = make_setup(config, spec_for(config.algorithm))
   state = initial_state(setup, optax.sgd(0.0))
   policy = block_policy(setup.network.apply, setup.layout.learners_per_device)
 

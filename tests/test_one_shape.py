@@ -7,6 +7,7 @@ from galax.algorithms import make_algorithm
 from galax.config import base_config, set_fields, validate
 from galax.parallel import combine as combine_lib
 from galax.parallel import learner_optimizer
+from galax.algorithm_registry import spec_for
 from galax.plan import Target, make_plan
 
 
@@ -109,5 +110,6 @@ def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learner
   network = "mlp" if layout == "flat" else "minatar"  # the rules are for conv networks
   config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl,
                                                 "network.name": network})
-  plan = make_plan(config, Target("cpu", layout, False, learners))
+  target = Target("cpu", layout, False, learners)
+  plan = make_plan(config, spec_for(config.algorithm), target)
   assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected

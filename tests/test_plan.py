@@ -10,6 +10,7 @@ import jax
 from algorithm_runs import jaxpr_primitives
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.algorithm_registry import spec_for
 from galax.plan import ExecutionPlan, Target, make_plan
 from galax.train import train
 
@@ -55,13 +56,14 @@ def test_one_plan_field_changes_the_header_and_the_program():
 def test_explicit_choices_pass_through_and_auto_depends_on_the_target():
   config = load_config("cartpole_a2c", network__name="archnips", num_learners=4,
                        envs_per_learner=32)
-  cpu = make_plan(config, Target("cpu", "HWC", False, 4))
-  gpu = make_plan(config, Target("gpu", "HWC", False, 4))
+  a2c = spec_for(config.algorithm)
+  cpu = make_plan(config, a2c, Target("cpu", "HWC", False, 4))
+  gpu = make_plan(config, a2c, Target("gpu", "HWC", False, 4))
   assert (cpu.learner_map, cpu.update_loop, cpu.unit_call) == ("unroll", "host", "inline")
   assert (gpu.learner_map, gpu.update_loop, gpu.grad_chunks) == ("vmap", "scan", 1)
   assert gpu.unit_call == "isolated"
   config.update_loop, config.learner_map = "scan", "vmap"
-  assert make_plan(config, Target("cpu", "HWC", False, 4)).replace(
+  assert make_plan(config, a2c, Target("cpu", "HWC", False, 4)).replace(
       grad_chunks=1, unit_call="isolated") == gpu.replace(platform="cpu")
 
 

@@ -163,10 +163,11 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
+  from galax.algorithm_registry import spec_for
   from galax.plan import Target, make_plan
   c.algorithm, c.t_max, c.envs_per_learner, c.grad_chunks = "ppo", 8, 4, 3
   with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):
-    make_plan(c, Target("cpu", "CHW", False, 1))
+    make_plan(c, spec_for(c.algorithm), Target("cpu", "CHW", False, 1))
 
 
 @pytest.mark.slow

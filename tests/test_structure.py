@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
-from galax import algorithm_spec
+from galax import algorithm_registry, algorithm_spec
 from galax import config as config_lib
 from galax.algorithms import make_algorithm, spec_for, specs
 
@@ -89,6 +92,24 @@ def test_no_import_cycles():
   assert not cycles, "\n".join(cycles)
 
 
+def test_no_runtime_import_cycles():
+  """No cycle among the imports galax makes at run time either: every module imported,
+  both registries asked for their entries (their lazy imports of the algorithm and env
+  backend modules recorded as edges)."""
+  out = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "import_edges.py")],
+                       capture_output=True, text=True, check=True,
+                       env=dict(os.environ, JAX_PLATFORMS="cpu"))
+  graph: dict[str, set[str]] = {}
+  for importer, imported in json.loads(out.stdout.strip().splitlines()[-1]):
+    graph.setdefault(importer, set()).add(imported)
+    graph.setdefault(imported, set())
+  # The lazy imports are seen (so a registry that imported back would be a cycle here).
+  assert "galax.algorithms.a2c" in graph["galax.algorithm_registry"]
+  assert "galax.envs.pool" in graph["galax.envs.registry"]
+  cycles = find_cycles(graph)
+  assert not cycles, "\n".join(cycles)
+
+
 def test_the_cycle_check_finds_a_planted_cycle():
   graph = _import_graph()
   graph["galax.algorithm_spec"].add("galax.plan")  # the plan imports it
@@ -104,7 +125,7 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
   def make_toy(config, devices=None):  # A2C under another name, e.g. a variant being tried
     return make_a2c(config, devices)
 
-  algorithm_spec.register(algorithm_spec.AlgorithmSpec(
+  algorithm_registry.register(algorithm_spec.AlgorithmSpec(
       "toy_a2c", make_toy, features=frozenset({algorithm_spec.STRAGGLERS})))
   try:
     config = config_lib.load("cartpole_a2c", algorithm="toy_a2c", updates_per_call=1,
@@ -119,7 +140,7 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
       config_lib.validate(config_lib.load("cartpole_a2c", algorithm="toy_a2c",
                                           learner_map="unroll"))
   finally:
-    algorithm_spec.unregister("toy_a2c")
+    algorithm_registry.unregister("toy_a2c")
   with pytest.raises(ValueError, match="config.algorithm='toy_a2c' is not one of"):
     config_lib.validate(config)
 
@@ -144,6 +165,7 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
   and one registration. Checks, training, evaluation and galax.aot then go through it."""
   from galax import aot, envs, evaluation  # pylint: disable=g-import-not-at-top
   from galax.envs import backend as backend_lib  # pylint: disable=g-import-not-at-top
+  from galax.envs import registry  # pylint: disable=g-import-not-at-top
   from galax.envs.gymnax_env import GymnaxEnv  # pylint: disable=g-import-not-at-top
   from galax.train import train  # pylint: disable=g-import-not-at-top
 
@@ -166,7 +188,7 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
     if config.env.reward_clip:
       raise ValueError("config.env.reward_clip: the toy backend has none.")
 
-  backend_lib.register(backend_lib.EnvBackend(
+  registry.register(backend_lib.EnvBackend(
       name="toy", owns=lambda env_id: env_id.startswith("toy/"),
       known_ids=lambda: ["toy/CartPole"], check_id=check_id, family=lambda env_id: "toy",
       make=make, make_eval=make_eval, validate=validate, in_program=True))
@@ -186,7 +208,7 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
       config_lib.validate(config_lib.load("cartpole_a2c", env__id="toy/CartPole",
                                           env__reward_clip=True))
   finally:
-    backend_lib.unregister("toy")
+    registry.unregister("toy")
   with pytest.raises(ValueError, match="envpool has no such environment"):
     envs.check_env_id("toy/CartPole")  # back to envpool, which owns every other id
 

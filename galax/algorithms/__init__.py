@@ -2,7 +2,7 @@
 and describes itself with `AlgorithmSpec`s (galax/algorithm_spec.py) in its `SPECS`.
 
 Adding an algorithm: its module (a `make_*` builder and `SPECS`) and its name in
-`galax.algorithm_spec.MODULES`.
+`galax.algorithm_registry.MODULES`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Sequence
 import jax
 from ml_collections import ConfigDict
 
-from galax.algorithm_spec import AlgorithmSpec, register, spec_for, specs  # noqa: F401
+from galax.algorithm_registry import register, spec_for, specs  # noqa: F401
+from galax.algorithm_spec import AlgorithmSpec  # noqa: F401
 from galax.algorithms.algorithm import Algorithm
 
 

@@ -102,11 +102,10 @@ def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combine
 def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
-  setup, combiner, optimizer, schedule = make_learners(config, config.t_max, devices)
+  setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
   update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
   return assemble(setup, update, optimizer, schedule, config.t_max, combiner)
 
 
-SPECS = (spec.AlgorithmSpec(
-    "a2c", make_a2c, features=frozenset({spec.LEARNER_MAP, spec.GRAD_SIMILARITY,
-                                         spec.STRAGGLERS, spec.SHARDED_STATE})),)
+SPECS = (spec.AlgorithmSpec("a2c", make_a2c, features=frozenset({
+    spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE})),)

@@ -56,7 +56,7 @@ from galax.algorithms.update_tail import finish_update
 from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
 from galax.algorithms.a2c import a2c_grads
-from galax.config_checks import check_choice
+from galax.checks import check_choice
 from galax.optimizers import make_optimizer
 from galax.parallel import learners as lx
 from galax.returns import ReturnSettings
@@ -146,7 +146,7 @@ def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation
 def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
-  setup = make_setup(config, config.t_max, devices=devices)
+  setup = make_setup(config, SPECS[0], devices=devices)
   layout = setup.layout
   n = layout.num_learners
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a

@@ -39,7 +39,7 @@ from galax.algorithms.execution import block_policy, chunked
 from galax.algorithms.run_setup import make_learners
 from galax.algorithms.update_tail import finish_update
 from galax.learner_state import BlockUpdate, LearnerState, Setup
-from galax.config_checks import check_choice, check_positive
+from galax.checks import check_choice, check_positive
 from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
@@ -157,7 +157,7 @@ def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Comb
 def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                 ) -> Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
-  setup, combiner, optimizer, schedule = make_learners(config, config.t_max, devices)
+  setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
   lag = config.impala.policy_lag
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]

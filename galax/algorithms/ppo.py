@@ -292,7 +292,7 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-  setup, combiner, optimizer, schedule = make_learners(config, config.t_max, devices, units)
+  setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices, units)
   layout = setup.layout
   learner = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
                                   layout.learners_per_device, config.t_max,

@@ -14,6 +14,7 @@ import optax
 from ml_collections import ConfigDict
 
 from galax import networks
+from galax.algorithm_spec import AlgorithmSpec
 from galax.envs import make_env
 from galax.learner_state import Envs, Setup
 from galax.parallel import learners as lx
@@ -31,19 +32,21 @@ def default_envs(config: ConfigDict) -> MakeEnvs:
       num_shards=layout.local_devices, seed_offset=layout.first_env)
 
 
-def make_setup(config: ConfigDict, steps_per_env_per_update: int,
-               make_envs: MakeEnvs | None = None,
+def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | None = None,
                devices: Sequence[jax.Device] | None = None) -> Setup:
-  """`make_envs`: builds the envs for the layout (e.g. HTS actor groups); default
-  `default_envs`. `devices`: the devices to build for (default `jax.devices()`;
-  `galax.aot` passes a TPU or GPU topology's compile-only devices)."""
+  """The setup of `config` for its algorithm's `spec` (its env steps per update, and what
+  the plan's rules ask of it). `make_envs`: builds the envs for the layout (e.g. HTS actor
+  groups); default `default_envs`. `devices`: the devices to build for (default
+  `jax.devices()`; `galax.aot` passes a TPU or GPU topology's compile-only devices)."""
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
                           devices)
   mesh = lx.make_mesh(layout, devices)
   env = (make_envs or default_envs(config))(layout)
-  plan = plan_for(config, mesh.devices.flat, env.spec.obs_layout, layout.learners_per_device)
+  plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
+                  layout.learners_per_device)
   network = networks.from_config(config.network, env.spec, plan.conv_impl)
-  env_steps_per_update = layout.num_learners * layout.envs_per_learner * steps_per_env_per_update
+  env_steps_per_update = (layout.num_learners * layout.envs_per_learner
+                          * spec.steps_per_env(config))
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
   per_call = int(config.updates_per_call)
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
@@ -59,12 +62,12 @@ class Learners(NamedTuple):
   schedule: optax.Schedule
 
 
-def make_learners(config: ConfigDict, steps_per_env_per_update: int,
+def make_learners(config: ConfigDict, spec: AlgorithmSpec,
                   devices: Sequence[jax.Device] | None = None, steps_per_update: int = 1,
                   make_envs: MakeEnvs | None = None) -> Learners:
   """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
   schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches)."""
-  setup = make_setup(config, steps_per_env_per_update, make_envs, devices)
+  setup = make_setup(config, spec, make_envs, devices)
   combiner = make_combiner(config, setup.layout.num_learners)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
                                                steps_per_update=steps_per_update)

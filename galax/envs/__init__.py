@@ -10,7 +10,8 @@ from typing import Sequence
 from ml_collections import ConfigDict
 
 from galax.envs import pool
-from galax.envs.backend import EnvBackend, backend_for, backends, register, unregister
+from galax.envs.backend import EnvBackend
+from galax.envs.registry import backend_for, backends, register, unregister
 from galax.envs.base import Env, EnvSpec, EnvState, Timestep
 from galax.envs.gymnax_env import GymnaxEnv, is_gymnax_id
 from galax.envs.pool import ATARI_DEFAULTS, BatchedEnv

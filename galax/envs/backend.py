@@ -1,20 +1,18 @@
 """What the rest of galax may know about an env backend: its `EnvBackend`.
 
 Each backend module (galax/envs/pool.py: envpool; galax/envs/gymnax_env.py: gymnax) defines
-`BACKEND` next to its `Env`; env ids go to the first backend in `MODULES` order (then the
-`register`ed ones) that owns them. Training envs (`make_env`), config checks, evaluation
-envs, videos, the frames-per-step count and `galax.aot` ask the backend, so no module
-outside a backend's own tells backends apart by id. Adding a backend touches two files:
-its module (an `Env` and `BACKEND`) and its name in `MODULES`.
+`BACKEND` next to its `Env`; galax/envs/registry.py gives env ids to their owners.
+Training envs (`make_env`), config checks, evaluation envs, videos, the frames-per-step
+count and `galax.aot` ask the backend, so no module outside a backend's own tells backends
+apart by id.
 
-This module imports no backend: `backends()` imports the modules in `MODULES` when first
-asked (envpool and gymnax are heavy imports).
+This module is the type only: it imports no backend and no registry, so the backends that
+import it form no cycle with the registry that imports them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 import numpy as np
@@ -66,33 +64,3 @@ class EnvBackend:
   episodes: Callable[[ConfigDict, Policy, int, int], Frames] = _no_videos
   frames_per_step: Callable[[ConfigDict], int] = lambda config: 1
   in_program: bool = False
-
-
-# Under galax.envs, each with BACKEND; ids go to the first owner, so envpool (which owns
-# every id without a prefix) comes last.
-MODULES = ("gymnax_env", "pool")
-_extra: list[EnvBackend] = []  # `register`ed outside MODULES (tests, user code)
-
-
-def backends() -> list[EnvBackend]:
-  """Every backend, in the order ids are offered to them (`register`ed ones first)."""
-  return _extra + [importlib.import_module(f"galax.envs.{m}").BACKEND for m in MODULES]
-
-
-def register(backend: EnvBackend) -> None:
-  """Adds a backend defined outside galax/envs/ (offered ids before the built-in ones)."""
-  unregister(backend.name)
-  _extra.insert(0, backend)
-
-
-def unregister(name: str) -> None:
-  _extra[:] = [b for b in _extra if b.name != name]
-
-
-def backend_for(env_id: str) -> EnvBackend:
-  """The backend that owns `env_id` (one ValueError line if none does)."""
-  for backend in backends():
-    if backend.owns(env_id):
-      return backend
-  raise ValueError(f"Unknown env id {env_id!r}: no env backend owns it "
-                   f"(backends: {[b.name for b in backends()]}).")

@@ -336,7 +336,7 @@ def _episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> F
     env.close()
 
 
-BACKEND = EnvBackend(  # last in `backend.MODULES`: it owns every id without a prefix
+BACKEND = EnvBackend(  # last in `registry.MODULES`: it owns every id without a prefix
     name="envpool", owns=lambda env_id: True, known_ids=known_env_ids,
     check_id=check_env_id, family=env_family, make=_make, make_eval=_make_eval,
     episodes=_episodes, frames_per_step=_frames_per_step, in_program=False)

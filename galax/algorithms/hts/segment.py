@@ -341,8 +341,9 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     return ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
                        layout.envs_per_learner, layout.local_devices, layout.first_env)
 
+  own_spec = next(s for s in SPECS if s.name == config.algorithm)
   setup, combiner, optimizer, schedule = make_learners(
-      config, alpha, devices, optimizer_steps(config), make_envs=actor_groups)
+      config, own_spec, devices, optimizer_steps(config), make_envs=actor_groups)
   layout, groups = setup.layout, setup.env
   learner = make_learner(config, setup, alpha, combiner, optimizer)
   local_learners = layout.local_learners
