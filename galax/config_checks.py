@@ -41,18 +41,6 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
             "updates_per_call", "optimizer.learning_rate", "stats_window")
   if not 0.0 <= config.gamma <= 1.0:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
-  check_positive(config, "ppo.epochs", "ppo.minibatches", "hts.num_actors")
-  if config.ppo.clip <= 0:
-    raise ValueError(f"config.ppo.clip must be > 0, got {config.ppo.clip}.")
-  if config.hts.alpha < 0 or config.hts.microbatches < 0:
-    raise ValueError(f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
-                     f"({config.hts.microbatches}) must be >= 0 (0 = automatic).")
-  if config.hts.alpha and config.hts.alpha % config.t_max:
-    raise ValueError(f"config.hts.alpha={config.hts.alpha} must be a multiple of "
-                     f"config.t_max={config.t_max} (a segment holds whole rollouts).")
-  if config.envs_per_learner % config.hts.num_actors:
-    raise ValueError(f"config.hts.num_actors={config.hts.num_actors} must divide "
-                     f"config.envs_per_learner={config.envs_per_learner}.")
   if config.combine != "independent" and config.num_learners < 2:
     raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
   _validate_gossip(config)
@@ -62,7 +50,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
   check_env_id(config.env.id)
   backend_for(config.env.id).validate(config)
-  algorithm.validate(config)
+  algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
   return config
 
 

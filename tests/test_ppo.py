@@ -193,3 +193,15 @@ def test_ppo_learns_cartpole():
   # A random policy averages ~22 steps.
   assert result.mean_return > 100.0, result.summary()
   assert math.isfinite(result.steps_per_second)
+
+
+@pytest.mark.parametrize("field, value", [("ppo.clip", 0.0), ("ppo.epochs", 0),
+                                          ("ppo.minibatches", -1)])
+def test_ppo_owns_its_section_checks(field, value):
+  """PPO's validate hook rejects its own section's bad values (for PPO and HTS-PPO); the
+  other algorithms leave the section alone."""
+  from galax.config import load, validate
+  for algorithm in ("ppo", "hts_ppo"):
+    with pytest.raises(ValueError, match=f"config.{field} must be > 0"):
+      validate(load("cartpole_a2c", algorithm=algorithm, **{field.replace(".", "__"): value}))
+  validate(load("cartpole_a2c", **{field.replace(".", "__"): value}))

@@ -33,6 +33,7 @@ import jax.numpy as jnp
 from ml_collections import ConfigDict
 
 from galax import losses, returns as returns_lib
+from galax.checks import check_positive
 from galax.algorithms.algorithm import Algorithm, assemble
 from galax.algorithms.execution import block_policy, chunked
 from galax.algorithms.run_setup import make_learners
@@ -304,5 +305,10 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                   config.t_max, combiner, init_extra)
 
 
-SPECS = (spec.AlgorithmSpec("ppo", make_ppo,
+def validate_ppo(config: ConfigDict) -> None:
+  """The `ppo` section (PPO and HTS-PPO)."""
+  check_positive(config, "ppo.epochs", "ppo.minibatches", "ppo.clip")
+
+
+SPECS = (spec.AlgorithmSpec("ppo", make_ppo, validate=validate_ppo,
                             chunked_batch=lambda c: spec.ppo_minibatch(c, int(c.t_max))),)

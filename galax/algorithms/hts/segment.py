@@ -87,7 +87,8 @@ from galax.learner_state import LearnerState, Setup
 from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
                                           StalePPOSegmentLearner)
 from galax.algorithms.hts.ordering import CALLS, after
-from galax.algorithms.ppo import PPOLearner, learner_keys
+from galax.algorithms.ppo import PPOLearner, learner_keys, validate_ppo
+from galax.checks import check_positive
 from galax.algorithms.units import run_units
 from galax.envs import EnvSpec
 from galax.envs.actor_groups import ActorGroups
@@ -316,7 +317,20 @@ def segment_steps(config: ConfigDict) -> int:
 
 
 def _validate(config: ConfigDict) -> None:
-  """hts.microbatches must divide both alpha and the learner's units per segment."""
+  """The `hts` section (and `ppo`'s for HTS-PPO): alpha whole rollouts, actor groups that
+  divide the envs, micro-batches that divide both alpha and the learner's units."""
+  if config.algorithm == "hts_ppo":
+    validate_ppo(config)
+  check_positive(config, "hts.num_actors")
+  if config.hts.alpha < 0 or config.hts.microbatches < 0:
+    raise ValueError(f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
+                     f"({config.hts.microbatches}) must be >= 0 (0 = automatic).")
+  if config.hts.alpha and config.hts.alpha % config.t_max:
+    raise ValueError(f"config.hts.alpha={config.hts.alpha} must be a multiple of "
+                     f"config.t_max={config.t_max} (a segment holds whole rollouts).")
+  if config.envs_per_learner % config.hts.num_actors:
+    raise ValueError(f"config.hts.num_actors={config.hts.num_actors} must divide "
+                     f"config.envs_per_learner={config.envs_per_learner}.")
   if config.hts.gradient_point not in ("current", "stale"):
     raise ValueError(f"config.hts.gradient_point={config.hts.gradient_point!r} is not one of "
                      "'current', 'stale'.")
