@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import chex
 import jax
 import jax.numpy as jnp
 
@@ -78,13 +79,37 @@ def record_step(obs: jax.Array, actions: jax.Array, logits: jax.Array, value: ja
 
   Stacked over time (`lax.scan`) and closed by `with_bootstrap`, rows make a `Trajectory`.
   """
-  return Trajectory(obs, actions, ts.reward, ts.terminated, ts.truncated, ts.valid, logits,
-                    value, ts.episode_over, ts.episode_return, ts.episode_length)
+  return Trajectory(obs=obs, actions=actions, rewards=ts.reward, terminated=ts.terminated,
+                    truncated=ts.truncated, valid=ts.valid, behaviour_logits=logits,
+                    values=value, episode_over=ts.episode_over,
+                    episode_return=ts.episode_return, episode_length=ts.episode_length)
 
 
 def with_bootstrap(steps: Trajectory, last_value: jax.Array) -> Trajectory:
   """Time-stacked rows [T, B] plus V(o_T) [B]: the trajectory (values [T + 1, B])."""
-  return steps._replace(values=jnp.concatenate([steps.values, last_value[None]], axis=0))
+  chex.assert_shape(last_value, steps.values.shape[1:])
+  traj = steps._replace(values=jnp.concatenate([steps.values, last_value[None]], axis=0))
+  check_trajectory(traj)
+  return traj
+
+
+_STEP_FIELDS = ("actions", "rewards", "terminated", "truncated", "valid", "episode_over",
+                "episode_return", "episode_length")
+
+
+def check_trajectory(traj: Trajectory) -> None:
+  """Asserts (chex, at trace time: free at run time) that `traj` is time-major: per-step
+  fields [T, B], obs [T, B, ...], logits [T, B, A], values [T + 1, B]. Fields that are None
+  (a partial trajectory, e.g. targets' inputs) are skipped."""
+  chex.assert_rank(traj.rewards, 2)
+  steps, envs = traj.rewards.shape
+  chex.assert_shape([x for x in (getattr(traj, f) for f in _STEP_FIELDS) if x is not None],
+                    (steps, envs))
+  chex.assert_shape(traj.values, (steps + 1, envs))
+  if traj.obs is not None:
+    chex.assert_shape(traj.obs, (steps, envs, ...))
+  if traj.behaviour_logits is not None:
+    chex.assert_shape(traj.behaviour_logits, (steps, envs, None))
 
 
 def rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,

@@ -1,6 +1,7 @@
 """One shape for every algorithm: one apply-update with one meaning of per-tensor clipping,
 honest config (flags that would do nothing are rejected), 'auto' choices resolved once."""
 
+import jax
 import pytest
 
 from galax.algorithms import make_algorithm
@@ -113,3 +114,27 @@ def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learner
   target = Target("cpu", layout, False, learners)
   plan = make_plan(config, spec_for(config.algorithm), target)
   assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected
+
+
+def test_entries_assert_their_shapes():
+  """rollout's trajectory, the targets and gradients that read one, and the combiners
+  check shapes at their entries (chex, at trace time): a wrong shape is one assertion
+  naming it, not a broadcast deep inside."""
+  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.ppo import gae_targets  # pylint: disable=g-import-not-at-top
+  from galax.rollout import check_trajectory  # pylint: disable=g-import-not-at-top
+  from trajectories import random_trajectory  # pylint: disable=g-import-not-at-top
+
+  traj = random_trajectory(jax.random.PRNGKey(0), steps=4, envs=3)
+  check_trajectory(traj)
+  short_values = traj._replace(values=traj.values[:-1])  # no bootstrap value
+  with pytest.raises(AssertionError):
+    check_trajectory(short_values)
+  with pytest.raises(AssertionError):
+    gae_targets(short_values, 0.99, 0.95)
+  with pytest.raises(AssertionError):
+    check_trajectory(traj._replace(actions=traj.actions.T))
+  params = {"w": jnp.zeros((2, 3))}
+  for combiner in (combine_lib.Independent(), combine_lib.AllReduce()):
+    with pytest.raises(AssertionError):
+      combiner.after_step(params, {"w": jnp.zeros((2, 4))}, ())

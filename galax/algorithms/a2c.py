@@ -36,7 +36,7 @@ from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
 from galax.returns import ReturnSettings, compute_targets
-from galax.rollout import Trajectory, episode_log, rollout
+from galax.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.types import Params
 
 
@@ -49,6 +49,7 @@ def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSett
   mean of the chunks' gradients (`execution.chunked`): the loss is a mean over
   [T, b] (fixed normaliser), so this is the same gradient up to float rounding.
   """
+  check_trajectory(traj)
   targets = compute_targets(traj, returns)
   mask = traj.valid.astype(jnp.float32)
 

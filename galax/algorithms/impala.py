@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Sequence
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -44,7 +45,7 @@ from galax import algorithm_spec as spec
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
-from galax.rollout import Trajectory, episode_log, rollout
+from galax.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.types import Params, ParamsBlock
 
 
@@ -82,6 +83,8 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
   mean has the same fixed normaliser), summed for "sum". The same gradient up to float
   rounding, computed as k smaller programs (`execution.chunked`).
   """
+  check_trajectory(traj)
+  chex.assert_shape(last_obs, traj.obs.shape[1:])
   if chunks > 1:
     scale = 1.0 / chunks if vtrace.reduction == "mean" else 1.0
 

@@ -45,12 +45,13 @@ from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.returns import ReturnSettings
-from galax.rollout import Trajectory, episode_log, rollout
+from galax.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
 
 
 def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
   """(advantages, value targets) [T, b] from one learner's trajectory (behaviour values)."""
+  check_trajectory(traj)
   discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
   advantages = returns_lib.gae_advantages(traj.rewards, discounts, traj.values, traj.truncated,
                                           gae_lambda)

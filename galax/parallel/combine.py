@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -88,7 +89,7 @@ class Independent:
 
   def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
                  ) -> tuple[ParamsBlock, PyTree, Metrics]:
-    del old_params
+    chex.assert_trees_all_equal_shapes(old_params, new_params)
     params, state = self.params(new_params, state)
     return params, state, {}
 
@@ -105,6 +106,8 @@ class AllReduce(Independent):
   def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> ParamsBlock:
     """The mean over all learners; with `weights` w [L], the mean of w_i g_i (the block's
     part is `learner_sum`, a contraction)."""
+    if weights is not None:
+      chex.assert_shape(weights, (jax.tree.leaves(grads_block)[0].shape[0],))
 
     def mean(g):
       local = learner_sum(g, weights) / g.shape[0]
@@ -234,6 +237,7 @@ class Gossip(Independent):
 
   def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: GossipState
                  ) -> tuple[ParamsBlock, GossipState, Metrics]:
+    chex.assert_trees_all_equal_shapes(old_params, new_params)
     params, state = self.params(new_params, state)
     if not self.metrics:
       return params, state, {}
