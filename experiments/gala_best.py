@@ -69,6 +69,27 @@ def read_runs(root: str) -> Runs:
   return runs
 
 
+def dump_runs(root: str, path: str) -> None:
+  """Every run's (folder, game, rate, seed, final training return, galax commit) as JSON."""
+  rows = []
+  for run_path in sorted(glob.glob(os.path.join(root, "**", "seed*.json"), recursive=True)):
+    with open(run_path) as f:
+      run = json.load(f)
+    if run.get("kind") != "galax-run":
+      continue
+    rel = os.path.relpath(run_path, root)
+    folder = min((rel.split(f"/{key}")[0] for key in ("env.id=", "optimizer.")), key=len)
+    rows.append(dict(folder=folder,
+                     game=run["env_id"].split("/")[-1],
+                     lr=float(run["config"]["optimizer"]["learning_rate"]),
+                     seed=int(run["seed"]), train_mean_return=run.get("train_mean_return"),
+                     final_metric=run.get("final_metric"),
+                     commit=(run.get("git") or {}).get("commit"),
+                     dirty=(run.get("git") or {}).get("dirty")))
+  with open(path, "w") as f:
+    json.dump(rows, f, indent=0)
+
+
 def games(runs: Runs) -> list[str]:
   return sorted({g for _, g, _ in runs})
 
@@ -238,7 +259,8 @@ def plot(runs: Runs, path: str) -> None:
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
   names = games(runs)
-  fig, axes = plt.subplots(1, 2 * len(names), figsize=(5.5 * len(names) * 2, 4))
+  fig, grid = plt.subplots(len(names), 2, figsize=(11, 4 * len(names)), squeeze=False)
+  axes = grid.reshape(-1)
   colors = dict(ring="C0", allreduce="C1", a3c="C2")
   for i, game in enumerate(names):
     ax = axes[2 * i]
@@ -292,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> str:
       with open(os.path.join(args.out, "pair.md"), "w") as f:
         f.write(text)
       pair_plot(a_dir, b_dir, a_label, b_label, os.path.join(args.out, "pair.png"))
+      dump_runs(os.path.dirname(a_dir), os.path.join(args.out, "runs.json"))
     print(text)
     return text
   runs = read_runs(args.root)
@@ -313,6 +336,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     with open(os.path.join(args.out, "gala_best.md"), "w") as f:
       f.write(text)
     plot(runs, os.path.join(args.out, "gala_best.png"))
+    dump_runs(args.root, os.path.join(args.out, "runs.json"))
   print(text)
   return text
 
