@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 
+from ml_collections import ConfigDict
+
 from galax.algorithm_spec import AlgorithmSpec
 
 MODULES = ("a2c", "ppo", "hts", "a3c", "impala")  # under galax.algorithms, each with SPECS
@@ -40,3 +42,16 @@ def spec_for(name: str) -> AlgorithmSpec:
   if name not in known:
     raise ValueError(f"config.algorithm={name!r} is not one of {list(known)}.")
   return known[name]
+
+
+def config_sections() -> dict[str, ConfigDict]:
+  """Every algorithm's own config sections by name (`AlgorithmSpec.config_sections`); a
+  section two specs declare must be the same declaration."""
+  sections: dict[str, ConfigDict] = {}
+  for spec in specs().values():
+    for name, section in spec.config_sections().items():
+      if name in sections and sections[name].to_dict() != section.to_dict():
+        raise ValueError(f"config section {name!r} is declared twice, differently "
+                         f"(algorithm {spec.name!r}).")
+      sections.setdefault(name, section)
+  return sections

@@ -36,6 +36,9 @@ class AlgorithmSpec:
     samples and 1; size 1 when it is not chunked.
   validate: raises ValueError for a config value this algorithm cannot run.
   features: the options of this module's constants that it acts on.
+  config_sections: the config sections this algorithm owns, {name: ConfigDict of fields
+    with their defaults} (`galax.config.base_config` adds every algorithm's; two specs of
+    one module may share a section).
   segment_units: (learner units, env steps) per update of an algorithm whose updates are
     HTS segments, both of which `hts.microbatches` pieces divide (`galax.plan`); None
     for the others.
@@ -49,6 +52,7 @@ class AlgorithmSpec:
   validate: Callable[[ConfigDict], None] = lambda c: None
   features: frozenset[str] = frozenset({COMBINE})
   segment_units: Callable[[ConfigDict], tuple[int, int]] | None = None
+  config_sections: Callable[[], dict[str, ConfigDict]] = dict
 
   def supports(self, feature: str) -> bool:
     return feature in self.features

@@ -1,5 +1,10 @@
 """The config schema: every field galax reads, with its default and meaning.
 
+The shared fields are declared here; each algorithm declares its own section (`ppo`,
+`hts`, `a3c`, `impala`) in its module (`AlgorithmSpec.config_sections`), and
+`base_config` adds them from the registry (which imports the algorithms, and JAX, when
+first asked: importing this module stays JAX-free).
+
 Experiment files in configs/ start from `base_config()` and change fields. The returned
 ConfigDict is locked, so a misspelt key (in a file or as `--config.key=value`) is an
 error, and ml_collections keeps each field's type. `validate` (galax/config_checks.py,
@@ -41,13 +46,23 @@ def base_config() -> ml_collections.ConfigDict:
   _add_env(c)
   _add_learners(c)
   _add_model(c)
-  _add_ppo_hts(c)
   _add_optimizer(c)
-  _add_baselines(c)
+  _add_algorithm_sections(c)
   _add_running(c)
   _add_eval(c)
   c.lock()  # a misspelt field is an error, not a silently ignored new key
   return c
+
+
+def _add_algorithm_sections(c: ml_collections.ConfigDict) -> None:
+  """The sections the algorithms own (ppo, hts, a3c, impala, ...): each declared in its
+  algorithm's module (`AlgorithmSpec.config_sections`), found through the registry."""
+  from galax import jax_quiet  # pylint: disable=g-import-not-at-top
+  from galax.algorithm_registry import config_sections  # pylint: disable=g-import-not-at-top
+
+  jax_quiet.import_jax()  # the algorithm modules import JAX: quietly, first
+  for name, section in config_sections().items():
+    c[name] = section
 
 
 def _add_env(c: ml_collections.ConfigDict) -> None:
@@ -110,32 +125,6 @@ def _add_model(c: ml_collections.ConfigDict) -> None:
   c.loss.sum_over_time = False  # PAAC code: loss summed over the t_max steps
 
 
-def _add_ppo_hts(c: ml_collections.ConfigDict) -> None:
-  """PPO and HTS-RL."""
-  # PPO (algorithms ppo, hts_ppo; galax/algorithms/ppo.py). Advantages: GAE with
-  # gae_lambda when returns = "gae" (lambda 1 otherwise); value targets = advantages + V.
-  c.ppo = ml_collections.ConfigDict()
-  c.ppo.epochs = 2  # passes over each batch of t_max x envs samples
-  c.ppo.minibatches = 8  # minibatches per epoch (must divide t_max x envs_per_learner)
-  c.ppo.clip = 0.08  # ratio clip eps, also the value-loss clip (HTS-RL GFootball)
-  c.ppo.normalize_advantages = True  # (A - mean) / (std + 1e-5) over the whole batch
-
-  # HTS-RL (algorithms hts_a2c, hts_ppo; galax/algorithms/hts/segment.py): rollout and learning
-  # run concurrently; the gradient lags exactly one segment behind the acting parameters.
-  c.hts = ml_collections.ConfigDict()
-  c.hts.alpha = 0  # sync interval: env steps per segment (multiple of t_max); 0 = t_max
-  c.hts.delayed = True  # False: learn on the segment just collected (plain A2C / PPO)
-  # HTS-PPO: where the epochs on D_{k-1} start. "current": at theta_k (the authors' code);
-  # "stale": Eq. 6 read literally, at theta_{k-1}, their change added to theta_k
-  # (galax/algorithms/hts/learners.py StalePPOSegmentLearner). HTS-A2C's gradient is
-  # always at theta_{k-1}: it rejects "stale" as redundant and "current" is its default.
-  c.hts.gradient_point = "current"
-  c.hts.microbatches = 0  # pieces the learner's work is split into, each overlapping one
-  #                         env step; must divide alpha and the learner's units; 0 = auto
-  c.hts.num_actors = 1  # actor groups: each has its own envpool pool and forward pass,
-  #                       sent to its envs as soon as it is ready (divides envs_per_learner)
-
-
 def _add_optimizer(c: ml_collections.ConfigDict) -> None:
   """The optimizer and BA3C's straggler mitigation."""
   c.optimizer = ml_collections.ConfigDict()
@@ -164,25 +153,6 @@ def _add_optimizer(c: ml_collections.ConfigDict) -> None:
   c.stragglers.num_kept = 0  # m of n gradients aggregated; 0 = all (off)
   c.stragglers.step_time = "exponential"  # exponential | lognormal | uniform (law of X)
   c.stragglers.scale = 1.0  # spread of the step times around 1
-
-
-def _add_baselines(c: ml_collections.ConfigDict) -> None:
-  """The A3C and IMPALA baselines."""
-  # A3C (algorithm="a3c"): each round, every learner's gradient, computed at shared
-  # parameters s updates old (s drawn per learner and round), is applied in turn to the
-  # shared parameters (see galax/algorithms/a3c.py for the exact semantics).
-  c.a3c = ml_collections.ConfigDict()
-  c.a3c.max_staleness = 0  # bound on s, in updates (gradient applications) before the round
-  c.a3c.staleness = "uniform"  # uniform (s ~ U{0..max}) | fixed (s = max)
-  c.a3c.shuffle_order = True  # apply the round's gradients in a random order (else 0..n-1)
-
-  # IMPALA (algorithm="impala"): actors act with parameters policy_lag updates old; the
-  # learner corrects with V-trace. The unroll length is t_max; the batch is envs_per_learner.
-  c.impala = ml_collections.ConfigDict()
-  c.impala.policy_lag = 2  # updates between the acting and the learning parameters
-  c.impala.rho_bar = 1.0  # V-trace truncation of the importance weights in delta_t
-  c.impala.c_bar = 1.0  # V-trace truncation of the trace coefficients
-  c.impala.reduction = "mean"  # mean over the batch | sum (TorchBeast: loss summed over T, B)
 
 
 def _add_running(c: ml_collections.ConfigDict) -> None:

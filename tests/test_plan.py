@@ -6,6 +6,7 @@ import pathlib
 import re
 
 import jax
+import pytest
 
 from algorithm_runs import jaxpr_primitives
 from galax.algorithms import make_algorithm
@@ -28,17 +29,23 @@ def _plan_line(config) -> str:
   return next(line for line in lines if line.startswith("plan: "))
 
 
-def test_the_header_prints_every_field_of_the_plan():
-  line = _plan_line(_config())
+@pytest.fixture(scope="module")
+def header_lines():
+  """The header's plan line of a run with grad_chunks 1 and of one with grad_chunks 2."""
+  return _plan_line(_config()), _plan_line(_config(grad_chunks=2))
+
+
+def test_the_header_prints_every_field_of_the_plan(header_lines):
+  line = header_lines[0]
   for field in dataclasses.fields(ExecutionPlan):
     assert re.search(rf"\b{field.name}=", line), (field.name, line)
 
 
-def test_one_plan_field_changes_the_header_and_the_program():
+def test_one_plan_field_changes_the_header_and_the_program(header_lines):
   """grad_chunks 1 -> 2: the header says so, nothing else in it changes, and the compiled
   update computes its gradient twice (one backward pass per chunk)."""
   whole, halves = _config(), _config(grad_chunks=2)
-  line_whole, line_halves = _plan_line(whole), _plan_line(halves)
+  line_whole, line_halves = header_lines
   assert "grad_chunks=1" in line_whole and "grad_chunks=2" in line_halves
   assert line_whole.replace("grad_chunks=1", "grad_chunks=2") == line_halves
 

@@ -117,23 +117,37 @@ def test_the_cycle_check_finds_a_planted_cycle():
 
 
 def test_a_toy_algorithm_needs_its_module_and_one_registration():
-  """The recipe "add an algorithm" (docs/architecture.md): a builder and a spec (here in
-  this file, standing for its module) and one registration. Config checks, the 'auto'
-  rules and the header then know it; options it does not list are rejected."""
+  """The recipe "add an algorithm" (docs/architecture.md): a builder, a spec with its own
+  config section and validate hook (here in this file, standing for its module) and one
+  registration. The config schema, config checks, the plan's rules and the header then know
+  it; options it does not list are rejected."""
+  from ml_collections import ConfigDict  # pylint: disable=g-import-not-at-top
   from galax.algorithms.a2c import make_a2c  # pylint: disable=g-import-not-at-top
 
+  seen = []
+
   def make_toy(config, devices=None):  # A2C under another name, e.g. a variant being tried
+    seen.append(config.toy.temperature)
     return make_a2c(config, devices)
 
+  def validate_toy(config):
+    if config.toy.temperature <= 0:
+      raise ValueError(f"config.toy.temperature must be > 0, got {config.toy.temperature}.")
+
+  assert "toy" not in config_lib.base_config()
   algorithm_registry.register(algorithm_spec.AlgorithmSpec(
-      "toy_a2c", make_toy, features=frozenset({algorithm_spec.STRAGGLERS})))
+      "toy_a2c", make_toy, features=frozenset({algorithm_spec.STRAGGLERS}),
+      validate=validate_toy, config_sections=lambda: dict(toy=ConfigDict(dict(temperature=1.0)))))
   try:
     config = config_lib.load("cartpole_a2c", algorithm="toy_a2c", updates_per_call=1,
-                             total_env_steps=1000)
+                             total_env_steps=1000, toy__temperature=0.5)
     config_lib.validate(config)
+    with pytest.raises(ValueError, match="config.toy.temperature must be > 0"):
+      config_lib.validate(config_lib.load("cartpole_a2c", algorithm="toy_a2c",
+                                          toy__temperature=0.0))
     algorithm = make_algorithm(config)
     state, _ = algorithm.step(algorithm.init())
-    assert int(state.update_count[0]) == 1
+    assert int(state.update_count[0]) == 1 and seen == [0.5]
     assert spec_for("toy_a2c").chunked_batch(config)[:2] == (config.envs_per_learner,
                                                              config.t_max)
     with pytest.raises(ValueError, match="acts on A2C-family learners"):

@@ -178,4 +178,16 @@ def _validate(config: ConfigDict) -> None:
                      "'independent'.")
 
 
-SPECS = (spec.AlgorithmSpec("a3c", make_a3c, validate=_validate, features=frozenset()),)
+def a3c_config() -> ConfigDict:
+  """The `a3c` section: each round, every learner's gradient, computed at shared
+  parameters s updates old (s drawn per learner and round), is applied in turn to the
+  shared parameters (the module docstring has the exact semantics)."""
+  c = ConfigDict()
+  c.max_staleness = 0  # bound on s, in updates (gradient applications) before the round
+  c.staleness = "uniform"  # uniform (s ~ U{0..max}) | fixed (s = max)
+  c.shuffle_order = True  # apply the round's gradients in a random order (else 0..n-1)
+  return c
+
+
+SPECS = (spec.AlgorithmSpec("a3c", make_a3c, validate=_validate, features=frozenset(),
+                            config_sections=lambda: dict(a3c=a3c_config())),)

@@ -173,6 +173,17 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                   init_extra)
 
 
+def impala_config() -> ConfigDict:
+  """The `impala` section: actors act with parameters policy_lag updates old; the learner
+  corrects with V-trace. The unroll length is t_max; the batch is envs_per_learner."""
+  c = ConfigDict()
+  c.policy_lag = 2  # updates between the acting and the learning parameters
+  c.rho_bar = 1.0  # V-trace truncation of the importance weights in delta_t
+  c.c_bar = 1.0  # V-trace truncation of the trace coefficients
+  c.reduction = "mean"  # mean over the batch | sum (TorchBeast: loss summed over T, B)
+  return c
+
+
 def _validate(config: ConfigDict) -> None:
   check_choice("impala.reduction", config.impala.reduction, ("mean", "sum"))
   if config.impala.policy_lag < 0:
@@ -181,4 +192,5 @@ def _validate(config: ConfigDict) -> None:
 
 
 SPECS = (spec.AlgorithmSpec("impala", make_impala, validate=_validate,
-                            features=frozenset({spec.SHARDED_STATE})),)
+                            features=frozenset({spec.SHARDED_STATE}),
+                            config_sections=lambda: dict(impala=impala_config())),)

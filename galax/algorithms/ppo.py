@@ -306,10 +306,22 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                   config.t_max, combiner, init_extra)
 
 
+def ppo_config() -> ConfigDict:
+  """The `ppo` section (PPO and HTS-PPO). Advantages: GAE with gae_lambda when
+  returns = "gae" (lambda 1 otherwise); value targets = advantages + V."""
+  c = ConfigDict()
+  c.epochs = 2  # passes over each batch of t_max x envs samples
+  c.minibatches = 8  # minibatches per epoch (must divide t_max x envs_per_learner)
+  c.clip = 0.08  # ratio clip eps, also the value-loss clip (HTS-RL GFootball)
+  c.normalize_advantages = True  # (A - mean) / (std + 1e-5) over the whole batch
+  return c
+
+
 def validate_ppo(config: ConfigDict) -> None:
   """The `ppo` section (PPO and HTS-PPO)."""
   check_positive(config, "ppo.epochs", "ppo.minibatches", "ppo.clip")
 
 
 SPECS = (spec.AlgorithmSpec("ppo", make_ppo, validate=validate_ppo,
+                            config_sections=lambda: dict(ppo=ppo_config()),
                             chunked_batch=lambda c: spec.ppo_minibatch(c, int(c.t_max))),)

@@ -87,7 +87,7 @@ from galax.learner_state import LearnerState, Setup
 from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
                                           StalePPOSegmentLearner)
 from galax.algorithms.hts.ordering import CALLS, after
-from galax.algorithms.ppo import PPOLearner, learner_keys, validate_ppo
+from galax.algorithms.ppo import PPOLearner, learner_keys, ppo_config, validate_ppo
 from galax.checks import check_positive
 from galax.algorithms.units import run_units
 from galax.envs import EnvSpec
@@ -316,6 +316,24 @@ def segment_steps(config: ConfigDict) -> int:
   return int(config.hts.alpha or config.t_max)
 
 
+def hts_config() -> ConfigDict:
+  """The `hts` section (HTS-A2C, HTS-PPO): rollout and learning run concurrently; the
+  gradient lags exactly one segment behind the acting parameters."""
+  c = ConfigDict()
+  c.alpha = 0  # sync interval: env steps per segment (multiple of t_max); 0 = t_max
+  c.delayed = True  # False: learn on the segment just collected (plain A2C / PPO)
+  # HTS-PPO: where the epochs on D_{k-1} start. "current": at theta_k (the authors' code);
+  # "stale": Eq. 6 read literally, at theta_{k-1}, their change added to theta_k
+  # (galax/algorithms/hts/learners.py StalePPOSegmentLearner). HTS-A2C's gradient is
+  # always at theta_{k-1}: it rejects "stale" as redundant and "current" is its default.
+  c.gradient_point = "current"
+  c.microbatches = 0  # pieces the learner's work is split into, each overlapping one
+  #                     env step; must divide alpha and the learner's units; 0 = auto
+  c.num_actors = 1  # actor groups: each has its own envpool pool and forward pass,
+  #                   sent to its envs as soon as it is ready (divides envs_per_learner)
+  return c
+
+
 def _validate(config: ConfigDict) -> None:
   """The `hts` section (and `ppo`'s for HTS-PPO): alpha whole rollouts, actor groups that
   divide the envs, micro-batches that divide both alpha and the learner's units."""
@@ -376,6 +394,7 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
 
 _HTS = dict(build=make_hts, steps_per_env=segment_steps, validate=_validate,
+            config_sections=lambda: dict(hts=hts_config(), ppo=ppo_config()),
             features=frozenset({spec.MICROBATCHES}),
             segment_units=lambda c: (num_units(c, segment_steps(c)), segment_steps(c)))
 SPECS = (
