@@ -40,8 +40,8 @@ def _learner(epochs, minibatches, lr):
 
 def _begin(learner, traj):
   stacked = jax.tree.map(lambda x: x[None], PARAMS)
-  return learner.begin(stacked, learner.optimizer.init(stacked), traj,
-                       jax.random.PRNGKey(1)[None])
+  return jax.jit(learner.begin)(stacked, learner.optimizer.init(stacked), traj,
+                                jax.random.PRNGKey(1)[None])
 
 
 def _log_softmax(x):
@@ -72,12 +72,13 @@ def test_approx_kl_is_never_negative():
 
 def test_approx_kl_is_zero_on_the_first_minibatch_and_positive_after():
   learner = _learner(epochs=2, minibatches=2, lr=0.5)
-  carry = learner.unit(_begin(learner, _traj()), 0)
+  unit = jax.jit(learner.unit)  # one compile for every unit (eager dispatch is slow)
+  carry = unit(_begin(learner, _traj()), 0)
   # The first minibatch of the first epoch is taken at the behaviour parameters.
   assert float(carry.sums.approx_kl[0]) < 1e-10
   assert float(carry.sums.first_clip_fraction[0]) == 0.0
   for u in range(1, learner.num_units):
-    carry = learner.unit(carry, u)
+    carry = unit(carry, u)
   metrics = learner.finish(carry)[2]
   assert float(metrics["approx_kl"][0]) > 1e-4
 
@@ -86,7 +87,7 @@ def test_approx_kl_is_the_mean_over_the_update_of_a_hand_computation():
   """Per minibatch: (r - 1) - ln r by numpy, at the parameters before that minibatch's step,
   masked mean over its samples; the metric is the mean over the epochs x minibatches."""
   learner = _learner(epochs=2, minibatches=2, lr=0.5)
-  carry = _begin(learner, _traj())
+  carry, unit = _begin(learner, _traj()), jax.jit(learner.unit)
   batch = jax.tree.map(lambda x: np.asarray(x[0]), carry.batch)
   size, expected = learner.minibatch_size, []
   for u in range(learner.num_units):
@@ -96,7 +97,7 @@ def test_approx_kl_is_the_mean_over_the_update_of_a_hand_computation():
     pick = lambda lp: np.take_along_axis(lp, batch.actions[idx, None], -1)[:, 0]
     log_r = pick(_log_softmax(logits)) - pick(_log_softmax(batch.behaviour_logits[idx]))
     expected.append(np.sum((np.expm1(log_r) - log_r) * batch.mask[idx]) / size)
-    carry = learner.unit(carry, u)
+    carry = unit(carry, u)
   metrics = learner.finish(carry)[2]
   assert max(expected) > 1e-3  # the policy moved
   np.testing.assert_allclose(metrics["approx_kl"][0], np.mean(expected), rtol=1e-4)
@@ -136,9 +137,9 @@ def test_explained_variance_metric_uses_the_values_before_the_update():
   expected = 1.0 - np.var(residual) / np.var(np.asarray(targets)[valid])
   for lr in (0.0, 0.5):  # the update's steps do not change it
     learner = _learner(epochs=2, minibatches=2, lr=lr)
-    carry = _begin(learner, traj)
+    carry, unit = _begin(learner, traj), jax.jit(learner.unit)
     for u in range(learner.num_units):
-      carry = learner.unit(carry, u)
+      carry = unit(carry, u)
     metrics = learner.finish(carry)[2]
     np.testing.assert_allclose(metrics["explained_variance"][0], expected, rtol=1e-5)
 
