@@ -253,6 +253,23 @@ def pair_plot(a_dir: str, b_dir: str, a_label: str, b_label: str, path: str) -> 
   plt.close(fig)
 
 
+def fig1a_table(runs_json: str) -> str:
+  """experiments/gala_sweep.py's runs.json: GALA-A2C - A2C mean final return per simulator
+  count, with CIs (the success rates are in that sweep's sweep.md)."""
+  from experiments import gala_sweep  # pylint: disable=g-import-not-at-top
+
+  with open(runs_json) as f:
+    runs = json.load(f)
+  sims = sorted({int(k.split("|")[1]) for k in runs})
+  table = gala_sweep.collect(runs, sims, same_rate=False)
+  lines = ["| simulators | A2C | GALA-A2C | GALA - A2C |", "| --- | --- | --- | --- |"]
+  for n in sims:
+    a = np.array(table["A2C"].get(n, []))
+    g = np.array(table["GALA-A2C"].get(n, []))
+    lines.append(f"| {n} | {cell(a)} | {cell(g)} | {diff_cell(g, a)} |")
+  return "\n".join(lines) + "\n"
+
+
 def plot(runs: Runs, path: str) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use("Agg")
@@ -304,7 +321,17 @@ def main(argv: Sequence[str] | None = None) -> str:
   parser.add_argument("--pair", default="",
                       help="A,B: two folders (under --root) compared per game instead")
   parser.add_argument("--labels", default="A,B", help="the pair's labels")
+  parser.add_argument("--fig1a", default="",
+                      help="a gala_sweep runs.json: GALA - A2C per simulator count instead")
   args = parser.parse_args(argv)
+  if args.fig1a:
+    text = fig1a_table(args.fig1a)
+    if args.out:
+      os.makedirs(args.out, exist_ok=True)
+      with open(os.path.join(args.out, "returns.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return text
   if args.pair:
     a_dir, b_dir = (os.path.join(args.root, d) for d in args.pair.split(","))
     a_label, b_label = args.labels.split(",")
