@@ -11,6 +11,7 @@ its own best base learning rate, from `galax.sweep` output.
   ring, allreduce, a3c             the rate sweep, seeds 0-2, 4 learners x 16 envs
   <method>_ext                     the same at rates past the grid's edge (seeds 0-2)
   <method>_s34                     seeds 3 and 4 at the method's best rate
+  <method>_s59                     seeds 5-9 at the method's best rate (fresh seeds)
   ring_noscale                     the ring with optimizer.lr_scaling=none (5 seeds)
   table2_<method>                  GALA Table 2's own optimisation (RMSProp eps 0.01,
                                    t_max 5, n-step returns) on the MLP
@@ -18,9 +19,10 @@ its own best base learning rate, from `galax.sweep` output.
 The score is each run's final training return (mean of the last 100 training episodes).
 A method's best rate per game is the rate with the highest mean over seeds 0-2 (the sweep's
 seeds), among all rates swept; best against best then uses every seed run at that rate
-(seeds 0-4). Differences are the difference of the means with a 95% percentile bootstrap CI,
-each group resampled separately (experiments.verdicts.bootstrap_two_groups); one whose CI
-includes 0 is reported as within noise.
+(seeds 0-4, and 5-9 where run). Differences are the difference of the means with a 95%
+percentile bootstrap CI, each group resampled separately
+(experiments.verdicts.bootstrap_two_groups); one whose CI includes 0 is reported as within
+noise.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ Runs = dict[tuple[str, str, float], dict[int, float]]
 
 
 def group_of(folder: str) -> str:
-  """'ring_ext' / 'ring_s34' / 'ring' -> 'ring'; other folders are their own group."""
-  for suffix in ("_ext", "_s34"):
+  """'ring_ext' / 'ring_s34' / 'ring_s59' / 'ring' -> 'ring'; other folders are their own
+  group."""
+  for suffix in ("_ext", "_s34", "_s59"):
     if folder.endswith(suffix):
       return folder[:-len(suffix)]
   return folder
