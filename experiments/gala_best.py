@@ -115,9 +115,11 @@ def best_rates(runs: Runs) -> dict[str, dict[str, float | None]]:
   return {m: {g: best_rate(runs, m, g) for g in games(runs)} for m in METHODS}
 
 
-def values(runs: Runs, group: str, game: str, lr: float) -> np.ndarray:
+def values(runs: Runs, group: str, game: str, lr: float, held_out: bool = False
+           ) -> np.ndarray:
+  """The runs at `lr`, in seed order; `held_out`: only the seeds that did not pick it."""
   seeds = runs.get((group, game, lr), {})
-  return np.array([seeds[s] for s in sorted(seeds)])
+  return np.array([seeds[s] for s in sorted(seeds) if not (held_out and s in SWEEP_SEEDS)])
 
 
 def cell(x: np.ndarray) -> str:
@@ -166,13 +168,15 @@ def rate_diff_table(runs: Runs) -> str:
   return "\n".join(lines) + "\n"
 
 
-def best_table(runs: Runs) -> str:
-  """Best against best, every seed at each method's best rate."""
+def best_table(runs: Runs, held_out: bool = False) -> str:
+  """Best against best, every seed at each method's best rate (`held_out`: only the seeds
+  after the sweep's, which played no part in picking the rate)."""
   lines = ["| game | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C "
            "| all-reduce - A3C |", "| --- | --- | --- | --- | --- | --- | --- |"]
   for game in games(runs):
     best = {m: best_rate(runs, m, game) for m in METHODS}
-    x = {m: values(runs, m, game, best[m]) if best[m] else np.array([]) for m in METHODS}
+    x = {m: values(runs, m, game, best[m], held_out) if best[m] else np.array([])
+         for m in METHODS}
     cells = [f"{cell(x[m])} at {best[m]:g}" if best[m] else "-" for m in METHODS]
     cells += [diff_cell(x["ring"], x["allreduce"]), diff_cell(x["ring"], x["a3c"]),
               diff_cell(x["allreduce"], x["a3c"])]
@@ -355,7 +359,9 @@ def main(argv: Sequence[str] | None = None) -> str:
   text = ("## Rate sweep (seeds 0-2; best in bold)\n\n" + sweep_table(runs)
           + "\n## At one shared base rate (seeds 0-2)\n\n" + rate_diff_table(runs)
           + "\n## Best against best (every seed at each method's best rate)\n\n"
-          + best_table(runs))
+          + best_table(runs)
+          + "\n## Best against best on the held-out seeds (3 and up)\n\n"
+          + best_table(runs, held_out=True))
   if any(g == "ring_noscale" for g, _, _ in runs):
     text += "\n## Ring without the sqrt(learners) rule\n\n" + noscale_table(runs)
   if any(g.startswith("table2_") for g, _, _ in runs):

@@ -38,3 +38,12 @@ def test_best_rate_uses_the_sweep_seeds_and_extensions(tmp_path):
 def test_difference_whose_ci_includes_zero_is_within_noise():
   assert "within noise" in gala_best.diff_cell(np.array([1.0, 3.0]), np.array([2.0, 2.5]))
   assert "within noise" not in gala_best.diff_cell(np.array([10.0, 11.0]), np.array([1.0, 2.0]))
+
+
+def test_held_out_values_leave_out_the_seeds_that_picked_the_rate(tmp_path):
+  root = str(tmp_path)
+  for s, v in enumerate([9.0, 9.0, 9.0, 1.0, 2.0]):
+    _write(root, "ring" if s < 3 else "ring_s34", "G", 0.01, s, v)
+  runs = gala_best.read_runs(root)
+  np.testing.assert_allclose(gala_best.values(runs, "ring", "G", 0.01, held_out=True), [1, 2])
+  assert "1.50" in gala_best.best_table(runs, held_out=True)
