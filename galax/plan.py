@@ -85,8 +85,8 @@ def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: Target) -> Execut
   if config.platform not in ("auto", target.platform):
     raise ValueError(f"config.platform={config.platform!r} but the run is built for "
                      f"{target.platform} devices.")
-  convs = (target.platform == "cpu" and target.obs_layout != "flat"
-           and config.network.name != "mlp")  # an 'mlp' flattens images: no convolutions
+  cpu_images = target.platform == "cpu" and target.obs_layout != "flat"
+  convs = cpu_images and config.network.name != "mlp"  # an 'mlp' flattens: no convolutions
   learner_map = _learner_map(config, spec, target, convs)
   conv_impl = config.network.conv_impl
   if conv_impl == "auto":  # patches where a CPU runs learners' convolutions in a loop
@@ -94,7 +94,6 @@ def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: Target) -> Execut
   update_loop = config.update_loop
   if update_loop == "auto":  # XLA:CPU's conv gradients are slow inside a while loop
     update_loop = "host" if convs and conv_impl == "xla" else "scan"
-  cpu_images = target.platform == "cpu" and target.obs_layout != "flat"
   return ExecutionPlan(
       platform=target.platform, learner_map=learner_map, conv_impl=conv_impl,
       update_loop=update_loop, grad_chunks=_grad_chunks(config, spec, convs),
