@@ -43,43 +43,50 @@ def base_config() -> ml_collections.ConfigDict:
   c.algorithm = "a2c"  # a name in galax.algorithms.specs(): a2c ppo hts_a2c hts_ppo a3c impala
   c.seed = 0  # seeds params, env seeds (seed + global env index) and action sampling keys
   c.total_env_steps = 1_000_000  # agent steps of all learners together (x4 for Atari frames)
-  _add_env(c)
-  _add_learners(c)
-  _add_model(c)
-  _add_optimizer(c)
-  _add_algorithm_sections(c)
-  _add_running(c)
-  _add_eval(c)
+  c.env = _env_section()
+  c.update(_learner_fields())
+  c.update(_model_fields())
+  c.update(_optimizer_fields())
+  c.update(_algorithm_sections())
+  c.update(_running_fields())
+  c.eval = _eval_section()
   c.lock()  # a misspelt field is an error, not a silently ignored new key
   return c
 
 
-def _add_algorithm_sections(c: ml_collections.ConfigDict) -> None:
+def _fields() -> ml_collections.ConfigDict:
+  """A group of top-level fields for `base_config` to merge in as declared (unsorted, so
+  config.json lists them in this file's order)."""
+  return ml_collections.ConfigDict(sort_keys=False)
+
+
+def _algorithm_sections() -> dict[str, ml_collections.ConfigDict]:
   """The sections the algorithms own (ppo, hts, a3c, impala, ...): each declared in its
   algorithm's module (`AlgorithmSpec.config_sections`), found through the registry."""
   from galax import jax_quiet  # pylint: disable=g-import-not-at-top
   from galax.algorithm_registry import config_sections  # pylint: disable=g-import-not-at-top
 
   jax_quiet.import_jax()  # the algorithm modules import JAX: quietly, first
-  for name, section in config_sections().items():
-    c[name] = section
+  return config_sections()
 
 
-def _add_env(c: ml_collections.ConfigDict) -> None:
-  c.env = ml_collections.ConfigDict()
+def _env_section() -> ml_collections.ConfigDict:
+  env = ml_collections.ConfigDict()
   # any envpool id (Pong-v5, Breakout-v5, gfootball/academy_...-v1) or gymnax id
   # (gymnax/CartPole-v1, gymnax/Breakout-MinAtar: docs/environments.md)
-  c.env.id = "CartPole-v1"
-  c.env.episodic_life = False  # Atari: a lost life ends the *training* episode
-  c.env.reward_clip = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
-  c.env.max_episode_steps = 0  # time limit in agent steps; 0 = the env's default
-  c.env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice (envpool only)
+  env.id = "CartPole-v1"
+  env.episodic_life = False  # Atari: a lost life ends the *training* episode
+  env.reward_clip = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
+  env.max_episode_steps = 0  # time limit in agent steps; 0 = the env's default
+  env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice (envpool only)
   # Extra envpool.make options (validated against the env's own), set in a config file:
-  # c.env.options = ml_collections.ConfigDict(dict(noop_max=0)).
-  c.env.options = ml_collections.ConfigDict()
+  # env.options = ml_collections.ConfigDict(dict(noop_max=0)).
+  env.options = ml_collections.ConfigDict()
+  return env
 
 
-def _add_learners(c: ml_collections.ConfigDict) -> None:
+def _learner_fields() -> ml_collections.ConfigDict:
+  c = _fields()
   # The learner axis: num_learners learners x envs_per_learner envs each.
   c.num_learners = 1
   c.envs_per_learner = 16
@@ -98,10 +105,12 @@ def _add_learners(c: ml_collections.ConfigDict) -> None:
   # shared: every learner starts from the params of `seed` (GALA, all-reduce);
   # per_learner: learner i starts from seed + i (independent seeds run as learners).
   c.initial_params = "shared"
+  return c
 
 
-def _add_model(c: ml_collections.ConfigDict) -> None:
+def _model_fields() -> ml_collections.ConfigDict:
   """Returns, network and loss."""
+  c = _fields()
   c.t_max = 5  # rollout length per update (n of the n-step return)
   c.gamma = 0.99
   c.returns = "nstep"  # nstep (PAAC/A2C) | gae (lambda-returns)
@@ -123,10 +132,12 @@ def _add_model(c: ml_collections.ConfigDict) -> None:
   c.loss.entropy_coef = 0.01
   c.loss.value_coef = 0.5  # times mean (G - V)^2
   c.loss.sum_over_time = False  # PAAC code: loss summed over the t_max steps
+  return c
 
 
-def _add_optimizer(c: ml_collections.ConfigDict) -> None:
+def _optimizer_fields() -> ml_collections.ConfigDict:
   """The optimizer and BA3C's straggler mitigation."""
+  c = _fields()
   c.optimizer = ml_collections.ConfigDict()
   c.optimizer.name = "rmsprop"  # rmsprop | adam | sgd
   c.optimizer.learning_rate = 7e-4
@@ -153,10 +164,12 @@ def _add_optimizer(c: ml_collections.ConfigDict) -> None:
   c.stragglers.num_kept = 0  # m of n gradients aggregated; 0 = all (off)
   c.stragglers.step_time = "exponential"  # exponential | lognormal | uniform (law of X)
   c.stragglers.scale = 1.0  # spread of the step times around 1
+  return c
 
 
-def _add_running(c: ml_collections.ConfigDict) -> None:
+def _running_fields() -> ml_collections.ConfigDict:
   """Running the job: loops, logging, checkpoints, stopping."""
+  c = _fields()
   # Running the job.
   c.updates_per_call = 100  # updates per host round trip (metrics, logging)
   # How a device's A2C-family learners run their networks: vmap (one batched program) |
@@ -194,19 +207,21 @@ def _add_running(c: ml_collections.ConfigDict) -> None:
   c.time_limit_s = 0.0  # stop after this much training time (HTS final time metric); 0 = none
   c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)
   c.energy = True  # sample GPU power via NVML, report frames per kJ (skipped without a GPU)
+  return c
 
 
-def _add_eval(c: ml_collections.ConfigDict) -> None:
+def _eval_section() -> ml_collections.ConfigDict:
   # Periodic evaluation on separate envs (see galax/evaluation.py): full games (no episodic
   # life), raw rewards, up to `noop_max` no-op starts (Atari). Rows go to eval.csv.
-  c.eval = ml_collections.ConfigDict()
-  c.eval.every_steps = 0  # env steps between evaluations (and one at the end); 0 = off
-  c.eval.episodes = 10  # episodes per evaluated policy (HTS, GALA: 10)
-  c.eval.greedy = True  # argmax actions (GALA Table 1); False samples from the policy
-  c.eval.learners = "first"  # first (learner 0) | all (each learner) | average (mean params)
-  c.eval.num_envs = 0  # envs per evaluated policy; 0 = one env per episode
-  c.eval.noop_max = 30  # Atari: up to this many no-ops at the start of an eval episode
-  c.eval.max_episode_steps = 0  # eval time limit in agent steps; 0 = as config.env
+  e = ml_collections.ConfigDict()
+  e.every_steps = 0  # env steps between evaluations (and one at the end); 0 = off
+  e.episodes = 10  # episodes per evaluated policy (HTS, GALA: 10)
+  e.greedy = True  # argmax actions (GALA Table 1); False samples from the policy
+  e.learners = "first"  # first (learner 0) | all (each learner) | average (mean params)
+  e.num_envs = 0  # envs per evaluated policy; 0 = one env per episode
+  e.noop_max = 30  # Atari: up to this many no-ops at the start of an eval episode
+  e.max_episode_steps = 0  # eval time limit in agent steps; 0 = as config.env
+  return e
 
 
 def config_names() -> list[str]:
