@@ -58,11 +58,12 @@ class AlgorithmSpec:
     return feature in self.features
 
 
-def ppo_minibatch(config: ConfigDict, steps: int) -> tuple[int, int, str]:
-  """A PPO minibatch as the chunked axis; rejects minibatch counts that do not divide the
-  `steps` x envs_per_learner samples (PPO and HTS-PPO)."""
-  samples = steps * int(config.envs_per_learner)
-  minibatches = int(config.ppo.minibatches)
+def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int
+                  ) -> tuple[int, int, str]:
+  """A PPO minibatch (`config.ppo.minibatches` of them per update) as the chunked axis;
+  rejects minibatch counts that do not divide the `steps` x envs_per_learner samples (PPO
+  and HTS-PPO)."""
+  samples = steps * envs_per_learner
   if samples % minibatches:
     raise ValueError(f"config.ppo.minibatches={minibatches} must divide the {samples} "
                      f"samples per update ({steps} steps x envs_per_learner).")

@@ -140,8 +140,8 @@ def _as_does_not_fit(error: Exception, target: targets.Target) -> Exception:
                     f"{text.splitlines()[0][:200]}")
 
 
-def report(name: str, config: ConfigDict, target: targets.Target, algorithm, compiled,
-           compile_s: float, learners_per_chip: int) -> Report:
+def report(name: str, target: targets.Target, algorithm, compiled, compile_s: float,
+           learners_per_chip: int) -> Report:
   """The table's figures; `DoesNotFit` when the memory needed exceeds the chip's."""
   memory = compiled.memory_analysis()
   needed = (memory.argument_size_in_bytes + memory.output_size_in_bytes
@@ -184,7 +184,7 @@ def build(name: str, config: ConfigDict, topology: str, learners_per_chip: int =
   target = targets.target_devices(topology)
   config = for_target(config, target, learners_per_chip)
   algorithm, compiled, seconds = compile_for(config, target)
-  return report(name, config, target, algorithm, compiled, seconds, learners_per_chip)
+  return report(name, target, algorithm, compiled, seconds, learners_per_chip)
 
 
 def find_max_envs(name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1

@@ -43,9 +43,9 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
   if config.combine != "independent" and config.num_learners < 2:
     raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
-  _validate_gossip(config)
-  _validate_baselines(config)
-  _validate_batches(config)
+  _validate_gossip(config, algorithm)
+  _validate_baselines(config, algorithm)
+  _validate_batches(config, algorithm)
   from galax.envs import backend_for, check_env_id  # pylint: disable=g-import-not-at-top
 
   check_env_id(config.env.id)
@@ -54,7 +54,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   return config
 
 
-def _validate_gossip(config: ml_collections.ConfigDict) -> None:
+def _validate_gossip(config: ml_collections.ConfigDict, algorithm: spec_lib.AlgorithmSpec
+                     ) -> None:
   """GALA's gossip fields act only with combine='gossip'; GALA Fig. 2b's gradient cosine
   matrix only in A2C (the other algorithms have no single per-update gradient to compare)."""
   gossip = config.gossip
@@ -72,16 +73,17 @@ def _validate_gossip(config: ml_collections.ConfigDict) -> None:
     raise ValueError(f"config.gossip.delay={gossip.delay} with initial_params="
                      f"{config.initial_params!r}: the first delay - 1 mixes would use each "
                      "learner's own start for its peers'; use initial_params='shared'.")
-  if config.grad_similarity and not _spec(config).supports(spec_lib.GRAD_SIMILARITY):
+  if config.grad_similarity and not algorithm.supports(spec_lib.GRAD_SIMILARITY):
     raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
                      f"algorithm='a2c' (got {config.algorithm!r}).")
 
 
-def _validate_batches(config: ml_collections.ConfigDict) -> None:
+def _validate_batches(config: ml_collections.ConfigDict, algorithm: spec_lib.AlgorithmSpec
+                      ) -> None:
   """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
   check_choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
   if (config.learner_map not in ("auto", "vmap")
-      and not _spec(config).supports(spec_lib.LEARNER_MAP)):
+      and not algorithm.supports(spec_lib.LEARNER_MAP)):
     raise ValueError(f"config.learner_map={config.learner_map!r} acts on A2C-family "
                      f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
   check_choice("update_loop", config.update_loop, ("auto", "scan", "host"))
@@ -93,21 +95,22 @@ def _validate_batches(config: ml_collections.ConfigDict) -> None:
   chunks = config.grad_chunks
   if chunks < 0:
     raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")
-  batch, _, what = _spec(config).chunked_batch(config)  # PPO: checks its minibatches
+  batch, _, what = algorithm.chunked_batch(config)  # PPO: checks its minibatches
   if chunks and batch % chunks:
     raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
-  if config.hts.microbatches and not _spec(config).supports(spec_lib.MICROBATCHES):
+  if config.hts.microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
     raise ValueError(f"config.hts.microbatches={config.hts.microbatches} splits HTS segments;"
                      f" algorithm {config.algorithm!r} has none.")
 
 
-def _validate_baselines(config: ml_collections.ConfigDict) -> None:
+def _validate_baselines(config: ml_collections.ConfigDict, algorithm: spec_lib.AlgorithmSpec
+                        ) -> None:
   """Fields of distributed BA3C (sharded state, stragglers), A3C and IMPALA."""
   if config.optimizer.clip_average_norm < 0:
     raise ValueError("config.optimizer.clip_average_norm must be >= 0 (0 = off), got "
                      f"{config.optimizer.clip_average_norm}.")
   if config.optimizer.sharded_state:
-    if config.combine != "allreduce" or not _spec(config).supports(spec_lib.SHARDED_STATE):
+    if config.combine != "allreduce" or not algorithm.supports(spec_lib.SHARDED_STATE):
       raise ValueError("config.optimizer.sharded_state=True shards the state of learners that "
                        "share parameters: it needs combine='allreduce' and an algorithm that "
                        f"supports it, such as 'a2c' or 'impala' (got combine="
@@ -118,13 +121,10 @@ def _validate_baselines(config: ml_collections.ConfigDict) -> None:
     if not 0 < stragglers.num_kept <= config.num_learners:
       raise ValueError(f"config.stragglers.num_kept={stragglers.num_kept} must be in "
                        f"[1, num_learners={config.num_learners}] (0 = keep all).")
-    if config.combine != "allreduce" or not _spec(config).supports(spec_lib.STRAGGLERS):
+    if config.combine != "allreduce" or not algorithm.supports(spec_lib.STRAGGLERS):
       raise ValueError("config.stragglers.num_kept drops gradients of all-reduce A2C: it needs "
                        f"combine='allreduce' and algorithm='a2c' (got combine={config.combine!r},"
                        f" algorithm={config.algorithm!r}).")
     if stragglers.scale < 0:
       raise ValueError(f"config.stragglers.scale must be >= 0, got {stragglers.scale}.")
 
-
-def _spec(config: ml_collections.ConfigDict) -> spec_lib.AlgorithmSpec:
-  return spec_for(config.algorithm)

@@ -207,10 +207,11 @@ def _final_params(state: LearnerState, learner: int) -> Params:
   return jax.tree.map(lambda x: x[learner], to_host(state.params))
 
 
-def default_method(config: ml_collections.ConfigDict) -> str:
-  if config.num_learners == 1:
-    return config.algorithm.upper()
-  return f"{config.algorithm.upper()}-{config.combine}"
+def default_method(algorithm: str, num_learners: int, combine: str) -> str:
+  """The method's name in reports: "A2C", or with several learners "A2C-gossip"."""
+  if num_learners == 1:
+    return algorithm.upper()
+  return f"{algorithm.upper()}-{combine}"
 
 
 def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_dir: str,
@@ -222,7 +223,7 @@ def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_
 
   Returns the run records in seed order.
   """
-  method = method or default_method(config)
+  method = method or default_method(config.algorithm, config.num_learners, config.combine)
   mode, why = choose_mode(config, seeds, mode)
   log(f"experiment {name}: seeds {list(seeds)}, mode {mode} ({why})")
   exp_dir = os.path.join(out_dir, name)

@@ -87,24 +87,28 @@ def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: Target) -> Execut
                      f"{target.platform} devices.")
   cpu_images = target.platform == "cpu" and target.obs_layout != "flat"
   convs = cpu_images and config.network.name != "mlp"  # an 'mlp' flattens: no convolutions
-  learner_map = _learner_map(config, spec, target, convs)
+  learner_map = _learner_map(config.learner_map, config.network.conv_impl, spec, target,
+                             convs)
   conv_impl = config.network.conv_impl
   if conv_impl == "auto":  # patches where a CPU runs learners' convolutions in a loop
     conv_impl = "patches" if learner_map == "loop" and convs else "xla"
   update_loop = config.update_loop
   if update_loop == "auto":  # XLA:CPU's conv gradients are slow inside a while loop
     update_loop = "host" if convs and conv_impl == "xla" else "scan"
+  grad_chunks = _grad_chunks(int(config.grad_chunks), spec.chunked_batch(config), convs)
+  segment_units = spec.segment_units(config) if spec.segment_units else None
   return ExecutionPlan(
       platform=target.platform, learner_map=learner_map, conv_impl=conv_impl,
-      update_loop=update_loop, grad_chunks=_grad_chunks(config, spec, convs),
+      update_loop=update_loop, grad_chunks=grad_chunks,
       unit_call="inline" if cpu_images else "isolated",
-      microbatches=_microbatches(config, spec, target))
+      microbatches=_microbatches(int(config.hts.microbatches), segment_units,
+                                 target.envs_in_program))
 
 
-def _learner_map(config: ConfigDict, spec: AlgorithmSpec, target: Target, convs: bool
-                 ) -> str:
-  """'auto' is 'vmap' except for A2C-family image networks on CPU with several learners
-  per device:
+def _learner_map(chosen: str, conv_impl: str, spec: AlgorithmSpec, target: Target,
+                 convs: bool) -> str:
+  """`config.learner_map` (`chosen`; `conv_impl`: `config.network.conv_impl`). Its 'auto'
+  is 'vmap' except for A2C-family image networks on CPU with several learners per device:
   - more than `MAX_UNROLLED_LEARNERS`: 'loop' (`lax.map`, one learner's program; with
     `network.conv_impl="auto"` its convolutions become patches): unrolled or vmapped,
     compile time and memory grow with the learners.
@@ -112,23 +116,22 @@ def _learner_map(config: ConfigDict, spec: AlgorithmSpec, target: Target, convs:
     convolution, which XLA:CPU runs slower than the learners' convolutions one by one.
   - patch convolutions: 'vmap' (batched matmuls run well).
   """
-  if config.learner_map != "auto":  # checked by `galax.config.validate`
-    return config.learner_map
+  if chosen != "auto":  # checked by `galax.config.validate`
+    return chosen
   learners = target.learners_per_device
   if not spec.supports(LEARNER_MAP) or not convs or learners <= 1:
     return "vmap"
   if learners > MAX_UNROLLED_LEARNERS:
     return "loop"
-  return "unroll" if config.network.conv_impl != "patches" else "vmap"
+  return "unroll" if conv_impl != "patches" else "vmap"
 
 
-def _grad_chunks(config: ConfigDict, spec: AlgorithmSpec, convs: bool) -> int:
-  """`config.grad_chunks`, or (0, auto) on CPU for conv networks the most chunks of >= 80
-  samples (16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that divide the chunked axis
-  (`AlgorithmSpec.chunked_batch`): a sum of small conv gradients is faster there than one
-  large one. Elsewhere 1: one batched gradient."""
-  batch, steps, what = spec.chunked_batch(config)
-  chunks = int(config.grad_chunks)
+def _grad_chunks(chunks: int, chunked_batch: tuple[int, int, str], convs: bool) -> int:
+  """`config.grad_chunks` (`chunks`), or (0, auto) on CPU for conv networks the most chunks
+  of >= 80 samples (16 envs at t_max 5, 4 envs at IMPALA's unroll 20) that divide the
+  chunked axis (`AlgorithmSpec.chunked_batch`): a sum of small conv gradients is faster
+  there than one large one. Elsewhere 1: one batched gradient."""
+  batch, steps, what = chunked_batch
   if chunks == 0:
     if not convs or batch <= 1:
       return 1
@@ -139,20 +142,19 @@ def _grad_chunks(config: ConfigDict, spec: AlgorithmSpec, convs: bool) -> int:
   return chunks
 
 
-def _microbatches(config: ConfigDict, spec: AlgorithmSpec, target: Target) -> int:
-  """`config.hts.microbatches`, or (0, auto) the largest divisor <= 16 of both the learner's
-  units and the env steps per segment (`AlgorithmSpec.segment_units`); 1 for envs that step
-  inside the program (gymnax), where pieces have no host stepping to overlap and only add
-  work, and for algorithms whose updates are not segments."""
-  units_and_steps = spec.segment_units
+def _microbatches(chosen: int, units_and_steps: tuple[int, int] | None,
+                  envs_in_program: bool) -> int:
+  """`config.hts.microbatches` (`chosen`), or (0, auto) the largest divisor <= 16 of both
+  the learner's units and the env steps per segment (`AlgorithmSpec.segment_units`); 1 for
+  envs that step inside the program (gymnax), where pieces have no host stepping to
+  overlap and only add work, and for algorithms whose updates are not segments (None)."""
   if units_and_steps is None:
     return 1
-  chosen = int(config.hts.microbatches)
   if chosen:
     return chosen
-  if target.envs_in_program:
+  if envs_in_program:
     return 1
-  divisor = math.gcd(*units_and_steps(config))
+  divisor = math.gcd(*units_and_steps)
   return max(d for d in range(1, min(divisor, MAX_MICROBATCHES) + 1) if divisor % d == 0)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from ml_collections import ConfigDict
 
 from galax import metrics as metrics_lib
 from galax.types import JsonDict
@@ -52,14 +51,15 @@ class TrainResult:
     return metrics_lib.json_safe(d)
 
 
-def finished_reason(config: ConfigDict, total_updates: int, updates: int,
-                    tracker: metrics_lib.EpisodeTracker, train_time_s: float) -> str:
-  """Why a run at this point has nothing left to do ("" if it has)."""
+def finished_reason(total_updates: int, updates: int, tracker: metrics_lib.EpisodeTracker,
+                    train_time_s: float, target_return: float, time_limit_s: float) -> str:
+  """Why a run at this point has nothing left to do ("" if it has); `target_return` and
+  `time_limit_s` are the config's (0 = none)."""
   if updates >= total_updates:
     return f"{updates} of {total_updates} updates done"
-  if config.target_return and tracker.mean_return >= config.target_return:
-    return (f"target return {config.target_return} reached (running mean "
+  if target_return and tracker.mean_return >= target_return:
+    return (f"target return {target_return} reached (running mean "
             f"{tracker.mean_return:.2f})")
-  if config.time_limit_s and train_time_s >= config.time_limit_s:
-    return f"time limit {config.time_limit_s}s reached"
+  if time_limit_s and train_time_s >= time_limit_s:
+    return f"time limit {time_limit_s}s reached"
   return ""

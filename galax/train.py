@@ -148,8 +148,7 @@ class _Run:
     self.planned = dict(requested_env_steps=int(config.total_env_steps),
                         planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)
     self.per_call = algorithm.updates_per_call * algorithm.env_steps_per_update  # env steps
-    # A resumed run continues the checkpoint's counts and clocks (`restore`).
-    self.env_steps, self.updates = 0, 0
+    self.env_steps, self.updates = 0, 0  # `restore` continues a checkpoint's counts, clocks
     self.clock = RunClock(eval_time=lambda: self.eval_time_s)
     # Set by `prepare` (the writer on process 0 with a workdir only).
     self.writer: metrics_lib.MetricsWriter | None = None
@@ -175,8 +174,9 @@ class _Run:
       t.load_json(saved)
     self.log(f"resumed from {self.checkpointer.step_dir(self.env_steps)} at "
              f"{self.env_steps} env steps")
-    return finished_reason(self.config, self.algorithm.total_updates, self.updates,
-                           self.tracker, self.clock.train_before)
+    config = self.config
+    return finished_reason(self.algorithm.total_updates, self.updates, self.tracker,
+                           self.clock.train_before, config.target_return, config.time_limit_s)
 
   def already_finished(self, done: str) -> TrainResult:
     self.log(f"nothing to do: the run in {self.workdir} is already finished ({done})"

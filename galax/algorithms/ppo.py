@@ -324,4 +324,6 @@ def validate_ppo(config: ConfigDict) -> None:
 
 SPECS = (spec.AlgorithmSpec("ppo", make_ppo, validate=validate_ppo,
                             config_sections=lambda: dict(ppo=ppo_config()),
-                            chunked_batch=lambda c: spec.ppo_minibatch(c, int(c.t_max))),)
+                            chunked_batch=lambda c: spec.ppo_minibatch(
+                                int(c.t_max), int(c.envs_per_learner),
+                                int(c.ppo.minibatches))),)

@@ -401,5 +401,5 @@ SPECS = (
     spec.AlgorithmSpec("hts_a2c", chunked_batch=lambda c: (
         1, 1, "time step of an HTS-A2C unit (it does not chunk)"), **_HTS),
     spec.AlgorithmSpec("hts_ppo", chunked_batch=lambda c: spec.ppo_minibatch(
-        c, segment_steps(c)), **_HTS),
+        segment_steps(c), int(c.envs_per_learner), int(c.ppo.minibatches)), **_HTS),
 )
