@@ -46,10 +46,10 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   _validate_gossip(config, algorithm)
   _validate_baselines(config, algorithm)
   _validate_batches(config, algorithm)
-  from galax.envs import backend_for, check_env_id  # pylint: disable=g-import-not-at-top
+  from galax import envs  # pylint: disable=g-import-not-at-top
 
-  check_env_id(config.env.id)
-  backend_for(config.env.id).validate(config)
+  envs.check_env_id(config.env.id)
+  envs.backend_for(config.env.id).validate(envs.EnvSettings.from_config(config))
   algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
   return config
 

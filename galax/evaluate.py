@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from galax import jax_quiet
 
@@ -33,7 +33,11 @@ import numpy as np
 from ml_collections import ConfigDict
 
 from galax import rundir
+from galax.envs.backend import EnvSettings
 from galax.types import Params, ParamsBlock
+
+if TYPE_CHECKING:
+  from galax.envs.base import EnvSpec
 
 PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
 
@@ -116,10 +120,10 @@ def pick_learner(params: ParamsBlock, learner: str) -> Params:
   return jax.tree.map(lambda x: x[int(learner)], params)
 
 
-def _spec(config: ConfigDict):
+def _env_spec(env_settings: EnvSettings, seed: int) -> EnvSpec:
   from galax.evaluation import eval_env  # pylint: disable=g-import-not-at-top
 
-  env = eval_env(config, 1)
+  env = eval_env(env_settings, seed, 1)
   try:
     return env.spec
   finally:
@@ -132,7 +136,8 @@ def policy_from_params(config: ConfigDict, params: Params) -> PolicyFn:
   from galax import networks  # pylint: disable=g-import-not-at-top
 
   params = jax.tree.map(jnp.asarray, params)
-  apply = networks.from_config(config.network, _spec(config)).apply
+  env_spec = _env_spec(EnvSettings.from_config(config), config.seed)
+  apply = networks.from_config(config.network, env_spec).apply
 
   @jax.jit
   def greedy(obs):
@@ -224,7 +229,8 @@ def main(argv: Sequence[str]) -> None:
   if FLAGS.video:
     policy_fn = policy_from_params(config, params)  # the evaluated checkpoint, restored once
     act = (lambda obs, key: policy_fn(obs)) if FLAGS.greedy else policy_fn
-    frames = video.record(config, act, FLAGS.video_episodes, seed=10_000 + FLAGS.seed)
+    frames = video.record(EnvSettings.from_config(config), act, FLAGS.video_episodes,
+                          seed=10_000 + FLAGS.seed)
     video.write_video(FLAGS.video, frames)
     print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x"
           f"{frames[0].shape[0]}")

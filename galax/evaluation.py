@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 from ml_collections import ConfigDict
 
-from galax.envs import Env, EnvState, backend_for
+from galax.envs import Env, EnvSettings, EnvState, backend_for
 from galax.parallel.learners import to_host
 from galax.rollout import init_action_keys, sample_actions
 from galax.types import JsonDict, Params, ParamsBlock
@@ -79,11 +79,11 @@ class EvalOutput(NamedTuple):
   completed: np.ndarray
 
 
-def eval_env(config: ConfigDict, num_envs: int, seed_offset: int = 0) -> Env:
-  """The evaluation envs of `config` (`EnvBackend.make_eval`: full games, raw rewards,
-  eval no-op starts), seeded apart from the training envs."""
-  seed = config.seed + EVAL_SEED_OFFSET + seed_offset
-  return backend_for(config.env.id).make_eval(config, num_envs, seed)
+def eval_env(env: EnvSettings, seed: int, num_envs: int, seed_offset: int = 0) -> Env:
+  """The evaluation envs of a run's `env` settings and `seed` (`config.seed`)
+  (`EnvBackend.make_eval`: full games, raw rewards, eval no-op starts), seeded apart from
+  the training envs."""
+  return backend_for(env.id).make_eval(env, num_envs, seed + EVAL_SEED_OFFSET + seed_offset)
 
 
 def make_play(apply_fn: Callable, env: Env, num_policies: int, episodes_per_env: int,
@@ -156,7 +156,8 @@ class Evaluator:
     self.episodes_per_env = -(-self.episodes // self.envs_per_policy)
     self.num_policies = num_policies
     self.greedy = bool(config.eval.greedy)
-    self.env = eval_env(config, num_policies * self.envs_per_policy, seed_offset)
+    self.env = eval_env(EnvSettings.from_config(config), config.seed,
+                        num_policies * self.envs_per_policy, seed_offset)
     if apply_fn is None:
       from galax import networks  # pylint: disable=g-import-not-at-top
 
@@ -315,6 +316,6 @@ def evaluate_params(config: ConfigDict, params: Params, episodes: int | None = N
   return out.returns[0][out.completed[0]]
 
 
-def frames_per_step(config: ConfigDict) -> int:
-  """Emulator frames per agent step: Atari's frame skip (4 by default), else 1."""
-  return backend_for(config.env.id).frames_per_step(config)
+def frames_per_step(env: EnvSettings) -> int:
+  """Emulator frames per agent step of `env`: Atari's frame skip (4 by default), else 1."""
+  return backend_for(env.id).frames_per_step(env)

@@ -45,6 +45,7 @@ jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine wit
 
 from galax import evaluation as eval_lib
 from galax import protocols
+from galax.envs.backend import EnvSettings
 from galax.types import JsonDict, Params
 
 if TYPE_CHECKING:
@@ -184,7 +185,8 @@ def run_record(*, name: str, method: str, config: ml_collections.ConfigDict, see
       created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
       git=git_info(), device=device_info(),
       config=json.loads(config.to_json_best_effort()),
-      env_steps=int(env_steps), frames_per_step=eval_lib.frames_per_step(config),
+      env_steps=int(env_steps),
+      frames_per_step=eval_lib.frames_per_step(EnvSettings.from_config(config)),
       steps_per_second=_json_float(result.steps_per_second),
       compile_time_s=result.compile_time_s, wall_time_s=result.wall_time_s,
       train_time_s=result.train_time_s, eval_time_s=result.eval_time_s,

@@ -18,7 +18,7 @@ from jax.sharding import Mesh
 from ml_collections import ConfigDict
 
 from galax import networks
-from galax.envs import Env, EnvState
+from galax.envs import Env, EnvSettings, EnvState
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
 from galax.plan import ExecutionPlan
@@ -46,13 +46,15 @@ BlockUpdate = Callable[[LearnerState], tuple[LearnerState, Metrics]]
 
 @dataclasses.dataclass
 class Setup:
-  """Layout, mesh, envs, network and execution plan for a config (before the
-  algorithm-specific parts; `galax.algorithms.run_setup.make_setup`)."""
+  """Layout, mesh, envs (and the settings they were built from), network and execution
+  plan for a config (before the algorithm-specific parts;
+  `galax.algorithms.run_setup.make_setup`)."""
 
   config: ConfigDict
   layout: lx.Layout
   mesh: Mesh
   env: Env
+  env_settings: EnvSettings
   network: networks.ActorCritic
   plan: ExecutionPlan
   total_updates: int

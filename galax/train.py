@@ -135,8 +135,7 @@ class _Run:
     config: ConfigDict = algorithm.config
     self.algorithm, self.config, self.log, self.on_call = algorithm, config, log, on_call
     self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
-    # galax's own files: in the workdir, or staged locally for a URL (galax/rundir.py).
-    self.files = rundir.Mirror(workdir) if workdir else None
+    self.files = rundir.Mirror(workdir) if workdir else None  # staged for a URL: rundir.py
     self.state: LearnerState = algorithm.init()
     self.tracker = metrics_lib.EpisodeTracker(config.stats_window)
     self.learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
@@ -380,7 +379,8 @@ class _Run:
         train_time_s=clock.train(now), eval_time_s=self.eval_time_s,
         evaluations=list(self.evals.records) if self.evals else [],
         learner_returns=[t.mean_return for t in self.learner_trackers],
-        energy=energy.summary(steps, eval_lib.frames_per_step(self.config)) if energy else None,
+        energy=(energy.summary(steps, eval_lib.frames_per_step(self.algorithm.setup.env_settings))
+                if energy else None),
         stopped=self.stopped, diverged=bool(self.diverged), **self.planned)
     if self.files and jax.process_index() == 0:
       metrics_lib.write_json(os.path.join(self.files.local, "result.json"), result.summary())

@@ -17,9 +17,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from ml_collections import ConfigDict
-
-from galax.envs.backend import Policy
+from galax.envs.backend import EnvSettings, Policy
 from galax.envs.registry import backend_for
 
 VIDEO_EXTENSIONS = (".mp4", ".gif")
@@ -82,12 +80,12 @@ def with_text(frame: np.ndarray, text: str) -> np.ndarray:
   return np.asarray(image)
 
 
-def record(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> list[np.ndarray]:
-  """Frames of `episodes` games played by `policy` (the env backend's `episodes`), each
-  with its running return."""
-  play = backend_for(config.env.id).episodes
+def record(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> list[np.ndarray]:
+  """Frames of `episodes` games of `env` (a run's `EnvSettings`) played by `policy` (the
+  env backend's `episodes`), each with its running return."""
+  play = backend_for(env.id).episodes
   return [with_text(frame, f"episode {episode + 1}  return {total:g}")
-          for frame, total, episode in play(config, policy, episodes, seed)]
+          for frame, total, episode in play(env, policy, episodes, seed)]
 
 
 def write_video(path: str, frames: list[np.ndarray], fps: int = FPS) -> None:

@@ -20,7 +20,7 @@ from galax.algorithms.execution import block_policy
 from galax.algorithms.run_setup import make_setup
 from galax.algorithm_registry import spec_for
 from galax.config import base_config, validate
-from galax.envs import make_env
+from galax.envs import EnvSettings, make_env
 from galax.parallel import learners as lx
 from galax.rollout import rollout
 
@@ -37,8 +37,9 @@ def _config(env_id, **overrides):
 
 
 def _env(env_id, num_envs, seed=0, max_episode_steps=0, num_shards=1):
-  return make_env(_config(env_id, seed=seed, env=dict(max_episode_steps=max_episode_steps)),
-                  num_envs=num_envs, num_shards=num_shards)
+  config = _config(env_id, env=dict(max_episode_steps=max_episode_steps))
+  return make_env(EnvSettings.from_config(config), num_envs=num_envs, seed=seed,
+                  num_shards=num_shards)
 
 
 def _run(env, actions: np.ndarray):
@@ -142,8 +143,10 @@ def test_env_j_gets_the_same_stream_whatever_the_layout(env_id):
 
 def test_gymnax_explicit_env_seeds_equal_contiguous_seeds():
   config = _config("gymnax/CartPole-v1", seed=2)
-  contiguous = make_env(config, num_envs=4)
-  explicit = make_env(config, num_envs=2, num_shards=2, env_seeds=[[2, 3], [4, 5]])
+  env = EnvSettings.from_config(config)
+  contiguous = make_env(env, num_envs=4, seed=config.seed)
+  explicit = make_env(env, num_envs=2, seed=config.seed, num_shards=2,
+                      env_seeds=[[2, 3], [4, 5]])
   a, b = contiguous.reset(), explicit.reset()
   for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
     np.testing.assert_array_equal(x, y)

@@ -13,6 +13,7 @@ import galax
 from galax import evaluate as evaluate_lib
 from galax import video
 from galax.config import load as load_config
+from galax.envs import EnvSettings
 from galax.train import train
 from run_helpers import run_cli, tiny_config
 
@@ -128,7 +129,8 @@ def test_load_policy_acts_greedily_and_samples(cartpole_run):
 def test_atari_video_frames_come_from_envpool(tmp_path):
   config = load_config("pong_paac")
   config.env.max_episode_steps = 30
-  frames = video.record(config, lambda obs, key: np.zeros((1,), np.int32), 1, seed=0)
+  frames = video.record(EnvSettings.from_config(config),
+                        lambda obs, key: np.zeros((1,), np.int32), 1, seed=0)
   assert 20 <= len(frames) <= 40 and frames[0].shape == (240, 160, 3)
   path = str(tmp_path / "pong.mp4")
   video.write_video(path, frames)

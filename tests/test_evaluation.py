@@ -13,6 +13,7 @@ import pytest
 from galax import evaluation
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.envs import EnvSettings
 from galax.parallel.learners import to_host
 from galax.train import train
 
@@ -80,13 +81,13 @@ def test_sampled_evaluation_is_reproducible():
 def test_eval_envs_play_full_games_with_raw_rewards():
   config = load_config("breakout_a2c")  # trains with episodic life and clipped rewards
   config.eval.noop_max = 5
-  env = evaluation.eval_env(config, num_envs=1)
+  env = evaluation.eval_env(EnvSettings.from_config(config), config.seed, num_envs=1)
   assert env.options["episodic_life"] is False
   assert env.options["reward_clip"] is False
   assert env.options["noop_max"] == 5
   env.close()
-  assert evaluation.frames_per_step(config) == 4
-  assert evaluation.frames_per_step(load_config("cartpole_a2c")) == 1
+  assert evaluation.frames_per_step(EnvSettings.from_config(config)) == 4
+  assert evaluation.frames_per_step(EnvSettings.from_config(load_config("cartpole_a2c"))) == 1
 
 
 def test_select_params():

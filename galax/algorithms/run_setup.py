@@ -15,7 +15,7 @@ from ml_collections import ConfigDict
 
 from galax import networks
 from galax.algorithm_spec import AlgorithmSpec
-from galax.envs import make_env
+from galax.envs import EnvSettings, make_env
 from galax.learner_state import Envs, Setup
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
@@ -25,11 +25,12 @@ from galax.plan import plan_for
 MakeEnvs = Callable[[lx.Layout], Envs]  # a layout -> this process's training envs
 
 
-def default_envs(config: ConfigDict) -> MakeEnvs:
-  """`make_env` for a layout: this process's learners' envs, seeded by global env index."""
+def default_envs(env: EnvSettings, seed: int) -> MakeEnvs:
+  """`make_env` for a layout: this process's learners' envs, seeded `seed` (the run's) plus
+  their global env index."""
   return lambda layout: make_env(
-      config, num_envs=layout.learners_per_device * layout.envs_per_learner,
-      num_shards=layout.local_devices, seed_offset=layout.first_env)
+      env, num_envs=layout.learners_per_device * layout.envs_per_learner,
+      seed=seed + layout.first_env, num_shards=layout.local_devices)
 
 
 def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | None = None,
@@ -41,7 +42,8 @@ def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | No
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
                           devices)
   mesh = lx.make_mesh(layout, devices)
-  env = (make_envs or default_envs(config))(layout)
+  env_settings = EnvSettings.from_config(config)
+  env = (make_envs or default_envs(env_settings, config.seed))(layout)
   plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
                   layout.learners_per_device)
   network = networks.from_config(config.network, env.spec, plan.conv_impl)
@@ -50,7 +52,8 @@ def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | No
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
   per_call = int(config.updates_per_call)
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
-  return Setup(config, layout, mesh, env, network, plan, total_updates=calls * per_call)
+  return Setup(config, layout, mesh, env, env_settings, network, plan,
+               total_updates=calls * per_call)
 
 
 class Learners(NamedTuple):
@@ -68,7 +71,9 @@ def make_learners(config: ConfigDict, spec: AlgorithmSpec,
   """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
   schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches)."""
   setup = make_setup(config, spec, make_envs, devices)
-  combiner = make_combiner(config, setup.layout.num_learners)
+  g = config.gossip
+  combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
+                           g.delay, g.metrics)
   optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
                                                steps_per_update=steps_per_update)
   return Learners(setup, combiner, optimizer, schedule)

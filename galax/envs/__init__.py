@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ml_collections import ConfigDict
-
 from galax.envs import pool
-from galax.envs.backend import EnvBackend
+from galax.envs.backend import EnvBackend, EnvSettings
 from galax.envs.registry import backend_for, backends, register, unregister
 from galax.envs.base import Env, EnvSpec, EnvState, Timestep
 from galax.envs.gymnax_env import GymnaxEnv, is_gymnax_id
 from galax.envs.pool import ATARI_DEFAULTS, BatchedEnv
 
-__all__ = ["ATARI_DEFAULTS", "BatchedEnv", "Env", "EnvBackend", "EnvSpec", "EnvState",
-           "GymnaxEnv", "Timestep", "backend_for", "check_env_id", "env_family",
+__all__ = ["ATARI_DEFAULTS", "BatchedEnv", "Env", "EnvBackend", "EnvSettings", "EnvSpec",
+           "EnvState", "GymnaxEnv", "Timestep", "backend_for", "check_env_id", "env_family",
            "is_gymnax_id", "known_env_ids", "make_env", "pool", "register", "unregister"]
 
 
@@ -47,11 +45,11 @@ def check_env_id(env_id: str) -> None:
     raise
 
 
-def make_env(config: ConfigDict, num_envs: int, num_shards: int = 1, seed_offset: int = 0,
+def make_env(env: EnvSettings, num_envs: int, seed: int, num_shards: int = 1,
              env_seeds: Sequence[Sequence[int]] | None = None) -> Env:
-  """Builds the training envs described by `config.env` (see configs/).
+  """Builds the training envs `env` describes (`EnvSettings.from_config`; see configs/),
+  env j seeded `seed + j` (a run's: `config.seed` plus its first global env index).
 
   `env_seeds` (one list of seeds per shard) overrides the contiguous seeds.
   """
-  return backend_for(config.env.id).make(config, num_envs, config.seed + seed_offset,
-                                         num_shards, env_seeds)
+  return backend_for(env.id).make(env, num_envs, seed, num_shards, env_seeds)

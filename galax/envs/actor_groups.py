@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from ml_collections import ConfigDict
-
-from galax.envs import EnvSpec, EnvState, make_env
+from galax.envs import EnvSettings, EnvSpec, EnvState, make_env
 from galax.types import PyTree
 
 
@@ -23,23 +21,24 @@ class ActorGroups:
   A = 1 this is the usual single pool.
   """
 
-  def __init__(self, config: ConfigDict, num_groups: int, learners: int, envs_per_learner: int,
-               num_shards: int, process_offset: int):
-    """`learners` per device (L), `num_shards` local devices, `process_offset` this
-    process's first global env id."""
+  def __init__(self, env: EnvSettings, seed: int, num_groups: int, learners: int,
+               envs_per_learner: int, num_shards: int, process_offset: int):
+    """The envs `env` describes, seeded from the run's `seed` (`config.seed`); `learners`
+    per device (L), `num_shards` local devices, `process_offset` this process's first
+    global env id."""
     b = envs_per_learner
     if num_groups == 1:
-      self.envs = [make_env(config, num_envs=learners * b, num_shards=num_shards,
-                            seed_offset=process_offset)]
+      self.envs = [make_env(env, num_envs=learners * b, seed=seed + process_offset,
+                            num_shards=num_shards)]
     else:
       per = b // num_groups
       self.envs = []
       for a in range(num_groups):
-        seeds = [[config.seed + process_offset + s * learners * b + l * b + a * per + j
+        seeds = [[seed + process_offset + s * learners * b + l * b + a * per + j
                   for l in range(learners) for j in range(per)]
                  for s in range(num_shards)]
-        self.envs.append(make_env(config, num_envs=learners * per, num_shards=num_shards,
-                                  env_seeds=seeds))
+        self.envs.append(make_env(env, num_envs=learners * per, seed=seed,
+                                  num_shards=num_shards, env_seeds=seeds))
     self.num_groups = num_groups
     self.learners, self.per_group = learners, b // num_groups
     self.spec: EnvSpec = self.envs[0].spec

@@ -13,7 +13,8 @@ import it form no cycle with the registry that imports them.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+import types
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 from ml_collections import ConfigDict
@@ -29,8 +30,36 @@ Policy = Callable[[np.ndarray, "jax.Array"], np.ndarray]
 Frames = Iterator[tuple[np.ndarray, float, int]]
 
 
-def _no_videos(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> Frames:
-  raise ValueError(f"no renderer for {config.env.id!r}: its backend draws no frames.")
+@dataclasses.dataclass(frozen=True)
+class EnvSettings:
+  """What the backends' hooks read of a run's config, read once (`from_config`): the
+  `env` section, and the evaluation's time limit and no-op starts (`eval`)."""
+
+  id: str
+  episodic_life: bool
+  reward_clip: bool
+  max_episode_steps: int  # 0 = the env's default
+  num_threads: int  # 0 = envpool's choice
+  options: Mapping[str, Any]  # extra envpool.make options (read-only)
+  eval_noop_max: int
+  eval_max_episode_steps: int  # 0 = as max_episode_steps
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> EnvSettings:
+    env = config.env
+    return cls(str(env.id), bool(env.episodic_life), bool(env.reward_clip),
+               int(env.max_episode_steps), int(env.num_threads),
+               types.MappingProxyType(dict(env.options)), int(config.eval.noop_max),
+               int(config.eval.max_episode_steps))
+
+  @property
+  def eval_time_limit(self) -> int | None:
+    """The evaluation's time limit in agent steps (None: the env's own)."""
+    return self.eval_max_episode_steps or self.max_episode_steps or None
+
+
+def _no_videos(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
+  raise ValueError(f"no renderer for {env.id!r}: its backend draws no frames.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,11 +71,12 @@ class EnvBackend:
   known_ids: every id it can build (close-match hints in messages).
   check_id: raises one ValueError line naming close matches for an id it owns but lacks.
   family: the id's game family ("atari", "classic_control", "gymnax", ...): `EnvSpec.family`.
-  make: `make(config, num_envs, seed, num_shards, env_seeds)` -> the training `Env`.
-  make_eval: `make_eval(config, num_envs, seed)` -> evaluation envs (full games, raw
+  The hooks take the run's `EnvSettings`:
+  make: `make(env, num_envs, seed, num_shards, env_seeds)` -> the training `Env`.
+  make_eval: `make_eval(env, num_envs, seed)` -> evaluation envs (full games, raw
     rewards, the evaluation's no-op starts where the backend has them).
   validate: raises one ValueError line for an env option the backend would ignore.
-  episodes: `episodes(config, policy, episodes, seed)` -> `Frames` for `galax.video`.
+  episodes: `episodes(env, policy, episodes, seed)` -> `Frames` for `galax.video`.
   frames_per_step: emulator frames per agent step (Atari's frame skip; else 1).
   in_program: the envs step inside the XLA program (vmapped JAX code), so a program that
     holds them compiles for any accelerator (`galax.aot`) and has no host stepping to
@@ -58,9 +88,9 @@ class EnvBackend:
   known_ids: Callable[[], list[str]]
   check_id: Callable[[str], None]
   family: Callable[[str], str]
-  make: Callable[[ConfigDict, int, int, int, Sequence[Sequence[int]] | None], Env]
-  make_eval: Callable[[ConfigDict, int, int], Env]
-  validate: Callable[[ConfigDict], None] = lambda config: None
-  episodes: Callable[[ConfigDict, Policy, int, int], Frames] = _no_videos
-  frames_per_step: Callable[[ConfigDict], int] = lambda config: 1
+  make: Callable[[EnvSettings, int, int, int, Sequence[Sequence[int]] | None], Env]
+  make_eval: Callable[[EnvSettings, int, int], Env]
+  validate: Callable[[EnvSettings], None] = lambda env: None
+  episodes: Callable[[EnvSettings, Policy, int, int], Frames] = _no_videos
+  frames_per_step: Callable[[EnvSettings], int] = lambda env: 1
   in_program: bool = False

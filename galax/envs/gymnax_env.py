@@ -42,11 +42,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.envs.backend import EnvBackend, Frames, Policy
+from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
 
 if TYPE_CHECKING:
-  from ml_collections import ConfigDict
   from gymnax.environments.environment import EnvParams, Environment
   from gymnax.environments.environment import EnvState as GymnaxState
 
@@ -212,46 +211,45 @@ def _make_spec(env_id: str, env: Environment, params: EnvParams) -> EnvSpec:
   )
 
 
-def _make(config: ConfigDict, num_envs: int, seed: int, num_shards: int,
+def _make(env: EnvSettings, num_envs: int, seed: int, num_shards: int,
           env_seeds: Sequence[Sequence[int]] | None) -> GymnaxEnv:
-  return GymnaxEnv(config.env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
-                   max_episode_steps=config.env.max_episode_steps or None, env_seeds=env_seeds)
+  return GymnaxEnv(env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
+                   max_episode_steps=env.max_episode_steps or None, env_seeds=env_seeds)
 
 
-def _make_eval(config: ConfigDict, num_envs: int, seed: int) -> GymnaxEnv:
-  limit = config.eval.max_episode_steps or config.env.max_episode_steps or None
-  return GymnaxEnv(config.env.id, num_envs=num_envs, seed=seed, max_episode_steps=limit)
+def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> GymnaxEnv:
+  return GymnaxEnv(env.id, num_envs=num_envs, seed=seed, max_episode_steps=env.eval_time_limit)
 
 
-def _validate(config: ConfigDict) -> None:
+def _validate(env: EnvSettings) -> None:
   """Rejects the envpool-only options a gymnax env would ignore."""
-  envpool_only = dict(episodic_life=config.env.episodic_life, reward_clip=config.env.reward_clip,
-                      num_threads=config.env.num_threads, options=dict(config.env.options))
+  envpool_only = dict(episodic_life=env.episodic_life, reward_clip=env.reward_clip,
+                      num_threads=env.num_threads, options=dict(env.options))
   for name, value in envpool_only.items():
     if value:
       raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnax env "
-                       f"{config.env.id!r} has no such setting (leave it unset).")
-  if config.env.max_episode_steps < 0:
+                       f"{env.id!r} has no such setting (leave it unset).")
+  if env.max_episode_steps < 0:
     raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
-                     f"{config.env.max_episode_steps}.")
+                     f"{env.max_episode_steps}.")
 
 
-def _episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> Frames:
+def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` gymnax games."""
   import gymnax  # pylint: disable=g-import-not-at-top
 
   from galax.video import cartpole_frame, minatar_frame  # pylint: disable=g-import-not-at-top
 
-  name = config.env.id.removeprefix(PREFIX)
+  name = env_settings.id.removeprefix(PREFIX)
   env, params = gymnax.make(name)
-  if config.env.max_episode_steps:
-    params = params.replace(max_steps_in_episode=int(config.env.max_episode_steps))
+  if env_settings.max_episode_steps:
+    params = params.replace(max_steps_in_episode=env_settings.max_episode_steps)
   if "MinAtar" in name:
     draw = minatar_frame
   elif name.startswith("CartPole"):  # obs = (x, x', theta, theta')
     draw = lambda obs: cartpole_frame(float(obs[0]), float(obs[2]))
   else:
-    raise ValueError(f"no renderer for {config.env.id!r}: videos cover Atari, MinAtar and "
+    raise ValueError(f"no renderer for {env_settings.id!r}: videos cover Atari, MinAtar and "
                      "CartPole.")
   reset = jax.jit(lambda k: env.reset(k, params))
   step = jax.jit(lambda k, s, a: env.step(k, s, a, params))

@@ -28,18 +28,15 @@ from __future__ import annotations
 import difflib
 import functools
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.envs.backend import EnvBackend, Frames, Policy
+from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
-
-if TYPE_CHECKING:
-  from ml_collections import ConfigDict
 
 # Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
 # max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
@@ -272,9 +269,8 @@ def _to_timestep(state: EnvState, handle, obs, reward, terminated, truncated, in
                      game_over=info.get("terminated"))
 
 
-def _make(config: ConfigDict, num_envs: int, seed: int, num_shards: int,
+def _make(env: EnvSettings, num_envs: int, seed: int, num_shards: int,
           env_seeds: Sequence[Sequence[int]] | None) -> BatchedEnv:
-  env = config.env
   return BatchedEnv(env_id=env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
                     episodic_life=env.episodic_life, reward_clip=env.reward_clip,
                     max_episode_steps=env.max_episode_steps or None,
@@ -282,44 +278,42 @@ def _make(config: ConfigDict, num_envs: int, seed: int, num_shards: int,
                     env_seeds=env_seeds)
 
 
-def _make_eval(config: ConfigDict, num_envs: int, seed: int) -> BatchedEnv:
+def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
   """Full games (no episodic life), raw rewards, the evaluation's no-op starts (Atari)."""
-  options = dict(config.env.options)
-  if env_family(config.env.id) == "atari":
-    options["noop_max"] = int(config.eval.noop_max)
-  return BatchedEnv(config.env.id, num_envs=num_envs, seed=seed, num_shards=1,
+  options = dict(env.options)
+  if env_family(env.id) == "atari":
+    options["noop_max"] = env.eval_noop_max
+  return BatchedEnv(env.id, num_envs=num_envs, seed=seed, num_shards=1,
                     episodic_life=False, reward_clip=False,
-                    max_episode_steps=config.eval.max_episode_steps
-                    or config.env.max_episode_steps or None,
-                    num_threads=config.env.num_threads, extra_options=options)
+                    max_episode_steps=env.eval_time_limit,
+                    num_threads=env.num_threads, extra_options=options)
 
 
-def _frames_per_step(config: ConfigDict) -> int:
+def _frames_per_step(env: EnvSettings) -> int:
   """Atari's frame skip (4 by default); 1 elsewhere."""
-  if env_family(config.env.id) != "atari":
+  if env_family(env.id) != "atari":
     return 1
-  return int(dict(config.env.options).get("frame_skip", ATARI_DEFAULTS["frame_skip"]))
+  return int(env.options.get("frame_skip", ATARI_DEFAULTS["frame_skip"]))
 
 
-def _episodes(config: ConfigDict, policy: Policy, episodes: int, seed: int) -> Frames:
+def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
   CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
   import envpool  # pylint: disable=g-import-not-at-top
 
   from galax.video import cartpole_frame  # pylint: disable=g-import-not-at-top
 
-  family = env_family(config.env.id)
-  options = env_options(config.env.id, family, False, False,
-                        config.eval.max_episode_steps or config.env.max_episode_steps or None,
-                        1, dict(config.env.options))
+  family = env_family(settings.id)
+  options = env_options(settings.id, family, False, False, settings.eval_time_limit, 1,
+                        dict(settings.options))
   if family == "atari":
-    options["noop_max"] = int(config.eval.noop_max)
-  if config.env.id.startswith("CartPole"):
+    options["noop_max"] = settings.eval_noop_max
+  if settings.id.startswith("CartPole"):
     draw = lambda env, obs: cartpole_frame(float(obs[0, 0]), float(obs[0, 2]))
   else:
     options["render_mode"] = "rgb_array"
     draw = lambda env, obs: env.render()[0]
-  env = envpool.make(config.env.id, env_type="gymnasium", num_envs=1, seed=seed, **options)
+  env = envpool.make(settings.id, env_type="gymnasium", num_envs=1, seed=seed, **options)
   key = jax.random.PRNGKey(seed)
   try:
     for episode in range(episodes):

@@ -30,7 +30,6 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ml_collections import ConfigDict
 
 from galax.parallel import diagnostics
 from galax.parallel.learners import AXIS, learner_sum
@@ -58,14 +57,14 @@ class Combiner(Protocol):
     """`params` plus the combiner's metrics; `old_params` are those before the step."""
 
 
-def make_combiner(config: ConfigDict, num_learners: int) -> Combiner:
-  """The combiner of `config.combine` (checked by `galax.config.validate`)."""
-  if config.combine == "allreduce":
+def make_combiner(combine: str, num_learners: int, topology: str, peers: int, delay: int,
+                  metrics: bool) -> Combiner:
+  """The combiner `config.combine` names (checked by `galax.config.validate`); gossip's
+  `topology`, `peers`, `delay` and `metrics` are `config.gossip`'s."""
+  if combine == "allreduce":
     return AllReduce()
-  if config.combine == "gossip":
-    g = config.gossip
-    topology = make_topology(g.topology, num_learners, g.peers)
-    return Gossip(topology, delay=g.delay, metrics=g.metrics)
+  if combine == "gossip":
+    return Gossip(make_topology(topology, num_learners, peers), delay=delay, metrics=metrics)
   return Independent()
 
 
