@@ -82,7 +82,8 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunk
   from galax.losses import LossSettings
   from trajectories import random_trajectory
   config = load_config("cartpole_a2c", impala__reduction=reduction)
-  settings = VTraceSettings.from_config(config), LossSettings.from_config(config)
+  settings = (VTraceSettings(float(config.gamma), 1.0, 1.0, reduction),
+              LossSettings.from_config(config))
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]

@@ -10,7 +10,7 @@ import optax
 import pytest
 
 from galax import losses
-from galax.algorithms.ppo import PPOLearner
+from galax.algorithms.ppo import PPOLearner, PPOSettings
 from galax.config import base_config
 from galax.parallel.combine import Independent
 from galax.parallel.learner_optimizer import ReplicatedOptimizer
@@ -111,7 +111,8 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   steps, envs, learners = 4, 2, 2
   apply_fn = lambda p, obs: (jnp.zeros(obs.shape[:-1] + (2,)), jnp.sum(obs * p["w"], -1))
   optimizer = ReplicatedOptimizer(optax.sgd(0.0), Independent())
-  learner = PPOLearner.from_config(apply_fn, c, optimizer, Independent(), learners, steps, envs)
+  learner = PPOLearner(apply_fn, PPOSettings.from_config(c), optimizer, Independent(), learners,
+                       steps, envs)
   n = learners * envs
   ids = jnp.arange(steps * n, dtype=jnp.float32).reshape(steps, n)
   zeros = jnp.zeros((steps, n))
@@ -148,7 +149,8 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
 
   def learner(chunks):
     optimizer = ReplicatedOptimizer(optax.sgd(0.1), Independent())
-    return PPOLearner.from_config(apply_fn, c, optimizer, Independent(), 1, 8, 4, chunks)
+    return PPOLearner(apply_fn, PPOSettings.from_config(c), optimizer, Independent(), 1, 8, 4,
+                      chunks)
 
   whole, chunked = learner(1), learner(c.grad_chunks)
   assert (whole.chunks, chunked.chunks) == (1, 4)

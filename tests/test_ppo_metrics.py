@@ -35,7 +35,8 @@ def _learner(epochs, minibatches, lr):
   c = base_config()
   c.ppo.epochs, c.ppo.minibatches = epochs, minibatches
   optimizer = ReplicatedOptimizer(optax.sgd(lr), Independent())
-  return ppo.PPOLearner.from_config(_apply, c, optimizer, Independent(), 1, STEPS, ENVS)
+  return ppo.PPOLearner(_apply, ppo.PPOSettings.from_config(c), optimizer, Independent(), 1,
+                        STEPS, ENVS)
 
 
 def _begin(learner, traj):

@@ -104,7 +104,10 @@ def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
-  update = make_a2c_update(setup, optimizer, combiner, make_straggler_model(config))
+  s = config.stragglers
+  stragglers = make_straggler_model(config.num_learners, s.num_kept, s.step_time, s.scale,
+                                    config.seed)
+  update = make_a2c_update(setup, optimizer, combiner, stragglers)
   return assemble(setup, update, optimizer, schedule, config.t_max, combiner)
 
 

@@ -62,12 +62,6 @@ class VTraceSettings(NamedTuple):
   c_bar: float
   reduction: str
 
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> VTraceSettings:
-    impala = config.impala
-    return cls(float(config.gamma), float(impala.rho_bar), float(impala.c_bar),
-               str(impala.reduction))
-
 
 def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSettings,
                  params: Params, traj: Trajectory, last_obs: jax.Array, chunks: int = 1
@@ -121,8 +115,10 @@ def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Comb
   """The block update (see the module docstring) for `compile_step`."""
   config = setup.config
   learners = setup.layout.learners_per_device
-  lag, t_max = int(config.impala.policy_lag), int(config.t_max)
-  vtrace, loss = VTraceSettings.from_config(config), losses.LossSettings.from_config(config)
+  impala, t_max = config.impala, int(config.t_max)
+  lag, loss = int(impala.policy_lag), losses.LossSettings.from_config(config)
+  vtrace = VTraceSettings(float(config.gamma), float(impala.rho_bar), float(impala.c_bar),
+                          str(impala.reduction))
   apply_fn = setup.network.apply
   policy = block_policy(apply_fn, learners)
   chunks = setup.plan.grad_chunks

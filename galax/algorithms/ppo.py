@@ -181,14 +181,6 @@ class PPOLearner:
     self.samples, self.minibatch_size = samples, samples // self.minibatches
     self.chunks = chunks
 
-  @classmethod
-  def from_config(cls, apply_fn: Callable, config: ConfigDict, optimizer: LearnerOptimizer,
-                  combiner: Combiner, learners: int, steps: int, envs: int,
-                  chunks: int = 1) -> PPOLearner:
-    """The learner for `config`; `chunks`: the plan's `grad_chunks`."""
-    return cls(apply_fn, PPOSettings.from_config(config), optimizer, combiner, learners,
-               steps, envs, chunks)
-
   def begin(self, params: ParamsBlock, opt_state: OptState, traj: Trajectory, keys: jax.Array
             ) -> PPOCarry:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
@@ -296,9 +288,9 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices, units)
   layout = setup.layout
-  learner = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
-                                  layout.learners_per_device, config.t_max,
-                                  layout.envs_per_learner, setup.plan.grad_chunks)
+  learner = PPOLearner(setup.network.apply, PPOSettings.from_config(config), optimizer,
+                       combiner, layout.learners_per_device, config.t_max,
+                       layout.envs_per_learner, setup.plan.grad_chunks)
   def init_extra(params):
     return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from ml_collections import ConfigDict
 
 from galax.parallel.learners import AXIS
 
@@ -95,9 +94,10 @@ class StragglerModel:
     return weights, metrics
 
 
-def make_straggler_model(config: ConfigDict) -> StragglerModel | None:
-  """The model of `config.stragglers`, or None when every gradient is kept (num_kept 0)."""
-  cfg = config.stragglers
-  if not cfg.num_kept:
+def make_straggler_model(num_learners: int, num_kept: int, step_time: str, scale: float,
+                         seed: int) -> StragglerModel | None:
+  """The model of `config.stragglers` (`num_kept`, `step_time`, `scale`) for a run's
+  learners and `seed`, or None when every gradient is kept (num_kept 0)."""
+  if not num_kept:
     return None
-  return StragglerModel(config.num_learners, cfg.num_kept, cfg.step_time, cfg.scale, config.seed)
+  return StragglerModel(num_learners, num_kept, step_time, scale, seed)

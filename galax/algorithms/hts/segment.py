@@ -87,10 +87,10 @@ from galax.learner_state import LearnerState, Setup
 from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
                                           StalePPOSegmentLearner)
 from galax.algorithms.hts.ordering import CALLS, after
-from galax.algorithms.ppo import PPOLearner, learner_keys, ppo_config, validate_ppo
+from galax.algorithms.ppo import PPOLearner, PPOSettings, learner_keys, ppo_config, validate_ppo
 from galax.checks import check_positive
 from galax.algorithms.units import run_units
-from galax.envs import EnvSpec
+from galax.envs import EnvSettings, EnvSpec
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner
@@ -282,9 +282,27 @@ class Segment:
                          action_keys=action_keys, metrics=metrics, extra=new_extra)
 
 
-def optimizer_steps(config: ConfigDict) -> int:
-  """Optimizer steps per segment: one for HTS-A2C, one per minibatch unit for HTS-PPO."""
-  return 1 if config.algorithm == "hts_a2c" else num_units(config, segment_steps(config))
+class SegmentShape(NamedTuple):
+  """A segment's sizes, read once: `alpha` env steps per env (`hts.alpha`, 0 = t_max), the
+  learner's `units` and `optimizer_steps` (HTS-A2C: alpha time steps, one step; HTS-PPO:
+  epochs x minibatches of each)."""
+
+  alpha: int
+  units: int
+  optimizer_steps: int
+
+  @property
+  def units_and_steps(self) -> tuple[int, int]:
+    """What `hts.microbatches` pieces divide (`AlgorithmSpec.segment_units`)."""
+    return self.units, self.alpha
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> SegmentShape:
+    alpha = int(config.hts.alpha or config.t_max)
+    if config.algorithm == "hts_a2c":
+      return cls(alpha, alpha, 1)
+    units = int(config.ppo.epochs) * int(config.ppo.minibatches)
+    return cls(alpha, units, units)
 
 
 def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combiner,
@@ -296,24 +314,12 @@ def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combine
                              losses.LossSettings.from_config(config), int(config.t_max),
                              optimizer, combiner, layout.learners_per_device, alpha)
   else:
-    ppo = PPOLearner.from_config(setup.network.apply, config, optimizer, combiner,
-                                 layout.learners_per_device, alpha, layout.envs_per_learner,
-                                 setup.plan.grad_chunks)
+    ppo = PPOLearner(setup.network.apply, PPOSettings.from_config(config), optimizer,
+                     combiner, layout.learners_per_device, alpha, layout.envs_per_learner,
+                     setup.plan.grad_chunks)
     stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: same
     learner = StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
   return learner
-
-
-def num_units(config: ConfigDict, alpha: int) -> int:
-  """Learner units per segment: alpha time steps (HTS-A2C) or PPO's minibatch updates."""
-  if config.algorithm == "hts_a2c":
-    return alpha
-  return int(config.ppo.epochs) * int(config.ppo.minibatches)
-
-
-def segment_steps(config: ConfigDict) -> int:
-  """alpha: env steps per env and segment (`hts.alpha`, 0 = t_max)."""
-  return int(config.hts.alpha or config.t_max)
 
 
 def hts_config() -> ConfigDict:
@@ -357,8 +363,7 @@ def _validate(config: ConfigDict) -> None:
     raise ValueError("config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
                      "gradient at theta_{k-1} always (Eq. 6).")
   m = int(config.hts.microbatches)
-  alpha = segment_steps(config)
-  units = num_units(config, alpha)
+  alpha, units, _ = SegmentShape.from_config(config)
   if m and (alpha % m or units % m):
     raise ValueError(f"config.hts.microbatches={m} must divide both alpha={alpha} and the "
                      f"learner's {units} units per segment.")
@@ -367,15 +372,16 @@ def _validate(config: ConfigDict) -> None:
 def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
              ) -> Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`) or HTS-PPO (`"hts_ppo"`) from a config."""
-  alpha = segment_steps(config)
+  alpha, _, optimizer_steps = SegmentShape.from_config(config)
 
   def actor_groups(layout):
-    return ActorGroups(config, int(config.hts.num_actors), layout.learners_per_device,
+    return ActorGroups(EnvSettings.from_config(config), config.seed,
+                       int(config.hts.num_actors), layout.learners_per_device,
                        layout.envs_per_learner, layout.local_devices, layout.first_env)
 
   own_spec = next(s for s in SPECS if s.name == config.algorithm)
   setup, combiner, optimizer, schedule = make_learners(
-      config, own_spec, devices, optimizer_steps(config), make_envs=actor_groups)
+      config, own_spec, devices, optimizer_steps, make_envs=actor_groups)
   layout, groups = setup.layout, setup.env
   learner = make_learner(config, setup, alpha, combiner, optimizer)
   local_learners = layout.local_learners
@@ -393,13 +399,15 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                   schedule, alpha, combiner, init_extra)
 
 
-_HTS = dict(build=make_hts, steps_per_env=segment_steps, validate=_validate,
+_HTS = dict(build=make_hts, steps_per_env=lambda c: SegmentShape.from_config(c).alpha,
+            validate=_validate,
             config_sections=lambda: dict(hts=hts_config(), ppo=ppo_config()),
             features=frozenset({spec.MICROBATCHES}),
-            segment_units=lambda c: (num_units(c, segment_steps(c)), segment_steps(c)))
+            segment_units=lambda c: SegmentShape.from_config(c).units_and_steps)
 SPECS = (
     spec.AlgorithmSpec("hts_a2c", chunked_batch=lambda c: (
         1, 1, "time step of an HTS-A2C unit (it does not chunk)"), **_HTS),
     spec.AlgorithmSpec("hts_ppo", chunked_batch=lambda c: spec.ppo_minibatch(
-        segment_steps(c), int(c.envs_per_learner), int(c.ppo.minibatches)), **_HTS),
+        SegmentShape.from_config(c).alpha, int(c.envs_per_learner), int(c.ppo.minibatches)),
+        **_HTS),
 )
