@@ -17,6 +17,7 @@ from galax import networks
 from galax.algorithm_spec import AlgorithmSpec
 from galax.envs import EnvSettings, make_env
 from galax.learner_state import Envs, Setup
+from galax.optimizers import OptimizerSettings
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
@@ -74,6 +75,7 @@ def make_learners(config: ConfigDict, spec: AlgorithmSpec,
   g = config.gossip
   combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
                            g.delay, g.metrics)
-  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
+  optimizer, schedule = make_learner_optimizer(OptimizerSettings.from_config(config), setup,
+                                               combiner, setup.total_updates,
                                                steps_per_update=steps_per_update)
   return Learners(setup, combiner, optimizer, schedule)
