@@ -47,7 +47,8 @@ def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | No
   env = (make_envs or default_envs(env_settings, config.seed))(layout)
   plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
                   layout.learners_per_device)
-  network = networks.from_config(config.network, env.spec, plan.conv_impl)
+  network = networks.NetworkSettings.from_config(config.network).build(env.spec,
+                                                                   plan.conv_impl)
   env_steps_per_update = (layout.num_learners * layout.envs_per_learner
                           * spec.steps_per_env(config))
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
