@@ -33,8 +33,6 @@ import datetime
 import json
 import math
 import os
-import platform
-import subprocess
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import ml_collections
@@ -45,6 +43,7 @@ jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine wit
 
 from galax import evaluation as eval_lib
 from galax import protocols
+from galax import provenance
 from galax.envs.backend import EnvSettings
 from galax.types import JsonDict, Params
 
@@ -130,26 +129,6 @@ def learners_config(config: ml_collections.ConfigDict, seeds: Sequence[int]
   return joint
 
 
-def git_info() -> JsonDict:
-  """Commit and dirtiness of the galax source tree (None where it is not a git checkout)."""
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  try:
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                            text=True, timeout=10, check=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=root, capture_output=True, text=True, timeout=10,
-                                check=True).stdout.strip())
-    return dict(commit=commit, dirty=dirty)
-  except (OSError, subprocess.SubprocessError):
-    return dict(commit=None, dirty=None)
-
-
-def device_info() -> JsonDict:
-  devices = jax.devices()
-  return dict(platform=devices[0].platform, kind=devices[0].device_kind, count=len(devices),
-              processes=jax.process_count(), host=platform.node())
-
-
 def read_curve(metrics_csv: str, return_column: str = "mean_return",
                steps_divisor: int = 1) -> dict[str, list[float | None]]:
   """The training curve of a run from its metrics.csv: env steps, times, running return."""
@@ -187,7 +166,7 @@ def run_record(*, name: str, method: str, config_json: JsonDict, frames_per_step
       kind=RESULT_KIND, version=1, name=name, method=method, env_id=config_json["env"]["id"],
       seed=int(seed), seed_mode=mode, simulators=int(simulators),
       created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-      git=git_info(), device=device_info(),
+      git=provenance.git_info(), device=provenance.device_info(),
       config=config_json, env_steps=int(env_steps), frames_per_step=frames_per_step,
       steps_per_second=_json_float(result.steps_per_second),
       compile_time_s=result.compile_time_s, wall_time_s=result.wall_time_s,
