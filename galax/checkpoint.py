@@ -194,8 +194,10 @@ class BestCheckpoint:
     self._checkpointer.close()
 
 
-def check_resume_dir(directory: str) -> None:
-  """Raises a clear error if `--resume` points at no checkpoints."""
+def check_resume_dir(directory: str | None) -> None:
+  """Raises a clear error if `--resume` points at no checkpoints (None: there is no workdir)."""
+  if directory is None:
+    raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
   if not rundir.path(directory).is_dir():
     raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
   if not any(item.name.isdigit() for item in rundir.path(directory).iterdir()):

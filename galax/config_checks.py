@@ -43,9 +43,20 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
   if config.combine != "independent" and config.num_learners < 2:
     raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
-  _validate_gossip(config, algorithm)
-  _validate_baselines(config, algorithm)
-  _validate_batches(config, algorithm)
+  g = config.gossip
+  _validate_gossip(algorithm, config.combine, config.num_learners, config.initial_params,
+                   config.grad_similarity, delay=g.delay, topology=g.topology, peers=g.peers,
+                   metrics=g.metrics)
+  opt, stragglers = config.optimizer, config.stragglers
+  _validate_baselines(algorithm, config.combine, config.num_learners,
+                      clip_average_norm=opt.clip_average_norm, sharded_state=opt.sharded_state,
+                      step_time=stragglers.step_time, num_kept=stragglers.num_kept,
+                      scale=stragglers.scale)
+  network = config.network
+  _validate_execution(algorithm, config.learner_map, config.update_loop, network.conv_impl,
+                      network.activation, network.name, config.grad_chunks)
+  _validate_batches(algorithm, config.grad_chunks, algorithm.chunked_batch(config),
+                    config.hts.microbatches)  # chunked_batch: PPO checks its minibatches
   from galax import envs  # pylint: disable=g-import-not-at-top
 
   envs.check_env_id(config.env.id)
@@ -54,77 +65,83 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   return config
 
 
-def _validate_gossip(config: ml_collections.ConfigDict, algorithm: spec_lib.AlgorithmSpec
-                     ) -> None:
+def _validate_gossip(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learners: int,
+                     initial_params: str, grad_similarity: bool, *, delay: int, topology: str,
+                     peers: int, metrics: bool) -> None:
   """GALA's gossip fields act only with combine='gossip'; GALA Fig. 2b's gradient cosine
   matrix only in A2C (the other algorithms have no single per-update gradient to compare)."""
-  gossip = config.gossip
-  if gossip.delay < 0:
-    raise ValueError(f"config.gossip.delay must be >= 0, got {gossip.delay}.")
-  if config.combine == "gossip":
+  if delay < 0:
+    raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
+  if combine == "gossip":
     from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
 
-    make_topology(gossip.topology, config.num_learners, gossip.peers)
-  elif gossip.metrics or gossip.delay:
-    raise ValueError(f"config.gossip.metrics={gossip.metrics} and config.gossip.delay="
-                     f"{gossip.delay} act only with combine='gossip' (got "
-                     f"combine={config.combine!r}).")
-  if gossip.delay >= 2 and config.combine == "gossip" and config.initial_params != "shared":
-    raise ValueError(f"config.gossip.delay={gossip.delay} with initial_params="
-                     f"{config.initial_params!r}: the first delay - 1 mixes would use each "
+    make_topology(topology, num_learners, peers)
+  elif metrics or delay:
+    raise ValueError(f"config.gossip.metrics={metrics} and config.gossip.delay="
+                     f"{delay} act only with combine='gossip' (got "
+                     f"combine={combine!r}).")
+  if delay >= 2 and combine == "gossip" and initial_params != "shared":
+    raise ValueError(f"config.gossip.delay={delay} with initial_params="
+                     f"{initial_params!r}: the first delay - 1 mixes would use each "
                      "learner's own start for its peers'; use initial_params='shared'.")
-  if config.grad_similarity and not algorithm.supports(spec_lib.GRAD_SIMILARITY):
+  if grad_similarity and not algorithm.supports(spec_lib.GRAD_SIMILARITY):
     raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
-                     f"algorithm='a2c' (got {config.algorithm!r}).")
+                     f"algorithm='a2c' (got {algorithm.name!r}).")
 
 
-def _validate_batches(config: ml_collections.ConfigDict, algorithm: spec_lib.AlgorithmSpec
-                      ) -> None:
-  """Sizes that must divide each other: PPO minibatches, HTS micro-batches, grad chunks."""
-  check_choice("learner_map", config.learner_map, ("auto", "vmap", "unroll", "loop"))
-  if (config.learner_map not in ("auto", "vmap")
-      and not algorithm.supports(spec_lib.LEARNER_MAP)):
-    raise ValueError(f"config.learner_map={config.learner_map!r} acts on A2C-family "
-                     f"learners (algorithm 'a2c'); {config.algorithm!r} vmaps its learners.")
-  check_choice("update_loop", config.update_loop, ("auto", "scan", "host"))
-  check_choice("network.conv_impl", config.network.conv_impl, ("auto", "xla", "patches"))
-  check_choice("network.activation", config.network.activation, ("", "relu", "tanh"))
-  if config.network.conv_impl == "patches" and config.network.name == "mlp":
+def _validate_execution(algorithm: spec_lib.AlgorithmSpec, learner_map: str, update_loop: str,
+                        conv_impl: str, activation: str, network: str, grad_chunks: int
+                        ) -> None:
+  """How the learners run: their map, the update loop, the network's convolutions and
+  activation (`network`: its name), and the sign of grad_chunks."""
+  check_choice("learner_map", learner_map, ("auto", "vmap", "unroll", "loop"))
+  if learner_map not in ("auto", "vmap") and not algorithm.supports(spec_lib.LEARNER_MAP):
+    raise ValueError(f"config.learner_map={learner_map!r} acts on A2C-family "
+                     f"learners (algorithm 'a2c'); {algorithm.name!r} vmaps its learners.")
+  check_choice("update_loop", update_loop, ("auto", "scan", "host"))
+  check_choice("network.conv_impl", conv_impl, ("auto", "xla", "patches"))
+  check_choice("network.activation", activation, ("", "relu", "tanh"))
+  if conv_impl == "patches" and network == "mlp":
     raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
                      "network 'mlp' has none (use 'auto', the default).")
-  chunks = config.grad_chunks
-  if chunks < 0:
-    raise ValueError(f"config.grad_chunks={chunks} must be >= 0 (0 = auto).")
-  batch, _, what = algorithm.chunked_batch(config)  # PPO: checks its minibatches
-  if chunks and batch % chunks:
-    raise ValueError(f"config.grad_chunks={chunks} must divide the {batch} {what}.")
-  if config.hts.microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
-    raise ValueError(f"config.hts.microbatches={config.hts.microbatches} splits HTS segments;"
-                     f" algorithm {config.algorithm!r} has none.")
+  if grad_chunks < 0:
+    raise ValueError(f"config.grad_chunks={grad_chunks} must be >= 0 (0 = auto).")
 
 
-def _validate_baselines(config: ml_collections.ConfigDict, algorithm: spec_lib.AlgorithmSpec
-                        ) -> None:
-  """Fields of distributed BA3C (sharded state, stragglers), A3C and IMPALA."""
-  if config.optimizer.clip_average_norm < 0:
+def _validate_batches(algorithm: spec_lib.AlgorithmSpec, grad_chunks: int,
+                      chunked_batch: tuple[int, int, str], microbatches: int) -> None:
+  """Sizes that must divide each other: grad_chunks the algorithm's `chunked_batch`; HTS
+  micro-batches exist only where the algorithm has segments."""
+  batch, _, what = chunked_batch
+  if grad_chunks and batch % grad_chunks:
+    raise ValueError(f"config.grad_chunks={grad_chunks} must divide the {batch} {what}.")
+  if microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
+    raise ValueError(f"config.hts.microbatches={microbatches} splits HTS segments;"
+                     f" algorithm {algorithm.name!r} has none.")
+
+
+def _validate_baselines(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learners: int, *,
+                        clip_average_norm: float, sharded_state: bool, step_time: str,
+                        num_kept: int, scale: float) -> None:
+  """Fields of distributed BA3C (`optimizer.clip_average_norm`, `optimizer.sharded_state`,
+  `stragglers.*`), A3C and IMPALA."""
+  if clip_average_norm < 0:
     raise ValueError("config.optimizer.clip_average_norm must be >= 0 (0 = off), got "
-                     f"{config.optimizer.clip_average_norm}.")
-  if config.optimizer.sharded_state:
-    if config.combine != "allreduce" or not algorithm.supports(spec_lib.SHARDED_STATE):
+                     f"{clip_average_norm}.")
+  if sharded_state:
+    if combine != "allreduce" or not algorithm.supports(spec_lib.SHARDED_STATE):
       raise ValueError("config.optimizer.sharded_state=True shards the state of learners that "
                        "share parameters: it needs combine='allreduce' and an algorithm that "
                        f"supports it, such as 'a2c' or 'impala' (got combine="
-                       f"{config.combine!r}, algorithm={config.algorithm!r}).")
-  stragglers = config.stragglers
-  check_choice("stragglers.step_time", stragglers.step_time, ("exponential", "lognormal", "uniform"))
-  if stragglers.num_kept:
-    if not 0 < stragglers.num_kept <= config.num_learners:
-      raise ValueError(f"config.stragglers.num_kept={stragglers.num_kept} must be in "
-                       f"[1, num_learners={config.num_learners}] (0 = keep all).")
-    if config.combine != "allreduce" or not algorithm.supports(spec_lib.STRAGGLERS):
+                       f"{combine!r}, algorithm={algorithm.name!r}).")
+  check_choice("stragglers.step_time", step_time, ("exponential", "lognormal", "uniform"))
+  if num_kept:
+    if not 0 < num_kept <= num_learners:
+      raise ValueError(f"config.stragglers.num_kept={num_kept} must be in "
+                       f"[1, num_learners={num_learners}] (0 = keep all).")
+    if combine != "allreduce" or not algorithm.supports(spec_lib.STRAGGLERS):
       raise ValueError("config.stragglers.num_kept drops gradients of all-reduce A2C: it needs "
-                       f"combine='allreduce' and algorithm='a2c' (got combine={config.combine!r},"
-                       f" algorithm={config.algorithm!r}).")
-    if stragglers.scale < 0:
-      raise ValueError(f"config.stragglers.scale must be >= 0, got {stragglers.scale}.")
-
+                       f"combine='allreduce' and algorithm='a2c' (got combine={combine!r},"
+                       f" algorithm={algorithm.name!r}).")
+    if scale < 0:
+      raise ValueError(f"config.stragglers.scale must be >= 0, got {scale}.")

@@ -38,6 +38,7 @@ from galax.types import Params, ParamsBlock
 
 if TYPE_CHECKING:
   from galax.envs.base import EnvSpec
+  from galax.evaluation import EvalSettings
 
 PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
 
@@ -137,7 +138,7 @@ def policy_from_params(config: ConfigDict, params: Params) -> PolicyFn:
 
   params = jax.tree.map(jnp.asarray, params)
   env_spec = _env_spec(EnvSettings.from_config(config), config.seed)
-  apply = networks.from_config(config.network, env_spec).apply
+  apply = networks.NetworkSettings.from_config(config.network).build(env_spec).apply
 
   @jax.jit
   def greedy(obs):
@@ -166,15 +167,14 @@ def load_policy(workdir: str, step: int | None = None, learner: str = "first"
   return policy_fn, config
 
 
-def evaluate(config: ConfigDict, params: Params, episodes: int, greedy: bool,
+def evaluate(settings: EvalSettings, params: Params, episodes: int, greedy: bool,
              seed: int) -> dict:
-  """Plays `episodes` fresh games with `params` (one policy) under `config`'s eval
-  protocol; returns the eval record."""
+  """Plays `episodes` fresh games with `params` (one policy) under a run's eval protocol
+  (its `EvalSettings`); returns the eval record."""
   from galax.evaluation import Evaluator  # pylint: disable=g-import-not-at-top
 
-  config = config.copy_and_resolve_references()
-  config.eval.episodes, config.eval.greedy, config.eval.num_envs = episodes, greedy, 0
-  evaluator = Evaluator(config, num_policies=1, seed_offset=1 + seed)
+  settings = settings.replace(episodes=episodes, greedy=greedy, num_envs=0)
+  evaluator = Evaluator(settings, num_policies=1, seed_offset=1 + seed)
   try:
     out = evaluator.evaluate(jax.tree.map(lambda x: np.asarray(x)[None], params))
   finally:
@@ -182,7 +182,7 @@ def evaluate(config: ConfigDict, params: Params, episodes: int, greedy: bool,
   returns = out.returns[0][out.completed[0]]
   lengths = out.lengths[0][out.completed[0]]
   stderr = float(np.std(returns, ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
-  return dict(env_id=config.env.id, episodes=int(len(returns)), greedy=greedy, seed=seed,
+  return dict(env_id=settings.env.id, episodes=int(len(returns)), greedy=greedy, seed=seed,
               mean_return=float(np.mean(returns)), stderr=stderr,
               returns=[float(r) for r in returns], lengths=[int(n) for n in lengths])
 
@@ -205,6 +205,7 @@ def main(argv: Sequence[str]) -> None:
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   FLAGS(list(argv))
   from galax import video  # pylint: disable=g-import-not-at-top
+  from galax.evaluation import EvalSettings  # pylint: disable=g-import-not-at-top
 
   if FLAGS.episodes < 1 or FLAGS.video_episodes < 1:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
@@ -218,7 +219,8 @@ def main(argv: Sequence[str]) -> None:
                                    else int(FLAGS.step), kind="best" if best else "checkpoints")
   params = pick_learner(block, FLAGS.learner)
   record = dict(step=restored, learner=FLAGS.learner,
-                **evaluate(config, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed))
+                **evaluate(EvalSettings.from_config(config), params, FLAGS.episodes,
+                           FLAGS.greedy, FLAGS.seed))
   print(f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "
         f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
         f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})")

@@ -41,6 +41,7 @@ import numpy as np
 from ml_collections import ConfigDict
 
 from galax.envs import Env, EnvSettings, EnvState, backend_for
+from galax.networks import NetworkSettings
 from galax.parallel.learners import to_host
 from galax.rollout import init_action_keys, sample_actions
 from galax.types import JsonDict, Params, ParamsBlock
@@ -49,6 +50,31 @@ from galax.types import JsonDict, Params, ParamsBlock
 # envs (seed + global env index) for any run with fewer than a million training envs.
 EVAL_SEED_OFFSET = 1_000_000
 _EVAL_KEY_TAG = 0x5EED  # folded into the sampling key so eval draws differ from training's
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalSettings:
+  """What evaluation reads of a run's config, read once (`from_config`): the `eval`
+  section, the run's seed, its env and its network."""
+
+  episodes: int  # per evaluated policy
+  num_envs: int  # envs per policy; 0 = one per episode
+  greedy: bool  # argmax actions (else sampled)
+  learners: str  # first | all | average
+  every_steps: int  # env steps between periodic evaluations; 0 = none
+  seed: int  # the run's (`config.seed`)
+  env: EnvSettings
+  network: NetworkSettings  # builds the policy where no apply_fn is given
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> EvalSettings:
+    e = config.eval
+    return cls(int(e.episodes), int(e.num_envs), bool(e.greedy), str(e.learners),
+               int(e.every_steps), int(config.seed), EnvSettings.from_config(config),
+               NetworkSettings.from_config(config.network))
+
+  def replace(self, **changes) -> EvalSettings:
+    return dataclasses.replace(self, **changes)
 
 
 @dataclasses.dataclass
@@ -138,33 +164,31 @@ def make_play(apply_fn: Callable, env: Env, num_policies: int, episodes_per_env:
 
 
 class Evaluator:
-  """Evaluates `num_policies` parameter sets at once, `config.eval.episodes` episodes each.
+  """Evaluates `num_policies` parameter sets at once, `settings.episodes` episodes each.
 
   Args:
-    config: the run's config (uses config.env, config.eval, config.network, config.seed).
+    settings: the run's `EvalSettings`.
     apply_fn: the network's apply, (params, obs [b, ...]) -> (logits, values); None builds
-      the network of `config`.
+      the network of `settings.network`.
     num_policies: parameter sets per call (their leading axis).
     seed_offset: shifts the eval env seeds and sampling keys (e.g. fresh episodes for a
       best-policy re-evaluation).
   """
 
-  def __init__(self, config: ConfigDict, apply_fn: Callable | None = None, num_policies: int = 1,
-               seed_offset: int = 0):
-    self.episodes = int(config.eval.episodes)
-    self.envs_per_policy = int(config.eval.num_envs) or self.episodes
+  def __init__(self, settings: EvalSettings, apply_fn: Callable | None = None,
+               num_policies: int = 1, seed_offset: int = 0):
+    self.episodes = settings.episodes
+    self.envs_per_policy = settings.num_envs or self.episodes
     self.episodes_per_env = -(-self.episodes // self.envs_per_policy)
     self.num_policies = num_policies
-    self.greedy = bool(config.eval.greedy)
-    self.env = eval_env(EnvSettings.from_config(config), config.seed,
-                        num_policies * self.envs_per_policy, seed_offset)
+    self.greedy = settings.greedy
+    self.env = eval_env(settings.env, settings.seed, num_policies * self.envs_per_policy,
+                        seed_offset)
     if apply_fn is None:
-      from galax import networks  # pylint: disable=g-import-not-at-top
-
-      apply_fn = networks.from_config(config.network, self.env.spec).apply
+      apply_fn = settings.network.build(self.env.spec).apply
     self._play = make_play(apply_fn, self.env, num_policies, self.episodes_per_env,
                            self.greedy)
-    self._key_seed = config.seed + _EVAL_KEY_TAG + seed_offset
+    self._key_seed = settings.seed + _EVAL_KEY_TAG + seed_offset
     self.calls = 0
 
   def evaluate(self, params: ParamsBlock) -> EvalOutput:
@@ -223,18 +247,18 @@ class EvalHook:
   FIELDS = ("env_steps", "train_time_s", "wall_time_s", "learner", "mean_return",
             "episodes", "returns", "lengths")
 
-  def __init__(self, config: ConfigDict, apply_fn: Callable, num_learners: int,
+  def __init__(self, settings: EvalSettings, apply_fn: Callable, num_learners: int,
                workdir: str | None = None, resume: bool = False,
                log: Callable[[str], None] = print):
-    self.every = int(config.eval.every_steps)
-    self.which = config.eval.learners
+    self.every = settings.every_steps
+    self.which = settings.learners
     self.num_learners = num_learners
     policies = num_learners if self.which == "all" else 1
     self.records: list[EvalRecord] = []
     self.eval_time_s = 0.0
     self._log = log
     self._is_writer = jax.process_index() == 0
-    self._evaluator = Evaluator(config, apply_fn, policies) if self._is_writer else None
+    self._evaluator = Evaluator(settings, apply_fn, policies) if self._is_writer else None
     self.path = os.path.join(workdir, "eval.csv") if workdir else None
     if self.path and resume and os.path.exists(self.path):
       self.records = read_eval_csv(self.path)
@@ -298,17 +322,16 @@ def records_by_learner(records: Sequence[EvalRecord]) -> dict[int, list[EvalReco
   return out
 
 
-def evaluate_params(config: ConfigDict, params: Params, episodes: int | None = None,
+def evaluate_params(settings: EvalSettings, params: Params, episodes: int | None = None,
                     seed_offset: int = 0, apply_fn: Callable | None = None) -> np.ndarray:
   """One-off evaluation of a single parameter set (no learner axis): its returns [N].
 
   Used for GALA's best-policy table, which re-evaluates the selected final policy on
   fresh episodes (a different `seed_offset` than the training-time evaluations).
   """
-  config = config.copy_and_resolve_references()
   if episodes is not None:
-    config.eval.episodes = int(episodes)
-  evaluator = Evaluator(config, apply_fn, 1, seed_offset=seed_offset)
+    settings = settings.replace(episodes=int(episodes))
+  evaluator = Evaluator(settings, apply_fn, 1, seed_offset=seed_offset)
   try:
     out = evaluator.evaluate(jax.tree.map(lambda x: np.asarray(x)[None], params))
   finally:

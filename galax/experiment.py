@@ -33,8 +33,6 @@ import datetime
 import json
 import math
 import os
-import platform
-import subprocess
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import ml_collections
@@ -45,6 +43,7 @@ jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine wit
 
 from galax import evaluation as eval_lib
 from galax import protocols
+from galax import provenance
 from galax.envs.backend import EnvSettings
 from galax.types import JsonDict, Params
 
@@ -83,9 +82,11 @@ def parse_seeds(text: str) -> list[int]:
   return seeds
 
 
-def choose_mode(config: ml_collections.ConfigDict, seeds: Sequence[int], requested: str = "auto"
+def choose_mode(seeds: Sequence[int], requested: str = "auto", *, num_learners: int,
+                combine: str, lr_scaling: str, target_return: float, time_limit_s: float
                 ) -> tuple[str, str]:
-  """('sequential' | 'learners', why). Raises ValueError if 'learners' cannot be used."""
+  """('sequential' | 'learners', why) for a config's learners (`num_learners`, `combine`),
+  its `optimizer.lr_scaling` and early stops. Raises ValueError if 'learners' cannot be used."""
   if requested not in ("auto", "sequential", "learners"):
     raise ValueError(f"--mode={requested!r}; use auto, sequential or learners.")
   if requested == "sequential":
@@ -93,16 +94,16 @@ def choose_mode(config: ml_collections.ConfigDict, seeds: Sequence[int], request
   blockers = []
   if len(seeds) < 2:
     blockers.append("a single seed")
-  if config.num_learners != 1 or config.combine != "independent":
-    blockers.append(f"each run has {config.num_learners} learner(s) combined by "
-                    f"{config.combine!r} (needs 1 independent learner)")
+  if num_learners != 1 or combine != "independent":
+    blockers.append(f"each run has {num_learners} learner(s) combined by "
+                    f"{combine!r} (needs 1 independent learner)")
   if list(seeds) != list(range(seeds[0], seeds[0] + len(seeds))):
     blockers.append("seeds are not consecutive")
-  if config.optimizer.lr_scaling == "sqrt_learners":
+  if lr_scaling == "sqrt_learners":
     blockers.append("lr scales with the number of learners")
-  if config.target_return:
+  if target_return:
     blockers.append("target_return stops the joint run for all seeds")
-  if config.time_limit_s:
+  if time_limit_s:
     blockers.append("time_limit_s would be shared by all seeds")
   if blockers:
     if requested == "learners":
@@ -126,26 +127,6 @@ def learners_config(config: ml_collections.ConfigDict, seeds: Sequence[int]
   joint.eval.every_steps = config.eval.every_steps * n
   joint.eval.learners = "all"
   return joint
-
-
-def git_info() -> JsonDict:
-  """Commit and dirtiness of the galax source tree (None where it is not a git checkout)."""
-  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-  try:
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                            text=True, timeout=10, check=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=root, capture_output=True, text=True, timeout=10,
-                                check=True).stdout.strip())
-    return dict(commit=commit, dirty=dirty)
-  except (OSError, subprocess.SubprocessError):
-    return dict(commit=None, dirty=None)
-
-
-def device_info() -> JsonDict:
-  devices = jax.devices()
-  return dict(platform=devices[0].platform, kind=devices[0].device_kind, count=len(devices),
-              processes=jax.process_count(), host=platform.node())
 
 
 def read_curve(metrics_csv: str, return_column: str = "mean_return",
@@ -172,21 +153,21 @@ def _json_float(x: float | None) -> float | None:
   return x
 
 
-def run_record(*, name: str, method: str, config: ml_collections.ConfigDict, seed: int,
-               mode: str, simulators: int, result: TrainResult, curve: dict[str, list[float]],
+def run_record(*, name: str, method: str, config_json: JsonDict, frames_per_step: int,
+               seed: int, mode: str, simulators: int, result: TrainResult,
+               curve: dict[str, list[float]],
                evaluations: list[eval_lib.EvalRecord | JsonDict], env_steps: int,
                extra: JsonDict | None = None) -> RunRecord:
-  """One run's results (JSON-serialisable)."""
+  """One run's results (JSON-serialisable); `config_json`: the run's config as JSON data,
+  `frames_per_step`: its env's (`evaluation.frames_per_step`)."""
   evals = [e.to_json() if hasattr(e, "to_json") else dict(e) for e in evaluations]
   final = (protocols.final_metric([e["returns"] for e in evals]) if evals else None)
   record = dict(
-      kind=RESULT_KIND, version=1, name=name, method=method, env_id=config.env.id,
+      kind=RESULT_KIND, version=1, name=name, method=method, env_id=config_json["env"]["id"],
       seed=int(seed), seed_mode=mode, simulators=int(simulators),
       created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-      git=git_info(), device=device_info(),
-      config=json.loads(config.to_json_best_effort()),
-      env_steps=int(env_steps),
-      frames_per_step=eval_lib.frames_per_step(EnvSettings.from_config(config)),
+      git=provenance.git_info(), device=provenance.device_info(),
+      config=config_json, env_steps=int(env_steps), frames_per_step=frames_per_step,
       steps_per_second=_json_float(result.steps_per_second),
       compile_time_s=result.compile_time_s, wall_time_s=result.wall_time_s,
       train_time_s=result.train_time_s, eval_time_s=result.eval_time_s,
@@ -226,7 +207,9 @@ def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_
   Returns the run records in seed order.
   """
   method = method or default_method(config.algorithm, config.num_learners, config.combine)
-  mode, why = choose_mode(config, seeds, mode)
+  mode, why = choose_mode(seeds, mode, num_learners=config.num_learners,
+                          combine=config.combine, lr_scaling=config.optimizer.lr_scaling,
+                          target_return=config.target_return, time_limit_s=config.time_limit_s)
   log(f"experiment {name}: seeds {list(seeds)}, mode {mode} ({why})")
   exp_dir = os.path.join(out_dir, name)
   train_seeds = _train_seeds_as_learners if mode == "learners" else _train_seeds_in_turn
@@ -235,7 +218,8 @@ def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_
   if is_writer:
     for record in records:
       _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
-  summary = best_policy_summary(config, records, final_params, best_policy_episodes)
+  summary = best_policy_summary(eval_lib.EvalSettings.from_config(config), records,
+                                final_params, best_policy_episodes)
   summary.update(kind=SUMMARY_KIND, name=name, method=method, env_id=config.env.id,
                  seeds=list(seeds), seed_mode=mode,
                  final_metrics=[r["final_metric"] for r in records])
@@ -258,6 +242,7 @@ def _train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[
   workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
   result = train(learners_config(config, seeds), workdir=workdir, log=log)
   by_learner = eval_lib.records_by_learner(result.evaluations)
+  frames = eval_lib.frames_per_step(EnvSettings.from_config(config))  # the same for every seed
   records: list[RunRecord] = []
   final_params: list[Params] = []
   for i, seed in enumerate(seeds):
@@ -267,7 +252,8 @@ def _train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[
     seed_config = config.copy_and_resolve_references()
     seed_config.seed = int(seed)
     records.append(run_record(
-        name=name, method=method, config=seed_config, seed=seed, mode="learners",
+        name=name, method=method, config_json=json.loads(seed_config.to_json_best_effort()),
+        frames_per_step=frames, seed=seed, mode="learners",
         simulators=config.envs_per_learner, result=result, curve=curve, evaluations=evals,
         env_steps=result.env_steps // n,
         extra=dict(train_mean_return=_json_float(result.learner_returns[i]),
@@ -292,8 +278,10 @@ def _train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int]
     workdir = os.path.join(exp_dir, "runs", f"seed{seed}")
     result = train(run_config, workdir=workdir, log=log)
     curve = read_curve(os.path.join(workdir, "metrics.csv"))
+    frames = eval_lib.frames_per_step(EnvSettings.from_config(run_config))
     records.append(run_record(
-        name=name, method=method, config=run_config, seed=seed, mode="sequential",
+        name=name, method=method, config_json=json.loads(run_config.to_json_best_effort()),
+        frames_per_step=frames, seed=seed, mode="sequential",
         simulators=config.num_learners * config.envs_per_learner, result=result,
         curve=curve, evaluations=result.evaluations, env_steps=result.env_steps,
         extra=dict(workdir=workdir)))
@@ -302,9 +290,10 @@ def _train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int]
   return records, final_params
 
 
-def best_policy_summary(config: ml_collections.ConfigDict, records: Sequence[RunRecord],
+def best_policy_summary(evals: eval_lib.EvalSettings, records: Sequence[RunRecord],
                         final_params: Sequence[Params], episodes: int) -> JsonDict:
-  """GALA Table 1: pick the best final policy over seeds, evaluate it on fresh episodes.
+  """GALA Table 1: pick the best final policy over seeds, evaluate it on fresh episodes
+  (under the experiment's `evals`, with the chosen seed's env seeds).
 
   The selection uses each run's last evaluation (its final policy) where evaluations
   exist, else the training running return; the reported episodes are new ones (other env
@@ -320,13 +309,12 @@ def best_policy_summary(config: ml_collections.ConfigDict, records: Sequence[Run
               for r in records]
     selected_by = "training return"
   best = protocols.best_policy(scores)
-  seed_config = config.copy_and_resolve_references()
-  seed_config.seed = int(records[best]["seed"])
-  returns = eval_lib.evaluate_params(seed_config, final_params[best], episodes,
+  returns = eval_lib.evaluate_params(evals.replace(seed=int(records[best]["seed"])),
+                                     final_params[best], episodes,
                                      seed_offset=BEST_POLICY_SEED_OFFSET)
   mean, se = protocols.mean_and_standard_error(returns) if len(returns) else (math.nan, 0.0)
   return dict(best_policy=dict(seed=records[best]["seed"], selected_by=selected_by,
-                               greedy=bool(config.eval.greedy),
+                               greedy=evals.greedy,
                                returns=[float(x) for x in returns],
                                mean=_json_float(mean), se=_json_float(se)))
 

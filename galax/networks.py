@@ -34,6 +34,7 @@ are transposed to NHWC; GFootball's SMM and MinAtar arrive HWC already.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Callable, Sequence
 
@@ -235,15 +236,31 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
                      critic_torso=None if shared_torso else torso.clone(name="critic_torso"))
 
 
-def from_config(network_config: ConfigDict, spec: EnvSpec, conv_impl: str = "xla"
-                ) -> ActorCritic:
-  """The network a config's `network` section describes, for an env. `conv_impl`: how its
-  convolutions run (a training run's `ExecutionPlan.conv_impl`; evaluation's default 'xla');
-  the parameters are the same either way."""
-  c = network_config
-  return make_network(c.name, spec, c.fc_width, tuple(c.mlp_hidden), c.init, conv_impl,
-                      c.get("activation", ""),  # config.json of runs before the fields
-                      bool(c.get("shared_torso", True)))
+@dataclasses.dataclass(frozen=True)
+class NetworkSettings:
+  """A config's `network` section, read once (`from_config`); `build` makes the network
+  for an env."""
+
+  name: str
+  fc_width: int
+  mlp_hidden: tuple[int, ...]
+  init: str
+  activation: str
+  shared_torso: bool
+
+  @classmethod
+  def from_config(cls, network_config: ConfigDict) -> NetworkSettings:
+    c = network_config
+    return cls(c.name, c.fc_width, tuple(c.mlp_hidden), c.init,
+               c.get("activation", ""),  # config.json of runs before the fields
+               bool(c.get("shared_torso", True)))
+
+  def build(self, spec: EnvSpec, conv_impl: str = "xla") -> ActorCritic:
+    """The network for an env. `conv_impl`: how its convolutions run (a training run's
+    `ExecutionPlan.conv_impl`; evaluation's default 'xla'); the parameters are the same
+    either way."""
+    return make_network(self.name, spec, self.fc_width, self.mlp_hidden, self.init, conv_impl,
+                        self.activation, self.shared_torso)
 
 
 def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array) -> Params:

@@ -21,6 +21,7 @@ of SyncReplicas' averaging; see galax/parallel/learner_optimizer.py).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
@@ -29,6 +30,36 @@ import optax
 from ml_collections import ConfigDict
 
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimizerSettings:
+  """The `optimizer` section of a run's config, read once (`from_config`)."""
+
+  name: str  # rmsprop | adam | sgd
+  learning_rate: float
+  lr_scaling: str  # one of LR_SCALING_RULES
+  anneal: str  # none | linear
+  eps: float
+  rmsprop_decay: float
+  rmsprop_convention: str  # tf | torch
+  rmsprop_initial_scale: float
+  adam_b1: float
+  adam_b2: float
+  max_grad_norm: float  # 0 = off
+  clip_average_norm: float  # per tensor, each learner's own gradient; 0 = off
+  sharded_state: bool  # ZeRO-1 (galax/parallel/learner_optimizer.py)
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> OptimizerSettings:
+    c = config.optimizer
+    return cls(str(c.name), float(c.learning_rate), str(c.lr_scaling), str(c.anneal),
+               float(c.eps), float(c.rmsprop_decay), str(c.rmsprop_convention),
+               float(c.rmsprop_initial_scale), float(c.adam_b1), float(c.adam_b2),
+               float(c.max_grad_norm), float(c.clip_average_norm), bool(c.sharded_state))
+
+  def replace(self, **changes) -> OptimizerSettings:
+    return dataclasses.replace(self, **changes)
 
 
 def scaled_learning_rate(base_lr: float, rule: str, num_envs: int, num_learners: int) -> float:
@@ -96,7 +127,7 @@ def clip_by_average_norm(clip_norm: float) -> optax.GradientTransformation:
   return optax.GradientTransformation(optax.init_empty_state, update)
 
 
-def elementwise_optimizer(cfg: ConfigDict, schedule: optax.Schedule
+def elementwise_optimizer(cfg: OptimizerSettings, schedule: optax.Schedule
                           ) -> optax.GradientTransformation:
   """The optimizer of `cfg.name` alone (no clipping). It acts element by element, so it
   gives the same result on a flat slice of the parameters as on the whole tree (what the
@@ -111,14 +142,14 @@ def elementwise_optimizer(cfg: ConfigDict, schedule: optax.Schedule
   raise ValueError(f"Unknown optimizer {cfg.name!r}; choose 'rmsprop', 'adam' or 'sgd'.")
 
 
-def make_schedule(cfg: ConfigDict, num_envs: int, num_learners: int, total_updates: int
+def make_schedule(cfg: OptimizerSettings, num_envs: int, num_learners: int, total_updates: int
                   ) -> optax.Schedule:
   """The scaled (`cfg.lr_scaling`) and annealed (`cfg.anneal`) learning-rate schedule."""
   lr = scaled_learning_rate(cfg.learning_rate, cfg.lr_scaling, num_envs, num_learners)
   return learning_rate_schedule(lr, cfg.anneal, total_updates)
 
 
-def make_optimizer(cfg: ConfigDict, num_envs: int, num_learners: int, total_updates: int,
+def make_optimizer(cfg: OptimizerSettings, num_envs: int, num_learners: int, total_updates: int,
                    per_tensor_clip: bool = True
                    ) -> tuple[optax.GradientTransformation, optax.Schedule]:
   """Gradient clipping, then the optimizer of `cfg.name` with a scaled, annealed lr.
@@ -130,7 +161,7 @@ def make_optimizer(cfg: ConfigDict, num_envs: int, num_learners: int, total_upda
   schedule = make_schedule(cfg, num_envs, num_learners, total_updates)
   opt = elementwise_optimizer(cfg, schedule)
   clip = []
-  if per_tensor_clip and cfg.get("clip_average_norm", 0.0) > 0:
+  if per_tensor_clip and cfg.clip_average_norm > 0:
     clip.append(clip_by_average_norm(cfg.clip_average_norm))
   if cfg.max_grad_norm > 0:
     clip.append(optax.clip_by_global_norm(cfg.max_grad_norm))

@@ -17,7 +17,7 @@ import os
 import uuid
 from typing import Mapping
 
-from ml_collections import ConfigDict
+from galax.types import JsonDict
 
 MODES = ("online", "offline", "disabled")
 _ID_FILE = "wandb_id.txt"
@@ -26,8 +26,11 @@ _ID_FILE = "wandb_id.txt"
 class WandbTracker:
   """One W&B run for a galax run (process 0 only)."""
 
-  def __init__(self, config: ConfigDict, workdir: str, run_dir: str, resume: bool):
-    """`workdir`: where the W&B files go (the local one); `run_dir` names the run."""
+  def __init__(self, project: str, entity: str, mode: str, run_config: JsonDict, workdir: str,
+               run_dir: str, resume: bool):
+    """`project`, `entity` ('' = W&B's default) and `mode`: `config.track_*`; `run_config`:
+    the run's config as W&B shows it. `workdir`: where the W&B files go (the local one);
+    `run_dir` names the run."""
     try:
       import wandb  # pylint: disable=g-import-not-at-top
     except ImportError:
@@ -42,10 +45,10 @@ class WandbTracker:
     with open(id_path, "w") as f:
       f.write(run_id)
     self._run = wandb.init(
-        project=config.track_project, entity=config.track_entity or None,
+        project=project, entity=entity or None,
         name=run_dir.rstrip("/").rsplit("/", 1)[-1],
-        id=run_id, resume="allow", config=config.to_dict(), dir=workdir,
-        mode=config.track_mode, settings=wandb.Settings(console="off", quiet=True))
+        id=run_id, resume="allow", config=run_config, dir=workdir,
+        mode=mode, settings=wandb.Settings(console="off", quiet=True))
     self._run.define_metric("global_step")
     self._run.define_metric("*", step_metric="global_step")
 

@@ -68,7 +68,9 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
                     lambda: rundir.last_good(_checkpoint_dir(workdir))),
         preemption.watch() as preempted):
     try:
-      return _train(config, workdir, resume, log, preempted, on_call)
+      if resume:  # before the (slow) build
+        ckpt_lib.check_resume_dir(_checkpoint_dir(workdir))
+      return _train(make_algorithm(config), workdir, resume, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/peers.py)
         peers.exit_lost_peer(e, workdir and rundir.staging_dir(workdir),
@@ -80,16 +82,11 @@ def _checkpoint_dir(workdir: str | None) -> str | None:
   return rundir.join(workdir, "checkpoints") if workdir else None
 
 
-def _train(config: ConfigDict, workdir: str | None, resume: bool,
+def _train(algorithm: Algorithm, workdir: str | None, resume: bool,
            log: Callable[[str], None], preempted: preemption.Watch,
            on_call: OnCall | None) -> TrainResult:
   checkpoint_dir = _checkpoint_dir(workdir)
-  if resume:
-    if not workdir:
-      raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
-    ckpt_lib.check_resume_dir(checkpoint_dir)
-
-  run = _Run(make_algorithm(config), workdir, checkpoint_dir, log, on_call)
+  run = _Run(algorithm, workdir, checkpoint_dir, log, on_call)
   if resume:
     done = run.restore()
     if done:
@@ -190,8 +187,9 @@ class _Run:
     files_dir = self.files.local if self.files else None
     if self.files and jax.process_index() == 0:
       self.files.prepare(resume)
-      tracker = (tracking.WandbTracker(config, files_dir, self.workdir, resume)
-                 if config.track else None)
+      tracker = (tracking.WandbTracker(config.track_project, config.track_entity,
+                                       config.track_mode, config.to_dict(), files_dir,
+                                       self.workdir, resume) if config.track else None)
       self.writer = metrics_lib.MetricsWriter(files_dir, config.tensorboard,
                                               resume_step=self.env_steps if resume else None,
                                               tracker=tracker)
@@ -212,8 +210,9 @@ class _Run:
     if self.workdir:
       self.log(f"workdir {rundir.absolute(self.workdir)}")
     if config.eval.every_steps > 0:
-      self.evals = eval_lib.EvalHook(config, algorithm.network.apply, layout.num_learners,
-                                     files_dir, resume, self.log)
+      self.evals = eval_lib.EvalHook(eval_lib.EvalSettings.from_config(config),
+                                     algorithm.network.apply, layout.num_learners, files_dir,
+                                     resume, self.log)
       self.next_eval = self.evals.next_due(self.env_steps)
       if self.workdir:  # the best evaluation's state, in <workdir>/best (galax.evaluate --step=best)
         self.best = ckpt_lib.BestCheckpoint(

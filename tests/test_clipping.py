@@ -1,7 +1,6 @@
 """Per-tensor clipping by average norm (TF's clip_by_average_norm) against hand values."""
 
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import pytest
 
@@ -32,9 +31,10 @@ def test_average_norm_is_norm_over_size_not_rms():
 def _sgd(**overrides):
   cfg = dict(name="sgd", learning_rate=1.0, lr_scaling="none", anneal="none", eps=1e-5,
              rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
-             adam_b1=0.9, adam_b2=0.999, max_grad_norm=0.0, clip_average_norm=0.0)
+             adam_b1=0.9, adam_b2=0.999, max_grad_norm=0.0, clip_average_norm=0.0,
+             sharded_state=False)
   cfg.update(overrides)
-  opt, _ = optimizers.make_optimizer(ml_collections.ConfigDict(cfg), 1, 1, 1)
+  opt, _ = optimizers.make_optimizer(optimizers.OptimizerSettings(**cfg), 1, 1, 1)
   return opt
 
 

@@ -223,7 +223,8 @@ def test_evaluator_plays_full_gymnax_episodes():
   always_right = lambda params, obs: (jnp.stack([jnp.zeros(obs.shape[:-1]),
                                                  jnp.ones(obs.shape[:-1])], -1),
                                       jnp.zeros(obs.shape[:-1]))
-  evaluator = evaluation.Evaluator(config, always_right, num_policies=1)
+  evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_config(config), always_right,
+                                   num_policies=1)
   out = evaluator.evaluate({"w": np.zeros((1,))})
   assert out.completed.all() and out.returns.shape == (1, 6)
   np.testing.assert_array_equal(out.lengths[0], out.returns[0])  # CartPole: 1 per step

@@ -49,7 +49,8 @@ def test_greedy_episodes_match_envpool():
   config.seed = 7
   config.eval.episodes = 6
   config.eval.num_envs = 3  # 2 episodes per env
-  evaluator = evaluation.Evaluator(config, _always(1), num_policies=1)
+  evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_config(config), _always(1),
+                                   num_policies=1)
   out = evaluator.evaluate({"w": np.zeros((1,))})
   evaluator.close()
   assert out.returns.shape == (1, 6) and out.completed.all()
@@ -69,7 +70,7 @@ def test_sampled_evaluation_is_reproducible():
 
   runs = []
   for _ in range(2):
-    evaluator = evaluation.Evaluator(config, uniform)
+    evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_config(config), uniform)
     runs.append([evaluator.evaluate(params).returns for _ in range(2)])
     evaluator.close()
   np.testing.assert_array_equal(runs[0][0], runs[1][0])

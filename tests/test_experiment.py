@@ -25,16 +25,23 @@ def test_parse_seeds():
 
 def test_choose_mode():
   config = load_config("cartpole_a2c")  # stops at target return 475
-  mode, why = experiment.choose_mode(config, [0, 1])
+
+  def choose(seeds, requested="auto"):
+    return experiment.choose_mode(
+        seeds, requested, num_learners=config.num_learners, combine=config.combine,
+        lr_scaling=config.optimizer.lr_scaling, target_return=config.target_return,
+        time_limit_s=config.time_limit_s)
+
+  mode, why = choose([0, 1])
   assert mode == "sequential" and "target_return" in why
   config.target_return = 0.0
-  assert experiment.choose_mode(config, [0, 1, 2])[0] == "learners"
-  assert experiment.choose_mode(config, [0, 1, 2], "sequential")[0] == "sequential"
-  assert experiment.choose_mode(config, [0, 2])[0] == "sequential"
-  assert experiment.choose_mode(config, [4])[0] == "sequential"
+  assert choose([0, 1, 2])[0] == "learners"
+  assert choose([0, 1, 2], "sequential")[0] == "sequential"
+  assert choose([0, 2])[0] == "sequential"
+  assert choose([4])[0] == "sequential"
   config.num_learners, config.combine = 4, "allreduce"
   with pytest.raises(ValueError, match="1 independent learner"):
-    experiment.choose_mode(config, [0, 1], "learners")
+    choose([0, 1], "learners")
 
 
 def test_learners_config_keeps_per_seed_budgets():

@@ -129,7 +129,7 @@ def test_minatar_configs_validate_with_their_network(name):
   config = validate(load_config(name))
   assert config.env.id == "gymnax/Breakout-MinAtar"
   spec = EnvSpec("gymnax/Breakout-MinAtar", "gymnax", (10, 10, 4), np.float32, 3, "HWC", 1000)
-  net = networks.from_config(config.network, spec)
+  net = networks.NetworkSettings.from_config(config.network).build(spec)
   shapes = jax.eval_shape(lambda: networks.init_params(net, spec, jax.random.PRNGKey(0)))
   expected = MINATAR_PARAMS[config.network.name]
   assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) == expected

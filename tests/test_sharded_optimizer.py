@@ -3,7 +3,6 @@ per device, and the same A2C training run."""
 
 import jax
 import jax.numpy as jnp
-import ml_collections
 import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
@@ -22,9 +21,10 @@ SHAPES = dict(conv=(3, 5), bias=(7,), dense=(2, 2, 3), scalar=())
 def _optimizer_config(**overrides):
   cfg = dict(name="adam", learning_rate=1e-3, lr_scaling="none", anneal="none", eps=1e-8,
              rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
-             adam_b1=0.8, adam_b2=0.75, max_grad_norm=0.0, clip_average_norm=0.0)
+             adam_b1=0.8, adam_b2=0.75, max_grad_norm=0.0, clip_average_norm=0.0,
+             sharded_state=False)
   cfg.update(overrides)
-  return ml_collections.ConfigDict(cfg)
+  return optimizers.OptimizerSettings(**cfg)
 
 
 def _tree(rng, lead=()):

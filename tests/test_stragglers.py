@@ -105,8 +105,8 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
   grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32)
            for k, s in shapes.items()}
-  cfg = base_config().optimizer
-  cfg.update(dict(name="sgd", learning_rate=1.0, max_grad_norm=0.0, clip_average_norm=clip))
+  cfg = optimizers.OptimizerSettings.from_config(base_config()).replace(
+      name="sgd", learning_rate=1.0, max_grad_norm=0.0, clip_average_norm=clip)
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, learners, 10)
     opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),

@@ -57,7 +57,7 @@ from galax.learner_state import BlockUpdate, LearnerState, Setup
 from galax import algorithm_spec as spec
 from galax.algorithms.a2c import a2c_grads
 from galax.checks import check_choice
-from galax.optimizers import make_optimizer
+from galax.optimizers import OptimizerSettings, make_optimizer
 from galax.parallel import learners as lx
 from galax.returns import ReturnSettings
 from galax.rollout import episode_log, rollout
@@ -152,8 +152,8 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a
   # block of learners: no `LearnerOptimizer`); per-tensor clipping, first in the chain,
   # thus clips each learner's gradient on its own, the meaning it has everywhere.
-  optimizer, schedule = make_optimizer(config.optimizer, layout.envs_per_learner, n,
-                                       setup.total_updates * n)
+  optimizer, schedule = make_optimizer(OptimizerSettings.from_config(config),
+                                       layout.envs_per_learner, n, setup.total_updates * n)
   slots = config.a3c.max_staleness + 1
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]

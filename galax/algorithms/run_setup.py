@@ -17,6 +17,7 @@ from galax import networks
 from galax.algorithm_spec import AlgorithmSpec
 from galax.envs import EnvSettings, make_env
 from galax.learner_state import Envs, Setup
+from galax.optimizers import OptimizerSettings
 from galax.parallel import learners as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
@@ -46,7 +47,8 @@ def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | No
   env = (make_envs or default_envs(env_settings, config.seed))(layout)
   plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
                   layout.learners_per_device)
-  network = networks.from_config(config.network, env.spec, plan.conv_impl)
+  network = networks.NetworkSettings.from_config(config.network).build(env.spec,
+                                                                   plan.conv_impl)
   env_steps_per_update = (layout.num_learners * layout.envs_per_learner
                           * spec.steps_per_env(config))
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
@@ -74,6 +76,7 @@ def make_learners(config: ConfigDict, spec: AlgorithmSpec,
   g = config.gossip
   combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
                            g.delay, g.metrics)
-  optimizer, schedule = make_learner_optimizer(config, setup, combiner, setup.total_updates,
+  optimizer, schedule = make_learner_optimizer(OptimizerSettings.from_config(config), setup,
+                                               combiner, setup.total_updates,
                                                steps_per_update=steps_per_update)
   return Learners(setup, combiner, optimizer, schedule)

@@ -48,7 +48,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from ml_collections import ConfigDict
 
 from galax import networks, optimizers
 from galax.parallel.combine import Combiner
@@ -192,16 +191,15 @@ def params_shapes(setup: Setup) -> PyTree:
                                                      jax.random.PRNGKey(0)))
 
 
-def make_learner_optimizer(config: ConfigDict, setup: Setup, combiner: Combiner, total_updates: int,
-                           steps_per_update: int = 1
+def make_learner_optimizer(cfg: optimizers.OptimizerSettings, setup: Setup, combiner: Combiner,
+                           total_updates: int, steps_per_update: int = 1
                            ) -> tuple[LearnerOptimizer, optax.Schedule]:
-  """The learners' optimizer step for `config.optimizer` (sharded_state picks ZeRO-1).
+  """The learners' optimizer step for the run's optimizer `cfg` (sharded_state picks ZeRO-1).
 
   `steps_per_update`: optimizer steps per update (PPO's minibatch steps, A3C's n
   applications); the lr schedule counts steps. Returns the optimizer and the learning rate
   as a function of the update count.
   """
-  cfg = config.optimizer
   layout = setup.layout
   total_steps = total_updates * steps_per_update
   schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
