@@ -45,6 +45,7 @@ from galax.learner_state import LearnerState
 from galax.parallel.learners import to_host
 from galax.progress_bar import OnCall
 from galax.run_clock import RunClock
+from galax.run_header import header_lines
 from galax.run_result import TrainResult, finished_reason
 from galax.types import JsonDict, Metrics
 
@@ -86,14 +87,26 @@ def _train(algorithm: Algorithm, workdir: str | None, resume: bool,
            log: Callable[[str], None], preempted: preemption.Watch,
            on_call: OnCall | None) -> TrainResult:
   checkpoint_dir = _checkpoint_dir(workdir)
-  run = _Run(algorithm, workdir, checkpoint_dir, log, on_call)
-  if resume:
-    done = run.restore()
-    if done:
+  try:
+    run = _Run(algorithm, workdir, checkpoint_dir, log, on_call)
+  except BaseException:
+    algorithm.env.close()
+    raise
+  try:  # whatever happens from here on (a failed restore or header too), close the envs
+    if resume and (done := run.restore()):
       return run.already_finished(done)
-  run.prepare(resume)
-  if run.monitor is not None:
-    run.monitor.start()
+    run.prepare(resume)
+    if run.monitor is not None:
+      run.monitor.start()
+    _loop(run, preempted, log, workdir, checkpoint_dir)
+  finally:
+    run.close()
+  return run.finish()
+
+
+def _loop(run: _Run, preempted: preemption.Watch, log: Callable[[str], None],
+          workdir: str | None, checkpoint_dir: str | None) -> None:
+  """Calls until the run is done or stops; saves on every way out that keeps its state."""
   try:
     while run.updates < run.algorithm.total_updates:
       if run.call():  # diverged, or reached the target return or time limit
@@ -111,17 +124,13 @@ def _train(algorithm: Algorithm, workdir: str | None, resume: bool,
                            rundir.last_good(checkpoint_dir))
     log(run.save_on_stop("stopped by an error"))
     raise
-  else:
-    if run.stopped == preemption.STOPPED:
-      run.preempted = run.save_on_stop(preemption.STOPPED)
-      log(run.preempted)
-    elif not run.diverged:
-      if run.evals and run.evals.last_env_steps != run.env_steps:
-        run.evaluate()  # the final policy
-      run.save()
-  finally:
-    run.close()
-  return run.finish()
+  if run.stopped == preemption.STOPPED:
+    run.preempted = run.save_on_stop(preemption.STOPPED)
+    log(run.preempted)
+  elif not run.diverged:
+    if run.evals and run.evals.last_env_steps != run.env_steps:
+      run.evaluate()  # the final policy
+    run.save()
 
 
 class _Run:
@@ -177,13 +186,12 @@ class _Run:
   def already_finished(self, done: str) -> TrainResult:
     self.log(f"nothing to do: the run in {self.workdir} is already finished ({done})"
              + ("; raise config.total_env_steps to train on" if "updates done" in done else ""))
-    self.checkpointer.close()
     return TrainResult.nothing_done(self.env_steps, self.updates, self.clock, self.tracker,
                                     self.state, f"already finished: {done}", self.planned)
 
   def prepare(self, resume: bool) -> None:
     """Writes config.json and the header lines; opens the writer and hooks; starts the clocks."""
-    config, algorithm, layout = self.config, self.algorithm, self.algorithm.layout
+    config, algorithm = self.config, self.algorithm
     files_dir = self.files.local if self.files else None
     if self.files and jax.process_index() == 0:
       self.files.prepare(resume)
@@ -197,22 +205,14 @@ class _Run:
         metrics_lib.truncate_csv(os.path.join(files_dir, "eval.csv"), self.env_steps)
       with open(os.path.join(files_dir, "config.json"), "w") as f:
         f.write(config.to_json_best_effort(indent=2))
-    sharded = "+sharded_state" if config.optimizer.sharded_state else ""
-    self.log(f"{config.algorithm} (combine={config.combine}{sharded}) on {config.env.id}: "
-             f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
-             f"{layout.num_devices} {algorithm.plan.platform} device(s); "
-             f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps")
-    self.log(f"plan: {algorithm.plan.describe()}")
-    if self.planned["planned_env_steps"] != self.planned["requested_env_steps"]:
-      self.log(f"total_env_steps={config.total_env_steps} rounds up to "
-               f"{self.planned['planned_env_steps']} env steps (whole calls of "
-               f"updates_per_call={config.updates_per_call} updates)")
+    for line in header_lines(algorithm, self.planned):
+      self.log(line)
     if self.workdir:
       self.log(f"workdir {rundir.absolute(self.workdir)}")
     if config.eval.every_steps > 0:
       self.evals = eval_lib.EvalHook(eval_lib.EvalSettings.from_config(config),
-                                     algorithm.network.apply, layout.num_learners, files_dir,
-                                     resume, self.log)
+                                     algorithm.network.apply, algorithm.layout.num_learners,
+                                     files_dir, resume, self.log)
       self.next_eval = self.evals.next_due(self.env_steps)
       if self.workdir:  # the best evaluation's state, in <workdir>/best (galax.evaluate --step=best)
         self.best = ckpt_lib.BestCheckpoint(
