@@ -1,7 +1,5 @@
 """networks: parameters built by one compiled init equal flax's op-by-op init, bit for bit."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -55,14 +53,16 @@ def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(nam
   obs = jax.random.uniform(jax.random.PRNGKey(6), (3, *spec.obs_shape), maxval=255.0)
   obs = obs.astype(spec.obs_dtype)
 
-  def loss(apply, p):
-    logits, values = apply(p, obs)
-    return jnp.sum(jnp.sin(logits)) + jnp.sum(values ** 2)
+  def outputs_and_grads(apply):  # one compile per network (op by op: one per op and shape)
+    def loss(p):
+      logits, values = apply(p, obs)
+      return jnp.sum(jnp.sin(logits)) + jnp.sum(values ** 2)
+    return jax.jit(lambda p: (apply(p, obs), jax.grad(loss)(p)))(params)
 
-  for out_xla, out_patches in zip(xla.apply(params, obs), patches.apply(params, obs)):
+  outs_xla, grads_xla = outputs_and_grads(xla.apply)
+  outs_patches, grads_patches = outputs_and_grads(patches.apply)
+  for out_xla, out_patches in zip(outs_xla, outs_patches):
     np.testing.assert_allclose(out_patches, out_xla, rtol=1e-4, atol=1e-5)
-  grads_xla = jax.grad(functools.partial(loss, xla.apply))(params)
-  grads_patches = jax.grad(functools.partial(loss, patches.apply))(params)
   for a, b in zip(jax.tree.leaves(grads_xla), jax.tree.leaves(grads_patches)):
     # Relative to the leaf's scale: a small entry of a leaf of large sums keeps the
     # rounding of its neighbours (measured: 1.6e-3 next to entries of 200).
@@ -90,25 +90,30 @@ def test_mlp_flattens_image_observations():
   kernel = params["params"]["torso"]["Dense_0"]["kernel"]
   assert kernel.shape == (400, 64)
   obs = jax.random.bernoulli(jax.random.PRNGKey(1), 0.3, (2, 3, 10, 10, 4)).astype(jnp.float32)
-  logits, values = net.apply(params, obs)
+
+  @jax.jit  # one compile, not one per op
+  def run(params, obs):
+    hidden = jax.nn.relu(obs.reshape(2, 3, 400) @ params["params"]["torso"]["Dense_0"]["kernel"]
+                         + params["params"]["torso"]["Dense_0"]["bias"])
+    layer1 = params["params"]["torso"]["Dense_1"]
+    return (net.apply(params, obs), net.apply(params, obs, method=lambda m, x: m.torso(x)),
+            jax.nn.relu(hidden @ layer1["kernel"] + layer1["bias"]))
+
+  (logits, values), first, by_hand = run(params, obs)
   assert logits.shape == (2, 3, 4) and values.shape == (2, 3)
-  hidden = jax.nn.relu(obs.reshape(2, 3, 400) @ kernel + params["params"]["torso"]["Dense_0"]["bias"])
-  first = net.apply(params, obs, method=lambda m, x: m.torso.__call__(x))
   assert first.shape == (2, 3, 64)
-  layer1 = params["params"]["torso"]["Dense_1"]
-  np.testing.assert_allclose(first, jax.nn.relu(hidden @ layer1["kernel"] + layer1["bias"]),
-                             rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(first, by_hand, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name,spec", [("mlp", _spec((6,), "flat")),
                                        ("minatar", _spec((10, 10, 4), "HWC"))])
 def test_activation_acts_and_default_is_the_networks_own(name, spec):
   obs = jax.random.uniform(jax.random.PRNGKey(2), (5, *spec.obs_shape))
-  outputs = {}
-  for activation in ("", "relu", "tanh"):
-    net = networks.make_network(name, spec, activation=activation)
-    params = networks.init_params(net, spec, jax.random.PRNGKey(3))
-    outputs[activation] = np.asarray(net.apply(params, obs)[1])
+  nets = {a: networks.make_network(name, spec, activation=a) for a in ("", "relu", "tanh")}
+  params = {a: networks.init_params(net, spec, jax.random.PRNGKey(3)) for a, net in nets.items()}
+  outputs = jax.jit(lambda params: {  # the three networks in one compile
+      a: net.apply(params[a], obs)[1] for a, net in nets.items()})(params)
+  outputs = {a: np.asarray(x) for a, x in outputs.items()}
   own = "tanh" if name == "mlp" else "relu"
   other = "relu" if name == "mlp" else "tanh"
   np.testing.assert_array_equal(outputs[""], outputs[own])
@@ -129,9 +134,10 @@ def test_separate_critic_torso_keeps_the_value_loss_out_of_the_policy_features(n
   params = networks.init_params(net, spec, jax.random.PRNGKey(0))
   assert set(params["params"]) == {"torso", "critic_torso", "Dense_0", "Dense_1"}
   obs = jax.random.bernoulli(jax.random.PRNGKey(1), 0.3, (5, 10, 10, 4)).astype(jnp.float32)
-  value_grads = jax.grad(lambda p: net.apply(p, obs)[1].sum())(params)["params"]
-  logit_grads = jax.grad(lambda p: net.apply(p, obs)[0].sum())(params)["params"]
-  norm = lambda tree: float(sum(jnp.abs(x).sum() for x in jax.tree.leaves(tree)))
+  value_grads, logit_grads = jax.jit(lambda p: (  # one compile, not one per op
+      jax.grad(lambda p: net.apply(p, obs)[1].sum())(p)["params"],
+      jax.grad(lambda p: net.apply(p, obs)[0].sum())(p)["params"]))(params)
+  norm = lambda tree: float(sum(np.abs(np.asarray(x)).sum() for x in jax.tree.leaves(tree)))
   assert norm(value_grads["torso"]) == 0 and norm(value_grads["critic_torso"]) > 0
   assert norm(logit_grads["critic_torso"]) == 0 and norm(logit_grads["torso"]) > 0
   shared = networks.make_network(name, spec, activation="relu")
@@ -153,7 +159,7 @@ def test_a_conv_torso_that_does_not_fit_the_observations_is_one_line(name, spec,
                                         ("ba3c", (4, 84, 84)), ("minatar", (10, 10, 4))])
 def test_conv_torsos_take_the_images_they_fit(name, shape):
   spec = _spec(shape, "HWC" if name == "minatar" else "CHW", np.uint8)
-  logits, value = networks.make_network(name, spec).apply(
+  logits, value = jax.jit(networks.make_network(name, spec).apply)(
       networks.init_params(networks.make_network(name, spec), spec, jax.random.PRNGKey(0)),
       jnp.zeros((2, *shape), np.uint8))
   assert logits.shape == (2, 4) and value.shape == (2,)
