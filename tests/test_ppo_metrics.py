@@ -1,6 +1,8 @@
 """PPO's diagnostics beside the losses: CleanRL's approximate KL and the value function's
 explained variance, by hand and through the learner's metrics (PPO and HTS-PPO)."""
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,10 +41,18 @@ def _learner(epochs, minibatches, lr):
                         STEPS, ENVS)
 
 
-def _begin(learner, traj):
+@functools.lru_cache(maxsize=None)
+def _compiled(epochs, minibatches, lr):
+  """The learner and its jitted begin, unit and finish: compiled once per module, not once
+  per test (eager dispatch compiles every op)."""
+  learner = _learner(epochs, minibatches, lr)
+  return learner, jax.jit(learner.begin), jax.jit(learner.unit), jax.jit(learner.finish)
+
+
+def _begin(learner, traj, begin=None):
   stacked = jax.tree.map(lambda x: x[None], PARAMS)
-  return jax.jit(learner.begin)(stacked, learner.optimizer.init(stacked), traj,
-                                jax.random.PRNGKey(1)[None])
+  return (begin or jax.jit(learner.begin))(stacked, learner.optimizer.init(stacked), traj,
+                                           jax.random.PRNGKey(1)[None])
 
 
 def _log_softmax(x):
@@ -72,23 +82,22 @@ def test_approx_kl_is_never_negative():
 
 
 def test_approx_kl_is_zero_on_the_first_minibatch_and_positive_after():
-  learner = _learner(epochs=2, minibatches=2, lr=0.5)
-  unit = jax.jit(learner.unit)  # one compile for every unit (eager dispatch is slow)
-  carry = unit(_begin(learner, _traj()), 0)
+  learner, begin, unit, finish = _compiled(epochs=2, minibatches=2, lr=0.5)
+  carry = unit(_begin(learner, _traj(), begin), 0)
   # The first minibatch of the first epoch is taken at the behaviour parameters.
   assert float(carry.sums.approx_kl[0]) < 1e-10
   assert float(carry.sums.first_clip_fraction[0]) == 0.0
   for u in range(1, learner.num_units):
     carry = unit(carry, u)
-  metrics = learner.finish(carry)[2]
+  metrics = finish(carry)[2]
   assert float(metrics["approx_kl"][0]) > 1e-4
 
 
 def test_approx_kl_is_the_mean_over_the_update_of_a_hand_computation():
   """Per minibatch: (r - 1) - ln r by numpy, at the parameters before that minibatch's step,
   masked mean over its samples; the metric is the mean over the epochs x minibatches."""
-  learner = _learner(epochs=2, minibatches=2, lr=0.5)
-  carry, unit = _begin(learner, _traj()), jax.jit(learner.unit)
+  learner, begin, unit, finish = _compiled(epochs=2, minibatches=2, lr=0.5)
+  carry = _begin(learner, _traj(), begin)
   batch = jax.tree.map(lambda x: np.asarray(x[0]), carry.batch)
   size, expected = learner.minibatch_size, []
   for u in range(learner.num_units):
@@ -99,7 +108,7 @@ def test_approx_kl_is_the_mean_over_the_update_of_a_hand_computation():
     log_r = pick(_log_softmax(logits)) - pick(_log_softmax(batch.behaviour_logits[idx]))
     expected.append(np.sum((np.expm1(log_r) - log_r) * batch.mask[idx]) / size)
     carry = unit(carry, u)
-  metrics = learner.finish(carry)[2]
+  metrics = finish(carry)[2]
   assert max(expected) > 1e-3  # the policy moved
   np.testing.assert_allclose(metrics["approx_kl"][0], np.mean(expected), rtol=1e-4)
 
@@ -137,11 +146,11 @@ def test_explained_variance_metric_uses_the_values_before_the_update():
   residual = (np.asarray(targets) - np.asarray(traj.values[:-1]))[valid]
   expected = 1.0 - np.var(residual) / np.var(np.asarray(targets)[valid])
   for lr in (0.0, 0.5):  # the update's steps do not change it
-    learner = _learner(epochs=2, minibatches=2, lr=lr)
-    carry, unit = _begin(learner, traj), jax.jit(learner.unit)
+    learner, begin, unit, finish = _compiled(epochs=2, minibatches=2, lr=lr)
+    carry = _begin(learner, traj, begin)
     for u in range(learner.num_units):
       carry = unit(carry, u)
-    metrics = learner.finish(carry)[2]
+    metrics = finish(carry)[2]
     np.testing.assert_allclose(metrics["explained_variance"][0], expected, rtol=1e-5)
 
 
@@ -149,10 +158,11 @@ def test_hts_ppo_reports_the_same_metrics():
   learner = _learner(epochs=1, minibatches=2, lr=0.5)
   segment = PPOSegmentLearner(learner)
   stacked = jax.tree.map(lambda x: x[None], PARAMS)
-  carry = segment.begin(None, stacked, learner.optimizer.init(stacked), _traj(),
-                        jax.random.PRNGKey(1)[None])
+  carry = jax.jit(segment.begin, static_argnums=0)(  # jitted: eager compiles every op
+      None, stacked, learner.optimizer.init(stacked), _traj(), jax.random.PRNGKey(1)[None])
+  unit = jax.jit(segment.unit)
   for u in range(segment.num_units):
-    carry = segment.unit(carry, u)
-  ours, theirs = segment.finish(carry)[2], learner.finish(carry)[2]
+    carry = unit(carry, u)
+  ours, theirs = jax.jit(lambda c: (segment.finish(c)[2], learner.finish(c)[2]))(carry)
   for key in ("approx_kl", "explained_variance", "clip_fraction", "first_clip_fraction"):
     np.testing.assert_array_equal(ours[key], theirs[key])
