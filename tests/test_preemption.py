@@ -168,14 +168,18 @@ def test_cli_sigterm_saves_exits_143_and_resume_finishes(tmp_path):
   assert json.loads((tmp_path / "result.json").read_text())["stopped"] == "preempted"
   assert csv_steps(tmp_path / "metrics.csv")[-1] == step
 
-  resumed = subprocess.run([sys.executable, *args, "--resume"], cwd=ROOT,
+  # The resume finishes 4 calls past the checkpoint (not the 200 calls of the budget above,
+  # about 10 s of training; the budget only had to outlast the signal).
+  budget = step + 4 * 800
+  resumed = subprocess.run([sys.executable, *args, "--resume",
+                            f"--config.total_env_steps={budget}"], cwd=ROOT,
                            capture_output=True, text=True, timeout=300)
   assert resumed.returncode == 0, resumed.stderr[-3000:]
   assert f"resumed from {tmp_path / 'checkpoints' / str(step)}" in resumed.stdout
   result = json.loads((tmp_path / "result.json").read_text())
-  assert result["stopped"] == "budget" and result["env_steps"] == 160000
+  assert result["stopped"] == "budget" and result["env_steps"] == budget
   steps = csv_steps(tmp_path / "metrics.csv")
-  assert steps == list(range(800, 160001, 800))
+  assert steps == list(range(800, budget + 1, 800))
 
 
 def _free_port():

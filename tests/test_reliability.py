@@ -308,6 +308,9 @@ def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl
   assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+# Slow tier: a whole training run (about 2-8 s). The fast tier checks the mechanism, the
+# deferred Ctrl-C around a save, in test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it.
+@pytest.mark.slow
 def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypatch,
                                                               default_ctrl_c):
   real_save = ckpt_lib.Checkpointer.save
