@@ -158,10 +158,12 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
             "v": jnp.array([[0.2], [-0.4], [1.5]])}
   traj = random_trajectory(jax.random.PRNGKey(7), steps=8, envs=4, random_behaviour=True)
   stacked = jax.tree.map(lambda x: x[None], params)
-  carry = whole.begin(stacked, whole.optimizer.init(stacked), traj,
-                      jax.random.PRNGKey(1)[None])
+  carry = jax.jit(whole.begin)(stacked, whole.optimizer.init(stacked), traj,
+                               jax.random.PRNGKey(1)[None])
   mb = jax.tree.map(lambda x: x[0, :whole.minibatch_size], carry.batch)
-  expected, chunked_result = whole._grads(params, mb), chunked._chunked_grads(params, mb)
+  # Both in one compile (op by op, every op of both compiles apart).
+  expected, chunked_result = jax.jit(lambda params, mb: (
+      whole._grads(params, mb), chunked._chunked_grads(params, mb)))(params, mb)
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
