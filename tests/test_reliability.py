@@ -110,8 +110,9 @@ def test_every_algorithm_reports_divergence(tmp_path, algorithm):
 @pytest.mark.slow
 def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatch):
   """No env step outlives the run's pools: `train` waits for its programs and closes
-  its envs itself, whether it finishes or stops (before, the pools were left to the
-  garbage collector, and one collected under a running step crashed a later program)."""
+  its envs itself, whether it finishes, stops, or fails before its first call (before,
+  the pools were left to the garbage collector, and one collected under a running step
+  crashed a later program)."""
   closed = []
   real_make = train_lib.make_algorithm
 
@@ -122,10 +123,22 @@ def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatc
     return algorithm
 
   monkeypatch.setattr(train_lib, "make_algorithm", make)
-  train(tiny_config(total_env_steps=STEPS_PER_CALL), workdir=str(tmp_path / "ok"), log=quiet)
+  config = tiny_config(total_env_steps=STEPS_PER_CALL)
+  train(config, workdir=str(tmp_path / "ok"), log=quiet)
   with pytest.raises(train_lib.Diverged):
     train(_diverging(total_env_steps=40_000), workdir=str(tmp_path / "nan"), log=quiet)
   assert closed == ["rmsprop", "sgd"]
+  # Before the first call too: a resume of the finished run, and a failure while writing
+  # the header (both left the pools open while restore and prepare ran outside `finally`).
+  train(config, workdir=str(tmp_path / "ok"), resume=True, log=quiet)
+
+  def full_disk(*args, **kwargs):
+    raise OSError("No space left on device")
+
+  monkeypatch.setattr(train_lib.metrics_lib, "MetricsWriter", full_disk)
+  with pytest.raises(OSError, match="No space left"):
+    train(config, workdir=str(tmp_path / "full"), log=quiet)
+  assert closed == ["rmsprop", "sgd", "rmsprop", "rmsprop"]
 
 
 # 2. Resume after a kill: no duplicated rows, statistics and clocks continue.
@@ -341,9 +354,6 @@ def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
        "--config.total_env_steps=100000000", "--config.updates_per_call=10",
        "--config.log_every_steps=800", "--config.target_return=0"],
       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-      # Each progress line as it is printed (to a pipe, stdout is block-buffered: the first
-      # row came only when 8 KB of rows had filled the buffer, about 15 s of training).
-      env=dict(os.environ, PYTHONUNBUFFERED="1"),
       # As from a terminal: a child inherits an ignored SIGINT, and a pytest-xdist worker
       # may ignore it (the run then never stopped, and this test timed out).
       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
