@@ -27,7 +27,10 @@ CASES = {
     "allreduce": {"num_learners": 2, "combine": "allreduce"},
     "gossip": {"num_learners": 4, "num_devices": 2, "combine": "gossip"},
     "ppo": {"algorithm": "ppo"},
-    "hts_a2c": {"algorithm": "hts_a2c", "hts": {"num_actors": 2}},  # slow: ~70 s to compile
+    # The config of `_hts_run(num_actors=2)` below: gymnax programs hold no env handle, so
+    # the persistent compile cache serves the second of the two tests the same program.
+    "hts_a2c": {"algorithm": "hts_a2c", "updates_per_call": 1, "hts": {"num_actors": 2},
+                "optimizer": {"name": "sgd", "learning_rate": 0.05, "max_grad_norm": 0.0}},
     "hts_ppo": {"algorithm": "hts_ppo", "hts": {"num_actors": 2}},
     "a3c": {"algorithm": "a3c", "num_learners": 2},
     "impala": {"algorithm": "impala"},
@@ -67,8 +70,7 @@ def test_algorithm_trains_on_gymnax(name):
 
 
 def _hts_run(num_actors):
-  config = make_config(algorithm="hts_a2c", updates_per_call=1, hts={"num_actors": num_actors},
-                       optimizer={"name": "sgd", "learning_rate": 0.05, "max_grad_norm": 0.0})
+  config = make_config(**{**CASES["hts_a2c"], "hts": {"num_actors": num_actors}})
   algorithm = make_algorithm(config)
   state = algorithm.init()
   states, metrics = [to_host(state)], []
