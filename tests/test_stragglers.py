@@ -153,9 +153,16 @@ def _train_params(config):
   return state.params, metrics
 
 
+@pytest.fixture(scope="module")
+def plain_allreduce():
+  """The parameters after plain all-reduce's run (envpool programs hold the pool's handle,
+  so no compile cache serves a second build): one build for both tests below."""
+  return _train_params(_allreduce_config(0))[0]
+
+
 @pytest.mark.slow
-def test_a2c_keeping_all_gradients_is_bitwise_plain_allreduce():
-  plain, _ = _train_params(_allreduce_config(0))
+def test_a2c_keeping_all_gradients_is_bitwise_plain_allreduce(plain_allreduce):
+  plain = plain_allreduce
   kept_all, metrics = _train_params(_allreduce_config(4))
   for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(kept_all)):
     np.testing.assert_array_equal(a, b)
@@ -163,8 +170,8 @@ def test_a2c_keeping_all_gradients_is_bitwise_plain_allreduce():
 
 
 @pytest.mark.slow
-def test_a2c_dropping_stragglers_keeps_m_per_update_and_changes_the_run():
-  plain, _ = _train_params(_allreduce_config(0))
+def test_a2c_dropping_stragglers_keeps_m_per_update_and_changes_the_run(plain_allreduce):
+  plain = plain_allreduce
   dropped, metrics = _train_params(_allreduce_config(2))
   np.testing.assert_array_equal(metrics["stragglers"]["kept"].sum(axis=1), [2, 2, 2])
   assert np.all(metrics["stragglers"]["wait_time"] <= metrics["stragglers"]["wait_all"])
