@@ -1,6 +1,7 @@
 """HTS-RL (galax/algorithms/hts/segment.py): versions of every update, determinism, delay-off
 consistency with A2C / PPO, the send -> learner -> recv order, config errors."""
 
+import functools
 import re
 
 import jax
@@ -179,10 +180,19 @@ def test_bitwise_determinism_hts_a2c_threads_microbatches_actors(a2c_sgd_run):
 # --- delay off: plain A2C / PPO -------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=None)
+def delay_off_run(algorithm, gradient_point=None):
+  """3 segments with the delay off (host copies), built once per process: HTS-PPO's is also
+  test_hts_gradient_point's "current" point (envpool programs hold the pool's handle, so
+  the compile cache cannot serve a second build)."""
+  point = {} if gradient_point is None else {"hts.gradient_point": gradient_point}
+  return run(make_config(algorithm, **{"hts.delayed": False, **point}), 3)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("algorithm,plain", [("hts_a2c", "a2c"), ("hts_ppo", "ppo")])
 def test_delay_off_reduces_to_plain(algorithm, plain):
-  hts = run(make_config(algorithm, **{"hts.delayed": False}), 3)
+  hts = delay_off_run(algorithm)
   ref = run(make_config(plain), 3)
   for k in range(1, 4):
     assert int(hts[2][k - 1]["hts"]["data_version"][0, 0]) == k - 1

@@ -11,7 +11,7 @@ import pytest
 
 from galax.algorithms.hts.learners import StalePPOSegmentLearner
 from galax.config import validate
-from test_hts import make_config, run
+from test_hts import delay_off_run, make_config, run
 
 
 class _Carry(NamedTuple):
@@ -71,8 +71,8 @@ def test_gradient_point_is_checked():
 
 @pytest.mark.slow
 def test_with_the_delay_off_both_points_are_the_same_ppo_bit_for_bit():
-  stale = run(make_config("hts_ppo", **{"hts.delayed": False, "hts.gradient_point": "stale"}), 2)
-  current = run(make_config("hts_ppo", **{"hts.delayed": False}), 2)
+  # 3 segments: the current point's run is test_hts's delay-off run (one build per process).
+  stale, current = delay_off_run("hts_ppo", "stale"), delay_off_run("hts_ppo")
   for a, b in zip(jax.tree.leaves(stale[1][-1].params), jax.tree.leaves(current[1][-1].params)):
     np.testing.assert_array_equal(a, b)
 
