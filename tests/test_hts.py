@@ -38,12 +38,13 @@ def run(config, segments, hlo=None):
   """
   algo = make_algorithm(config)
   try:
-    state = algo.init()
-    if hlo is not None:
-      hlo.append(algo.step.lower(state).compile().as_text())
+    state, step = algo.init(), algo.step
+    if hlo is not None:  # run the compiled program whose text is kept (not a second compile)
+      step = algo.step.lower(state).compile()
+      hlo.append(step.as_text())
     states, metrics = [host(state)], []
     for _ in range(segments):
-      state, m = algo.step(state)
+      state, m = step(state)
       states.append(host(state))  # host copies: `step` donates its input
       metrics.append(host(m))
     return algo, states, metrics
@@ -109,19 +110,22 @@ def test_updates_follow_eq6(a2c_sgd_run):
   lr = config.optimizer.learning_rate
   settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
   squeeze = lambda tree: jax.tree.map(lambda x: x[0], tree)
+  # Jitted once (op by op, each op compiles apart): the network and the recomputed gradient.
+  apply_fn = jax.jit(apply_fn)
+  grad_fn = jax.jit(lambda params, storage: a2c_grads(apply_fn, *settings, params, storage)[0])
   for k in range(1, len(states) - 1):
     storage = time_major_storage(states[k])  # D_{k-1}, filled by theta_{k-1}
     theta_prev, theta_k = squeeze(states[k - 1].params), squeeze(states[k].params)
     # The storage really was collected by theta_{k-1}:
     logits, _ = apply_fn(theta_prev, storage.obs)
     np.testing.assert_allclose(storage.behaviour_logits, logits, rtol=1e-5, atol=1e-6)
-    grads, _ = a2c_grads(apply_fn, *settings, theta_prev, jax.tree.map(jnp.asarray, storage))
+    grads = grad_fn(theta_prev, storage)
     step = jax.tree.map(lambda new, old: new - old, squeeze(states[k + 1].params), theta_k)
     expected = jax.tree.map(lambda g: -lr * g, grads)
     jax.tree.map(lambda s, e: np.testing.assert_allclose(s, e, rtol=1e-4, atol=1e-6),
                  step, expected)
     if k >= 2:  # the gradient at theta_k (no delay) would give another step
-      wrong, _ = a2c_grads(apply_fn, *settings, theta_k, jax.tree.map(jnp.asarray, storage))
+      wrong = grad_fn(theta_k, storage)
       diff = max(float(np.max(np.abs(-lr * w - s)))
                  for w, s in zip(jax.tree.leaves(wrong), jax.tree.leaves(step)))
       assert diff > 1e-5
