@@ -30,6 +30,7 @@ def test_not_a_run_directory_is_one_line(tmp_path):
                   "no config.json")
 
 
+@pytest.mark.slow
 def test_run_without_checkpoints_is_one_line(tmp_path):
   (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
   _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"),

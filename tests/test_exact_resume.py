@@ -86,6 +86,7 @@ def test_envpool_resume_is_deterministic_given_the_checkpoint(tmp_path, monkeypa
   assert _differs(whole.state.params, first.state.params)
 
 
+@pytest.mark.slow
 def test_checkpoints_hold_the_env_state_only_where_it_is_restorable(tmp_path):
   from galax.envs.gymnax_env import GymnaxEnv  # pylint: disable=g-import-not-at-top
   from galax.envs.pool import BatchedEnv  # pylint: disable=g-import-not-at-top

@@ -96,6 +96,7 @@ def test_sigterm_finishes_the_call_saves_it_and_exits_143(tmp_path, monkeypatch,
   assert result["stopped"] == "preempted" and result["env_steps"] == step
 
 
+@pytest.mark.slow
 def test_sigterm_without_workdir_says_nothing_was_saved(monkeypatch, test_sigterm_handler):
   _sigterm_on_call(monkeypatch, 2)
   status, lines = _preempted(tiny_config(), None)

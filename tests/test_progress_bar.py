@@ -2,6 +2,8 @@
 
 import io
 
+import pytest
+
 from run_helpers import STEPS_PER_CALL, tiny_config
 
 
@@ -21,6 +23,7 @@ def test_bar_shows_share_steps_and_time_left_under_the_log_lines():
   assert "50%" in text and "5.0M/10.0M steps" in text and "50m left" in text, text
 
 
+@pytest.mark.slow
 def test_train_calls_on_call_after_every_call(tmp_path):
   from galax.train import train
 

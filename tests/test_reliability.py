@@ -222,6 +222,7 @@ def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage, ca
   assert not latest.exists()  # moved aside, so that step 1600 can be saved again
 
 
+@pytest.mark.slow
 def test_resume_with_no_restorable_checkpoint_names_the_directory(tmp_path, two_checkpoints):
   config, ckpt_dir = two_checkpoints
   for step in ("800", "1600"):
@@ -230,6 +231,7 @@ def test_resume_with_no_restorable_checkpoint_names_the_directory(tmp_path, two_
     train(config, workdir=str(tmp_path), resume=True, log=quiet)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_another_layout_is_named_and_left_in_place(tmp_path, two_checkpoints):
   """A whole checkpoint that an older galax wrote (layout 1: no `checkpoint_format` in its
   metadata) is not damage: resume stops with one line naming it and moves nothing."""
@@ -246,6 +248,7 @@ def test_a_checkpoint_of_another_layout_is_named_and_left_in_place(tmp_path, two
   assert (ckpt_dir / "1600").exists() and (ckpt_dir / "800").exists()
 
 
+@pytest.mark.slow
 def test_a_save_killed_before_its_rename_is_ignored(tmp_path, two_checkpoints):
   """Orbax's tmp directory (what a kill mid-save leaves) is never taken for a checkpoint."""
   config, ckpt_dir = two_checkpoints
@@ -377,7 +380,8 @@ def test_config_path_accepts_names_and_lists_them():
     config_path("configs/nope.py")
 
 
-@pytest.mark.parametrize("module", [None, "galax.experiment"])
+# run.py's guard answers before jax is imported (fast); galax.experiment's imports jax first.
+@pytest.mark.parametrize("module", [None, pytest.param("galax.experiment", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("args,message", [
     (["--config=configs/nope.py"], "not one of"),
     (["--config=pong_paacc"], "cartpole_a2c"),

@@ -86,6 +86,7 @@ def test_train_resume_and_evaluate_on_gs(bucket, tmp_path, monkeypatch):
   assert _remote(f"{workdir}/run.lock").read_text() == ""  # ended normally: names no one
 
 
+@pytest.mark.slow
 def test_lock_in_the_store_names_an_unfinished_writer(bucket, tmp_path):
   from galax.train import train
 

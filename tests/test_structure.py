@@ -92,6 +92,7 @@ def test_no_import_cycles():
   assert not cycles, "\n".join(cycles)
 
 
+@pytest.mark.slow
 def test_no_runtime_import_cycles():
   """No cycle among the imports galax makes at run time either: every module imported,
   both registries asked for their entries (their lazy imports of the algorithm and env
@@ -116,6 +117,7 @@ def test_the_cycle_check_finds_a_planted_cycle():
   assert any("galax.algorithm_spec" in c for c in find_cycles(graph))
 
 
+@pytest.mark.slow
 def test_a_toy_algorithm_needs_its_module_and_one_registration():
   """The recipe "add an algorithm" (docs/architecture.md): a builder, a spec with its own
   config section and validate hook (here in this file, standing for its module) and one
