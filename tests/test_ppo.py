@@ -122,8 +122,9 @@ def test_minibatches_cover_every_sample_once_per_epoch():
                     values=jnp.zeros((steps + 1, n)), episode_over=zeros, episode_return=zeros,
                     episode_length=zeros)
   params = {"w": jnp.ones((learners, 1))}
-  carry = learner.begin(params, learner.optimizer.init(params), traj,
-                        jax.random.split(jax.random.PRNGKey(0), learners))
+  carry = jax.jit(learner.begin)(  # one compile, not one per op
+      params, learner.optimizer.init(params), traj,
+      jax.random.split(jax.random.PRNGKey(0), learners))
   size = learner.minibatch_size
   assert size == steps * envs // 4
   for epoch in range(3):
