@@ -86,9 +86,13 @@ def test_devices_choose_the_layout_and_the_platform():
     make_algorithm(load("minatar_gala", platform="tpu"))
 
 
+_SLOW = pytest.mark.slow  # the fast tier keeps one case of each kind: conv nets, MLPs
+
+
 @pytest.mark.parametrize("name,overrides", [
-    ("minatar_gala", {}), ("minatar_ppo", {}), ("minatar_hts_a2c", {}),
-    ("cartpole_a2c", dict(algorithm="impala", t_max=8)),
+    pytest.param("minatar_gala", {}, marks=_SLOW), pytest.param("minatar_ppo", {}, marks=_SLOW),
+    ("minatar_hts_a2c", {}),
+    pytest.param("cartpole_a2c", dict(algorithm="impala", t_max=8), marks=_SLOW),
     ("cartpole_a2c", dict(algorithm="a3c", num_learners=2))])
 def test_abstract_state_matches_the_real_one(name, overrides):
   algorithm = make_algorithm(load(name, updates_per_call=1, **overrides))

@@ -25,6 +25,7 @@ def _one_error_line(proc, needle):
   assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_not_a_run_directory_is_one_line(tmp_path):
   _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"),
                   "no config.json")
@@ -40,6 +41,7 @@ def test_run_without_checkpoints_is_one_line(tmp_path):
 @pytest.mark.parametrize("path,needle", [("out.avi", "unknown extension '.avi'"),
                                          ("out", "unknown extension '(none)'"),
                                          ("missing/out.mp4", "does not exist")])
+@pytest.mark.slow
 def test_bad_video_path_is_one_line(tmp_path, path, needle):
   (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
   _one_error_line(run_cli(f"--workdir={tmp_path}", f"--video={tmp_path / path}",

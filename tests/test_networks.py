@@ -40,6 +40,7 @@ def test_init_params_equals_flax_init_and_compiles_once(name, spec):
     # archnature: archnips' layer kinds plus a third conv (14 s more on 2 cores).
     pytest.param("ba3c", _spec((52, 52, 12), "HWC", np.uint8), marks=pytest.mark.slow),
 ])
+@pytest.mark.slow
 def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(name, spec):
   """conv_impl='patches' is the same network: same parameter tree and init, same outputs
   and gradients up to float rounding (it only sums the products in another order)."""
@@ -81,6 +82,7 @@ def test_patch_convolutions_are_rejected_where_there_is_no_convolution():
     config_lib.validate(config)
 
 
+@pytest.mark.slow
 def test_mlp_flattens_image_observations():
   """network 'mlp' on MinAtar-shaped HWC images is an MLP on the flattened image
   (PureJaxRL's MinAtar shape), with the chosen activation."""
@@ -107,6 +109,7 @@ def test_mlp_flattens_image_observations():
 
 @pytest.mark.parametrize("name,spec", [("mlp", _spec((6,), "flat")),
                                        ("minatar", _spec((10, 10, 4), "HWC"))])
+@pytest.mark.slow
 def test_activation_acts_and_default_is_the_networks_own(name, spec):
   obs = jax.random.uniform(jax.random.PRNGKey(2), (5, *spec.obs_shape))
   nets = {a: networks.make_network(name, spec, activation=a) for a in ("", "relu", "tanh")}
@@ -126,6 +129,7 @@ def test_unknown_activation_is_one_line():
 
 
 @pytest.mark.parametrize("name", ["mlp", "minatar"])
+@pytest.mark.slow
 def test_separate_critic_torso_keeps_the_value_loss_out_of_the_policy_features(name):
   """`shared_torso=False` (PureJaxRL's separate actor and critic): the value's gradient
   reaches only the critic's torso and head, the logits' only the actor's."""

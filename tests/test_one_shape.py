@@ -116,6 +116,7 @@ def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learner
   assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected
 
 
+@pytest.mark.slow
 def test_entries_assert_their_shapes():
   """rollout's trajectory, the targets and gradients that read one, and the combiners
   check shapes at their entries (chex, at trace time): a wrong shape is one assertion

@@ -63,6 +63,7 @@ def test_ppo_loss_masks_and_normalizes_by_collected_entries():
   np.testing.assert_allclose(terms.entropy, 0.5004024 / 2, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_ppo_entropy_is_a_bonus():
   """Descending the loss with only the entropy term raises the entropy (correct sign)."""
   def total(logits):

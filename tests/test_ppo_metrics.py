@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import pytest
 
 from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
@@ -81,6 +82,7 @@ def test_approx_kl_is_never_negative():
   assert np.all(np.asarray(terms) >= 0.0)
 
 
+@pytest.mark.slow
 def test_approx_kl_is_zero_on_the_first_minibatch_and_positive_after():
   learner, begin, unit, finish = _compiled(epochs=2, minibatches=2, lr=0.5)
   carry = unit(_begin(learner, _traj(), begin), 0)

@@ -516,6 +516,7 @@ def test_fault_injection_small(tmp_path):
 @pytest.mark.parametrize("overrides,message", [
     (["--config.network.activation=gelu"], "config.network.activation='gelu' is not one of"),
 ])
+@pytest.mark.slow
 def test_cli_image_env_with_unknown_activation_is_one_line(tmp_path, overrides, message):
   proc = run_cli("--config=minatar_ppo", "--config.network.name=mlp", f"--workdir={tmp_path}",
                  *overrides)

@@ -61,7 +61,7 @@ def _combined(model, grads, mesh, update):
   return jax.tree.map(np.asarray, fn(jax.device_put(grads, NamedSharding(mesh, P(AXIS)))))
 
 
-@pytest.mark.parametrize("devices,learners", [(8, 8), (4, 8)])
+@pytest.mark.parametrize("devices,learners", [(8, 8), pytest.param(4, 8, marks=pytest.mark.slow)])
 def test_all_kept_is_plain_allreduce_and_fewer_is_mean_of_kept(devices, learners):
   mesh = Mesh(np.array(jax.devices()[:devices]), (AXIS,))
   rng = np.random.default_rng(learners)
