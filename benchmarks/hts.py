@@ -25,7 +25,7 @@ import jax
 from absl import app, flags
 
 from galax.algorithms import make_algorithm
-from galax.envs import make_env
+from galax.envs import EnvSettings, make_env
 
 _SUITES = flags.DEFINE_list("suites", ["atari", "football"], "Suites to run.")
 _ATARI = flags.DEFINE_string("atari_env", "Pong-v5", "Atari envpool id.")
@@ -62,7 +62,7 @@ def timed(fn, state, steps_per_call: int, seconds: float) -> tuple[float, float]
 
 def raw_steps_per_second(config: Any, seconds: float, steps: int) -> float:
   """envpool stepping uniformly random actions in a jitted scan of `steps` steps."""
-  env = make_env(config, config.envs_per_learner)
+  env = make_env(EnvSettings.from_config(config), config.envs_per_learner, seed=config.seed)
   n, num_actions = config.envs_per_learner, env.spec.num_actions
 
   @jax.jit

@@ -20,7 +20,7 @@ from galax.algorithms.algorithm import initial_params
 from galax.algorithms.execution import block_policy
 from galax.algorithm_registry import spec_for
 from galax.algorithms.run_setup import make_setup
-from galax.envs import make_env
+from galax.envs import EnvSettings, make_env
 from galax.rollout import init_action_keys, rollout
 
 
@@ -49,7 +49,8 @@ def steps_per_second(fn: Callable[[Any], Any], state: Any, steps_per_call: int,
 
 def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[str, float]:
   """envpool stepping with uniform random actions in a jitted scan (the env's own limit)."""
-  env = make_env(config, config.envs_per_learner * config.num_learners)
+  env = make_env(EnvSettings.from_config(config), config.envs_per_learner * config.num_learners,
+                 seed=config.seed)
   n, num_actions = env.num_envs, env.spec.num_actions
 
   @jax.jit
