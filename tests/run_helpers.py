@@ -14,11 +14,16 @@ STEPS_PER_CALL = 800  # 10 updates x 16 envs x t_max 5
 
 
 def tiny_config(**overrides):
-  """CartPole A2C in calls of 800 env steps, a row per call, checkpoints every 2 calls."""
+  """CartPole A2C in calls of 800 env steps, a row per call, checkpoints every 2 calls.
+
+  On gymnax's CartPole, not envpool's: an envpool program carries its pool's handle, so
+  the suite's compile cache never serves a rebuild of it, while the runs of this config
+  in both workers share one compile. Tests of envpool itself ask for it."""
   defaults = dict(updates_per_call=10, total_env_steps=4 * STEPS_PER_CALL,
                   log_every_steps=STEPS_PER_CALL, checkpoint_every_steps=2 * STEPS_PER_CALL,
                   keep_checkpoints=10, target_return=0.0, tensorboard=False)
-  config = load_config("cartpole_a2c", **{**defaults, **overrides})
+  config = load_config("cartpole_a2c",
+                       **{"env__id": "gymnax/CartPole-v1", **defaults, **overrides})
   return config
 
 

@@ -72,7 +72,8 @@ def test_gymnax_run_stopped_and_resumed_is_the_uninterrupted_run(tmp_path, monke
 @pytest.mark.slow
 def test_envpool_resume_is_deterministic_given_the_checkpoint(tmp_path, monkeypatch,
                                                              main_thread):
-  config = tiny_config(total_env_steps=CALLS * STEPS_PER_CALL, checkpoint_every_steps=0)
+  config = tiny_config(total_env_steps=CALLS * STEPS_PER_CALL, checkpoint_every_steps=0,
+                       env__id="CartPole-v1")  # envpool's, whose env state is not saved
   with monkeypatch.context() as patch:
     _sigterm_on_call(patch, 2)
     with pytest.raises(SystemExit):
