@@ -21,6 +21,7 @@ and exit status 2.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -173,7 +174,7 @@ def evaluate(settings: EvalSettings, params: Params, episodes: int, greedy: bool
   (its `EvalSettings`); returns the eval record."""
   from galax.evaluation import Evaluator  # pylint: disable=g-import-not-at-top
 
-  settings = settings.replace(episodes=episodes, greedy=greedy, num_envs=0)
+  settings = dataclasses.replace(settings, episodes=episodes, greedy=greedy, num_envs=0)
   evaluator = Evaluator(settings, num_policies=1, seed_offset=1 + seed)
   try:
     out = evaluator.evaluate(jax.tree.map(lambda x: np.asarray(x)[None], params))

@@ -73,9 +73,6 @@ class EvalSettings:
                int(e.every_steps), int(config.seed), EnvSettings.from_config(config),
                NetworkSettings.from_config(config.network))
 
-  def replace(self, **changes) -> EvalSettings:
-    return dataclasses.replace(self, **changes)
-
 
 @dataclasses.dataclass
 class EvalRecord:
@@ -330,7 +327,7 @@ def evaluate_params(settings: EvalSettings, params: Params, episodes: int | None
   fresh episodes (a different `seed_offset` than the training-time evaluations).
   """
   if episodes is not None:
-    settings = settings.replace(episodes=int(episodes))
+    settings = dataclasses.replace(settings, episodes=int(episodes))
   evaluator = Evaluator(settings, apply_fn, 1, seed_offset=seed_offset)
   try:
     out = evaluator.evaluate(jax.tree.map(lambda x: np.asarray(x)[None], params))

@@ -58,9 +58,6 @@ class OptimizerSettings:
                float(c.rmsprop_initial_scale), float(c.adam_b1), float(c.adam_b2),
                float(c.max_grad_norm), float(c.clip_average_norm), bool(c.sharded_state))
 
-  def replace(self, **changes) -> OptimizerSettings:
-    return dataclasses.replace(self, **changes)
-
 
 def scaled_learning_rate(base_lr: float, rule: str, num_envs: int, num_learners: int) -> float:
   """Applies an lr scaling rule: 'none', 'linear_envs' (PAAC) or 'sqrt_learners' (GALA)."""

@@ -1,5 +1,7 @@
 """Straggler dropping: m = n is plain all-reduce; m < n applies the mean of the kept."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -105,8 +107,9 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
   grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32)
            for k, s in shapes.items()}
-  cfg = optimizers.OptimizerSettings.from_config(base_config()).replace(
-      name="sgd", learning_rate=1.0, max_grad_norm=0.0, clip_average_norm=clip)
+  cfg = dataclasses.replace(optimizers.OptimizerSettings.from_config(base_config()),
+                            name="sgd", learning_rate=1.0, max_grad_norm=0.0,
+                            clip_average_norm=clip)
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, learners, 10)
     opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
