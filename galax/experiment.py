@@ -29,6 +29,7 @@ best-policy evaluation: the best final policy over seeds re-evaluated on fresh e
 from __future__ import annotations
 
 import csv
+import dataclasses
 import datetime
 import json
 import math
@@ -309,8 +310,8 @@ def best_policy_summary(evals: eval_lib.EvalSettings, records: Sequence[RunRecor
               for r in records]
     selected_by = "training return"
   best = protocols.best_policy(scores)
-  returns = eval_lib.evaluate_params(evals.replace(seed=int(records[best]["seed"])),
-                                     final_params[best], episodes,
+  best_seed = dataclasses.replace(evals, seed=int(records[best]["seed"]))
+  returns = eval_lib.evaluate_params(best_seed, final_params[best], episodes,
                                      seed_offset=BEST_POLICY_SEED_OFFSET)
   mean, se = protocols.mean_and_standard_error(returns) if len(returns) else (math.nan, 0.0)
   return dict(best_policy=dict(seed=records[best]["seed"], selected_by=selected_by,
