@@ -121,7 +121,9 @@ def _model_fields() -> ml_collections.ConfigDict:
   c.network.fc_width = 0  # 0 = the architecture's own (BA3C small model: 128)
   c.network.mlp_hidden = (64, 64)
   c.network.activation = ""  # relu | tanh | "" = the network's own (mlp tanh, convs relu)
-  c.network.init = "orthogonal"  # orthogonal | lecun
+  # orthogonal (heads scaled 0.01 / 1) | lecun | paac (U(+-1/sqrt(fan_in)) for weights and
+  # biases of every layer, heads included: the PAAC authors' "torch" init)
+  c.network.init = "orthogonal"
   c.network.shared_torso = True  # False: the value head has a torso of its own
   # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
   # loops, where XLA's convolution gradients are slow; see galax/networks.py) | auto
@@ -143,6 +145,9 @@ def _optimizer_fields() -> ml_collections.ConfigDict:
   c.optimizer.learning_rate = 7e-4
   c.optimizer.lr_scaling = "none"  # none | linear_envs (PAAC) | sqrt_learners (GALA)
   c.optimizer.anneal = "none"  # none | linear (to 0 at the end of the run)
+  # linear: the agent steps over which the lr reaches 0 (then stays 0), independent of the
+  # run's length (PAAC's code: 80M); None = total_env_steps.
+  c.optimizer.anneal_steps = ml_collections.config_dict.placeholder(int)
   c.optimizer.eps = 1e-5  # RMSProp / Adam epsilon
   c.optimizer.rmsprop_decay = 0.99
   c.optimizer.rmsprop_convention = "torch"  # torch (eps outside sqrt) | tf (eps inside)

@@ -25,6 +25,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   check_choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
           ("none", "linear_envs", "sqrt_learners"))
   check_choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
+  _validate_anneal_steps(config.optimizer.anneal, config.optimizer.get("anneal_steps"))
   check_choice("initial_params", config.initial_params, ("shared", "per_learner"))
   check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
   check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
@@ -53,6 +54,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
                       step_time=stragglers.step_time, num_kept=stragglers.num_kept,
                       scale=stragglers.scale)
   network = config.network
+  from galax.networks import INIT_SCHEMES  # pylint: disable=g-import-not-at-top
+  check_choice("network.init", network.init, INIT_SCHEMES)
   _validate_execution(algorithm, config.learner_map, config.update_loop, network.conv_impl,
                       network.activation, network.name, config.grad_chunks)
   _validate_batches(algorithm, config.grad_chunks, algorithm.chunked_batch(config),
@@ -145,3 +148,14 @@ def _validate_baselines(algorithm: spec_lib.AlgorithmSpec, combine: str, num_lea
                        f" algorithm={algorithm.name!r}).")
     if scale < 0:
       raise ValueError(f"config.stragglers.scale must be >= 0, got {scale}.")
+
+
+def _validate_anneal_steps(anneal: str, anneal_steps: int | None) -> None:
+  if anneal_steps is None:
+    return
+  if anneal_steps <= 0:
+    raise ValueError(f"config.optimizer.anneal_steps must be > 0 (or None for the run's "
+                     f"length), got {anneal_steps!r}.")
+  if anneal != "linear":
+    raise ValueError(f"config.optimizer.anneal_steps={anneal_steps} acts only with "
+                     f"optimizer.anneal='linear', not {anneal!r}.")

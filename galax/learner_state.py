@@ -58,6 +58,7 @@ class Setup:
   network: networks.ActorCritic
   plan: ExecutionPlan
   total_updates: int
+  anneal_updates: int  # updates over which optimizer.anneal="linear" reaches 0
 
   @property
   def envs_per_update(self) -> int:

@@ -70,9 +70,9 @@ def a2c_loss(logits: Array, values: Array, actions: Array, returns: Array, mask:
     L_V    =  mean_{t,b} (G_t - V(s_t))^2
     L      = L_pi - entropy_coef * L_H + value_coef * L_V
 
-  With value_coef = 0.5 the value term is 0.5 * mean (G - V)^2, as in PAAC, GALA and BA3C.
-  `sum_over_time` multiplies the loss by T (a sum over steps, mean over envs), as the PAAC
-  code does. The advantage is not normalized.
+  value_coef = 0.5 gives 0.5 * mean (G - V)^2 (the A2C baselines'); the PAAC authors' code
+  uses 0.25 and multiplies the whole loss by 5 = t_max, which `sum_over_time` does (a sum
+  over steps, mean over envs; configs/pong_paac.py). The advantage is not normalized.
 
   Args:
     logits: [T, B, A] policy logits at the learner's parameters.

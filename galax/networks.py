@@ -58,12 +58,29 @@ TORSOS: dict[str, dict[str, tuple[ConvSpec, ...] | int]] = {
 }
 
 
+INIT_SCHEMES = ("orthogonal", "lecun", "paac")
+
+
 def _init(kind: str, scale: float):
+  """A kernel initializer. `scale` is orthogonal's gain (sqrt 2 for ReLU layers, 0.01 for
+  the policy head, 1 for the value head); lecun and paac ignore it."""
   if kind == "orthogonal":
     return nn.initializers.orthogonal(scale)
   if kind == "lecun":
     return nn.initializers.lecun_normal()
-  raise ValueError(f"Unknown initializer {kind!r}; use 'orthogonal' or 'lecun'.")
+  if kind == "paac":  # U(-1/sqrt(fan_in), 1/sqrt(fan_in)): variance 1 / (3 fan_in)
+    return nn.initializers.variance_scaling(1.0 / 3.0, "fan_in", "uniform")
+  raise ValueError(f"Unknown network.init {kind!r}; choose from {list(INIT_SCHEMES)}.")
+
+
+def _bias_init(kind: str, fan_in: int):
+  """Zeros, except for 'paac': U(-1/sqrt(fan_in), 1/sqrt(fan_in)) like its kernels (the
+  PAAC authors' "torch" init, networks.py:40-46 and 75-81 of their code)."""
+  if kind != "paac":
+    return nn.initializers.zeros_init()
+  bound = 1.0 / np.sqrt(fan_in)
+  return lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound,
+                                                                  bound)
 
 
 CONV_IMPLS = ("xla", "patches")
@@ -92,6 +109,7 @@ class PatchConv(nn.Module):
   stride: int
   use_bias: bool
   kernel_init: Callable
+  bias_init: Callable = nn.initializers.zeros_init()
 
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
@@ -102,7 +120,7 @@ class PatchConv(nn.Module):
                for i in range(k) for j in range(k)]
     y = jnp.concatenate(windows, axis=-1) @ weights.reshape(k * k * channels, self.features)
     if self.use_bias:
-      y = y + self.param("bias", nn.initializers.zeros_init(), (self.features,))
+      y = y + self.param("bias", self.bias_init, (self.features,))
     return y
 
 
@@ -123,17 +141,19 @@ class ConvTorso(nn.Module):
     kernel_init = _init(self.init_scheme, np.sqrt(2))
     act = activation_fn(self.activation, "relu")
     for i, (features, kernel, stride) in enumerate(self.convs):
+      bias_init = _bias_init(self.init_scheme, kernel * kernel * x.shape[-1])
       if self.conv_impl == "patches":  # named as nn.Conv's, so the parameters are the same
-        x = PatchConv(features, kernel, stride, self.conv_bias, kernel_init,
+        x = PatchConv(features, kernel, stride, self.conv_bias, kernel_init, bias_init,
                       name=f"Conv_{i}")(x)
       else:
         x = nn.Conv(features, (kernel, kernel), (stride, stride), padding=self.padding,
-                    use_bias=self.conv_bias, kernel_init=kernel_init)(x)
+                    use_bias=self.conv_bias, kernel_init=kernel_init, bias_init=bias_init)(x)
       x = act(x)
       if self.max_pool and i < len(self.convs) - 1:
         x = nn.max_pool(x, (2, 2), (2, 2))
     x = x.reshape(x.shape[:-3] + (-1,))
-    return act(nn.Dense(self.fc, kernel_init=kernel_init)(x))
+    return act(nn.Dense(self.fc, kernel_init=kernel_init,
+                        bias_init=_bias_init(self.init_scheme, x.shape[-1]))(x))
 
 
 class MLPTorso(nn.Module):
@@ -150,7 +170,8 @@ class MLPTorso(nn.Module):
     act = activation_fn(self.activation, "tanh")
     x = x.reshape(x.shape[:x.ndim - self.input_dims] + (-1,))
     for width in self.hidden:
-      x = act(nn.Dense(width, kernel_init=_init(self.init_scheme, np.sqrt(2)))(x))
+      x = act(nn.Dense(width, kernel_init=_init(self.init_scheme, np.sqrt(2)),
+                       bias_init=_bias_init(self.init_scheme, x.shape[-1]))(x))
     return x
 
 
@@ -174,11 +195,14 @@ class ActorCritic(nn.Module):
       if self.obs_layout == "CHW":
         x = jnp.moveaxis(x, -3, -1)
     h = self.torso(x)
-    # Small policy init keeps the first policy near uniform (as in the GALA/HTS code).
-    logits = nn.Dense(self.num_actions, kernel_init=_init(self.init_scheme, 0.01))(h)
+    # Small policy init keeps the first policy near uniform (as in the GALA/HTS code);
+    # 'paac' initializes the heads as every other layer (the PAAC authors' code).
+    logits = nn.Dense(self.num_actions, kernel_init=_init(self.init_scheme, 0.01),
+                      bias_init=_bias_init(self.init_scheme, h.shape[-1]))(h)
     if self.critic_torso is not None:
       h = self.critic_torso(x)
-    value = nn.Dense(1, kernel_init=_init(self.init_scheme, 1.0))(h)
+    value = nn.Dense(1, kernel_init=_init(self.init_scheme, 1.0),
+                     bias_init=_bias_init(self.init_scheme, h.shape[-1]))(h)
     return logits, value[..., 0]
 
 

@@ -49,14 +49,24 @@ class OptimizerSettings:
   max_grad_norm: float  # 0 = off
   clip_average_norm: float  # per tensor, each learner's own gradient; 0 = off
   sharded_state: bool  # ZeRO-1 (galax/parallel/learner_optimizer.py)
+  anneal_steps: int | None = None  # linear: agent steps to reach 0 (None: the run's length)
 
   @classmethod
   def from_config(cls, config: ConfigDict) -> OptimizerSettings:
     c = config.optimizer
+    anneal_steps = c.get("anneal_steps")  # absent in older runs' config.json
     return cls(str(c.name), float(c.learning_rate), str(c.lr_scaling), str(c.anneal),
                float(c.eps), float(c.rmsprop_decay), str(c.rmsprop_convention),
                float(c.rmsprop_initial_scale), float(c.adam_b1), float(c.adam_b2),
-               float(c.max_grad_norm), float(c.clip_average_norm), bool(c.sharded_state))
+               float(c.max_grad_norm), float(c.clip_average_norm), bool(c.sharded_state),
+               None if anneal_steps is None else int(anneal_steps))
+
+  def anneal_updates(self, total_updates: int, env_steps_per_update: int) -> int:
+    """The updates over which a linear anneal takes the lr to 0: the run's `total_updates`,
+    or `anneal_steps` agent steps (then the lr stays 0 until the run ends)."""
+    if self.anneal_steps is None:
+      return total_updates
+    return max(1, round(self.anneal_steps / env_steps_per_update))
 
 
 def scaled_learning_rate(base_lr: float, rule: str, num_envs: int, num_learners: int) -> float:

@@ -386,6 +386,10 @@ def test_config_path_accepts_names_and_lists_them():
     (["--config=configs/nope.py"], "not one of"),
     (["--config=pong_paacc"], "cartpole_a2c"),
     (["--config.envs_per_lerner=4"], "Did you mean 'config.envs_per_learner'"),
+    (["--config=pong_paac", "--config.optimizer.anneal_steps=0"], "anneal_steps must be > 0"),
+    (["--config=pong_paac", "--config.optimizer.anneal_steps=-5"], "anneal_steps must be > 0"),
+    (["--config.optimizer.anneal_steps=100"], "acts only with optimizer.anneal='linear'"),
+    (["--config=pong_paac", "--config.network.init=xavier"], "network.init='xavier'"),
 ])
 def test_cli_bad_config_is_one_line(module, args, message):
   proc = run_cli(*args, module=module)

@@ -153,7 +153,7 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   # block of learners: no `LearnerOptimizer`); per-tensor clipping, first in the chain,
   # thus clips each learner's gradient on its own, the meaning it has everywhere.
   optimizer, schedule = make_optimizer(OptimizerSettings.from_config(config),
-                                       layout.envs_per_learner, n, setup.total_updates * n)
+                                       layout.envs_per_learner, n, setup.anneal_updates * n)
   slots = config.a3c.max_staleness + 1
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]

@@ -54,8 +54,10 @@ def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | No
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
   per_call = int(config.updates_per_call)
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
+  anneal_updates = OptimizerSettings.from_config(config).anneal_updates(
+      calls * per_call, env_steps_per_update)
   return Setup(config, layout, mesh, env, env_settings, network, plan,
-               total_updates=calls * per_call)
+               total_updates=calls * per_call, anneal_updates=anneal_updates)
 
 
 class Learners(NamedTuple):
@@ -77,6 +79,6 @@ def make_learners(config: ConfigDict, spec: AlgorithmSpec,
   combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
                            g.delay, g.metrics)
   optimizer, schedule = make_learner_optimizer(OptimizerSettings.from_config(config), setup,
-                                               combiner, setup.total_updates,
+                                               combiner, setup.anneal_updates,
                                                steps_per_update=steps_per_update)
   return Learners(setup, combiner, optimizer, schedule)

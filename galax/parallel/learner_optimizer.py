@@ -192,16 +192,17 @@ def params_shapes(setup: Setup) -> PyTree:
 
 
 def make_learner_optimizer(cfg: optimizers.OptimizerSettings, setup: Setup, combiner: Combiner,
-                           total_updates: int, steps_per_update: int = 1
+                           anneal_updates: int, steps_per_update: int = 1
                            ) -> tuple[LearnerOptimizer, optax.Schedule]:
   """The learners' optimizer step for the run's optimizer `cfg` (sharded_state picks ZeRO-1).
 
+  `anneal_updates`: the updates over which a linear lr anneal reaches 0 (`Setup`).
   `steps_per_update`: optimizer steps per update (PPO's minibatch steps, A3C's n
   applications); the lr schedule counts steps. Returns the optimizer and the learning rate
   as a function of the update count.
   """
   layout = setup.layout
-  total_steps = total_updates * steps_per_update
+  total_steps = anneal_updates * steps_per_update
   schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
                                       total_steps)
   per_update = schedule if steps_per_update == 1 else (
