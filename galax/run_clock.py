@@ -21,6 +21,7 @@ class RunClock:
   compile_time: float = 0.0  # the first call of this sitting
   steady_start: float | None = None  # when the first call ended
   steady_steps: int = 0  # env steps of the calls after it
+  steady_train: float = 0.0  # their training time, as of the last call's end
   # The next metrics row's steps/s counts from this training time and env step.
   rate_from_time: float = 0.0
   rate_from_steps: int = 0
@@ -43,13 +44,15 @@ class RunClock:
       self.rate_from_time, self.rate_from_steps = self.train(now), env_steps
     else:
       self.steady_steps += steps
+      self.steady_train = self.steady_time(now)
 
   def steady_time(self, now: float) -> float:
     return now - self.steady_start - self.eval_time() if self.steady_start else 0.0
 
-  def steady_rate(self, now: float) -> float:
-    """Env steps/s after the compiling call (NaN if there was only that one)."""
-    return self.steady_steps / self.steady_time(now) if self.steady_steps else math.nan
+  def steady_rate(self) -> float:
+    """Env steps/s of the calls after the compiling one, as of the last call's end, without
+    evaluations (NaN if there was only that one): the progress and done lines' figure."""
+    return self.steady_steps / self.steady_train if self.steady_steps else math.nan
 
   def row_rate(self, now: float, env_steps: int) -> float:
     """Env steps/s since the previous row (NaN while only the compiling call ran)."""

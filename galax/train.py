@@ -45,7 +45,7 @@ from galax.learner_state import LearnerState
 from galax.parallel.learners import to_host
 from galax.progress_bar import OnCall
 from galax.run_clock import RunClock
-from galax.run_header import header_lines
+from galax.run_header import done_lines, header_lines, returns_text, speed_text
 from galax.run_result import TrainResult, finished_reason
 from galax.types import JsonDict, Metrics
 
@@ -343,11 +343,10 @@ class _Run:
                train_time_s=self.clock.train(now),
                **{f"mean_return/learner{i}": t.mean_return
                   for i, t in enumerate(self.learner_trackers)})
-    speed = (f"{sps:8.0f} steps/s" if self.clock.steady_steps
-             else f"compile {self.clock.compile_time:6.1f}s")
-    self.log(f"steps {steps:>10d} | {speed} | return {tracker.mean_return:8.2f} "
-             f"(last {len(tracker.returns)} of {tracker.completed} episodes) | "
-             f"loss {row.get('loss/total', float('nan')):.4f} | "
+    clock = self.clock
+    self.log(f"steps {steps:>10d} | "
+             f"{speed_text(clock.steady_steps, clock.steady_rate(), clock.compile_time)} | "
+             f"{returns_text(tracker)} | loss {row.get('loss/total', float('nan')):.4f} | "
              f"{metrics_lib.progress(*self.progress(now))}")
     if self.writer:
       self.writer.write(steps, row)
@@ -370,10 +369,9 @@ class _Run:
     """The run's TrainResult, also in result.json; raises Diverged after writing it."""
     energy, tracker, steps = self.energy, self.tracker, self.env_steps
     now, clock = time.perf_counter(), self.clock
-    wall = now - clock.start
     result = TrainResult(
         env_steps=steps, updates=self.updates, wall_time_s=clock.wall(now),
-        compile_time_s=clock.compile_time, steps_per_second=clock.steady_rate(now),
+        compile_time_s=clock.compile_time, steps_per_second=clock.steady_rate(),
         mean_return=tracker.mean_return, episodes=tracker.completed, state=self.state,
         train_time_s=clock.train(now), eval_time_s=self.eval_time_s,
         evaluations=list(self.evals.records) if self.evals else [],
@@ -388,12 +386,6 @@ class _Run:
       raise Diverged(self.diverged)
     if self.preempted:
       raise preemption.Preempted(self.preempted)
-    speed = (f"{result.steps_per_second:.0f} steps/s" if clock.steady_steps
-             else "one call: no steady rate")
-    self.log(f"done: {steps} steps in {wall:.1f}s (compile {clock.compile_time:.1f}s, {speed}); "
-             f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} episodes")
-    if result.energy:
-      self.log(f"energy: {result.energy['energy_kj']:.1f} kJ, mean "
-               f"{result.energy['mean_power_w']:.0f} W, {result.energy['frames_per_kj']:.0f} "
-               "frames/kJ")
+    for line in done_lines(result, now - clock.start, clock.steady_steps, tracker):
+      self.log(line)
     return result

@@ -1,0 +1,90 @@
+"""The tool as a new user meets it: a fresh run never mixes with an earlier run in its
+workdir, tracking without credentials, help that reaches every field, one-line errors, and
+no trace of a run that never started.
+
+New galax names are imported inside the tests, so that against older code each test fails
+on its own assertion rather than the whole module on an import.
+"""
+
+import os
+
+import pytest
+
+import galax.train as train_lib
+from galax.config import base_config
+from galax.train import train
+from run_helpers import run_cli, tiny_config
+
+quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+
+
+class _Built(Exception):
+  """The run reached its (slow) build."""
+
+
+def _stop_at_build(monkeypatch, error=None):
+  def build(config):
+    raise error or _Built()
+
+  monkeypatch.setattr(train_lib, "make_algorithm", build)
+
+
+def _one_line(proc, needle, status=2):
+  lines = proc.stderr.strip().splitlines()
+  assert proc.returncode == status, (proc.stdout[-2000:], proc.stderr[-2000:])
+  assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
+  return lines[0]
+
+
+@pytest.mark.slow
+def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path,
+                                                                          monkeypatch):
+  from galax import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+
+  real_save = ckpt_lib.Checkpointer.save
+
+  def slow_save(self, *args, **kwargs):  # the final save comes after the last call
+    time.sleep(0.5)
+    return real_save(self, *args, **kwargs)
+
+  monkeypatch.setattr(ckpt_lib.Checkpointer, "save", slow_save)
+  monkeypatch.setattr(train_lib.metrics_lib, "add_episodes", lambda *args: None)
+  lines = []
+  train(tiny_config(total_env_steps=4 * 800, checkpoint_every_steps=0), workdir=str(tmp_path),
+        log=lines.append)
+  progress = [line for line in lines if line.startswith("steps ")]
+  done = lines[-1]
+  assert len(progress) == 4 and done.startswith("done:"), lines
+  assert all("no finished episode yet" in line and "nan" not in line for line in progress)
+  assert done.endswith("; no finished episode yet"), done
+  last_rate = progress[-1].split("|")[1].split()[0]
+  assert f"{last_rate} steps/s)" in done, (progress[-1], done)
+
+
+def _header(obs_shape, network="mlp", **fields):
+  import types  # pylint: disable=g-import-not-at-top
+
+  from galax.run_header import header_lines  # pylint: disable=g-import-not-at-top
+
+  config = tiny_config(network__name=network, **fields)
+  algorithm = types.SimpleNamespace(
+      config=config, total_updates=40, env_steps_per_update=80, updates_per_call=10,
+      layout=types.SimpleNamespace(num_learners=1, envs_per_learner=16, num_devices=1),
+      plan=types.SimpleNamespace(platform="cpu", describe=lambda: "..."),
+      env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)))
+  return header_lines(algorithm, dict(requested_env_steps=3200, planned_env_steps=3200))
+
+
+def test_the_header_warns_of_an_mlp_on_large_images_in_one_line():
+  warnings = [line for line in _header((4, 84, 84)) if line.startswith("warning:")]
+  assert len(warnings) == 1 and "4x84x84" in warnings[0] and "archnips" in warnings[0]
+  for shape, network in (((10, 10, 4), "mlp"), ((4,), "mlp"), ((4, 84, 84), "archnips")):
+    assert not [line for line in _header(shape, network) if "warning" in line]
+
+
+def test_the_header_says_how_the_logging_cadence_rounds():
+  lines = _header((4,), log_every_steps=500, checkpoint_every_steps=1600)
+  assert "log_every_steps=500 rounds up to every 800 env steps (whole calls of 800 env " \
+         "steps)" in lines
+  assert not [line for line in lines if "checkpoint_every_steps" in line]  # 2 whole calls
