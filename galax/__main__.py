@@ -25,6 +25,8 @@ _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
 _WORKDIR = flags.DEFINE_string("workdir", None, "Where metrics, checkpoints and results go "
                                "(default: runs/<config name>_seed<seed>).")
 _RESUME = flags.DEFINE_bool("resume", False, "Continue from the latest checkpoint in --workdir.")
+_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Delete the run already in --workdir "
+                               "(its checkpoints, metrics, results) and start afresh.")
 # Multi-host (--config.distributed=True): left unset, jax.distributed.initialize() detects
 # them on Cloud TPU, SLURM, Open MPI and Kubernetes (see docs/multihost.md).
 _COORDINATOR = flags.DEFINE_string("coordinator_address", None,
@@ -40,6 +42,8 @@ def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every file it writes at INFO
   if len(argv) > 1:
     raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+  if _RESUME.value and _OVERWRITE.value:
+    cli.fail("--resume continues the run in --workdir and --overwrite deletes it: give one.")
   config = flags.FLAGS["config"].value
   workdir = _WORKDIR.value
   if workdir is None:
@@ -63,7 +67,7 @@ def main(argv):
          else None)
   try:
     train(config, workdir=workdir, resume=_RESUME.value, log=bar.log if bar else log,
-          on_call=bar.update if bar else None)
+          on_call=bar.update if bar else None, overwrite=_OVERWRITE.value)
   finally:
     if bar:
       bar.close()

@@ -102,6 +102,41 @@ def check(workdir: str) -> None:
                      f"({e.strerror or e}).") from None
 
 
+# What marks a workdir as holding a run, and what `--overwrite` deletes (not logs/, which a
+# multi-process job's supervisor fills before training starts, nor unknown files).
+RUN_MARKERS = ("config.json", "metrics.csv", "result.json", "checkpoints")
+RUN_FILES = (*RUN_MARKERS, "eval.csv", "tb", "best", "checkpoints.damaged", "wandb",
+             "wandb_id.txt")
+
+
+def earlier_run(workdir: str) -> list[str]:
+  """The files of an earlier run in `workdir` (an empty checkpoints/ does not count)."""
+  found = []
+  for name in RUN_MARKERS:
+    item = path(join(workdir, name))
+    if item.is_file() or (item.is_dir() and any(True for _ in item.iterdir())):
+      found.append(name)
+  return found
+
+
+def start_afresh(workdir: str, overwrite: bool) -> None:
+  """Without `overwrite`, ValueError (one line) if `workdir` holds an earlier run, which a
+  new run would mix with its own files; with it, deletes that run's files."""
+  found = earlier_run(workdir)
+  if found and not overwrite:
+    raise ValueError(f"--workdir {workdir!r} already holds a run ({', '.join(found)}); "
+                     f"continue it with --resume, start afresh with --overwrite (deletes "
+                     f"that run's files), or choose another --workdir.")
+  if not overwrite:
+    return
+  root = path(workdir)
+  for item in [root / name for name in RUN_FILES] + list(root.glob("eval_step*.json")):
+    if item.is_dir():
+      item.rmtree()
+    elif item.exists():
+      item.unlink()
+
+
 def check_remote(workdir: str) -> None:
   """ValueError (one line) unless `workdir` is a URL galax can write: a known scheme, its
   filesystem package installed, and a probe object written and deleted."""

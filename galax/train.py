@@ -51,26 +51,33 @@ from galax.types import JsonDict, Metrics
 
 
 def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
-          log: Callable[[str], None] = print, on_call: OnCall | None = None) -> TrainResult:
+          log: Callable[[str], None] = print, on_call: OnCall | None = None,
+          overwrite: bool = False) -> TrainResult:
   """Trains `config` (see galax/config.py); writes metrics and checkpoints to `workdir`.
 
   `on_call(env_steps, planned_env_steps, seconds_left or None)` after every call (e.g. a
-  progress bar: galax/progress_bar.py).
+  progress bar: galax/progress_bar.py). A fresh run (not `resume`) into a workdir that
+  holds a run is refused, unless `overwrite` deletes that run's files first.
 
   Raises `Diverged` (after writing result.json) at the first non-finite update, and
   `preemption.Preempted` (a SystemExit, status 143) after a SIGTERM's checkpoint.
   """
   config_lib.validate(config)
+  if config.track and jax.process_index() == 0:
+    tracking.check(config.track_mode)  # before anything is made
+  made = workdir_lock.first_missing(workdir) if workdir else None  # removed if nothing starts
   if workdir:
     rundir.check(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
-  with (workdir_lock.hold(workdir, log) if holds_lock else contextlib.nullcontext(),
+  with (workdir_lock.hold(workdir, log, made) if holds_lock else contextlib.nullcontext(),
         peers.watch(workdir and rundir.staging_dir(workdir),
                     lambda: rundir.last_good(_checkpoint_dir(workdir))),
         preemption.watch() as preempted):
     try:
       if resume:  # before the (slow) build
         ckpt_lib.check_resume_dir(_checkpoint_dir(workdir))
+      elif holds_lock:  # never mix two runs' files
+        rundir.start_afresh(workdir, overwrite)
       return _train(make_algorithm(config), workdir, resume, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/peers.py)

@@ -11,6 +11,9 @@ however it ends (SIGKILL included), and no pid check can be fooled by a reused p
 * A lock file left by a killed run still names its holder but is not locked: the next run
   takes it over and warns, naming the run it replaces.
 * A run that ends normally empties the file, so the next one starts silently.
+* A run that fails before writing anything (a rejected env id, a failed `--resume`)
+  leaves no trace: the lock file goes, with the empty folders under it, and the workdir
+  itself, with the folders above it that this run made (`hold(..., made=...)`).
 
 Multi-host jobs share one workdir: process 0 holds the lock (train.py calls `hold` there
 only). On a network filesystem the lock is as good as its `flock` (Linux's NFS client maps
@@ -57,10 +60,13 @@ def _describe(holder: dict) -> str:
 
 
 @contextlib.contextmanager
-def hold(workdir: str, log: Callable[[str], None] = print) -> Iterator[None]:
-  """Holds `workdir`'s lock for the duration; raises WorkdirLocked if a live run has it."""
+def hold(workdir: str, log: Callable[[str], None] = print, made: str | None = None
+         ) -> Iterator[None]:
+  """Holds `workdir`'s lock for the duration; raises WorkdirLocked if a live run has it.
+  `made`: the outermost folder of a local `workdir` that this run made (`first_missing`),
+  removed again if the run fails before writing anything."""
   if not rundir.is_remote(workdir):
-    with _flock(workdir, workdir, log):
+    with _flock(workdir, workdir, log, made):
       yield
     return
   with _flock(rundir.staging_dir(workdir), workdir, log), _named_in_store(workdir, log):
@@ -85,11 +91,13 @@ def _named_in_store(workdir: str, log: Callable[[str], None]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _flock(folder: str, workdir: str, log: Callable[[str], None]) -> Iterator[None]:
+def _flock(folder: str, workdir: str, log: Callable[[str], None], made: str | None = None
+           ) -> Iterator[None]:
   """The `flock` on `<folder>/run.lock` (`folder`: the workdir, or a URL's staging copy)."""
   os.makedirs(folder, exist_ok=True)
   path = os.path.join(folder, LOCK_FILE)
   fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+  emptied = False
   try:
     try:
       fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -108,7 +116,46 @@ def _flock(folder: str, workdir: str, log: Callable[[str], None]) -> Iterator[No
     os.fsync(fd)
     try:
       yield
+    except BaseException:
+      emptied = _remove_if_unused(folder)  # while held: no other run can have taken it
+      raise
     finally:
       os.ftruncate(fd, 0)  # ended normally: nothing stale to report next time
   finally:
     os.close(fd)  # releases the flock
+    if emptied and made:
+      _remove_made(folder, made)
+
+
+def first_missing(workdir: str) -> str | None:
+  """The outermost folder of local `workdir` that does not exist yet (None if it does)."""
+  if rundir.is_remote(workdir):
+    return None
+  folder, missing = os.path.abspath(workdir), None
+  while not os.path.exists(folder):
+    folder, missing = os.path.dirname(folder), folder
+  return missing
+
+
+def _remove_made(folder: str, made: str) -> None:
+  """Removes `folder` and its parents up to `made`, while they are empty."""
+  folder, made = os.path.abspath(folder), os.path.abspath(made)
+  with contextlib.suppress(OSError):
+    while True:
+      os.rmdir(folder)
+      if folder == made or len(folder) <= len(made):
+        return
+      folder = os.path.dirname(folder)
+
+
+def _remove_if_unused(folder: str) -> bool:
+  """Removes the lock file and the empty folders under `folder` if that is all it holds (a
+  run that failed before writing anything); says whether it did."""
+  tree = list(os.walk(folder, topdown=False))
+  if any(files != ([LOCK_FILE] if root == folder else []) for root, _, files in tree):
+    return False
+  os.unlink(os.path.join(folder, LOCK_FILE))
+  for root, _, _ in tree:
+    if root != folder:
+      os.rmdir(root)
+  return True

@@ -29,11 +29,94 @@ def _stop_at_build(monkeypatch, error=None):
   monkeypatch.setattr(train_lib, "make_algorithm", build)
 
 
+def _earlier_run(workdir):
+  """The files an earlier run leaves, and one of the user's own."""
+  (workdir / "checkpoints" / "2400").mkdir(parents=True)
+  (workdir / "checkpoints" / "2400" / "commit_success.txt").write_text("")
+  (workdir / "tb").mkdir()
+  (workdir / "tb" / "events.out.tfevents.1").write_text("")
+  for name in ("config.json", "metrics.csv", "result.json", "eval_step2400.json"):
+    (workdir / name).write_text("{}")
+  (workdir / "notes.txt").write_text("mine")
+
+
 def _one_line(proc, needle, status=2):
   lines = proc.stderr.strip().splitlines()
   assert proc.returncode == status, (proc.stdout[-2000:], proc.stderr[-2000:])
   assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
   return lines[0]
+
+
+# 1. A fresh run into a workdir that holds a run.
+
+def test_a_fresh_run_into_a_run_is_refused_before_setup(tmp_path, monkeypatch):
+  _earlier_run(tmp_path)
+  _stop_at_build(monkeypatch)
+  with pytest.raises(ValueError, match="already holds a run .*--resume.*--overwrite"):
+    train(tiny_config(), workdir=str(tmp_path), log=quiet)
+  assert (tmp_path / "checkpoints" / "2400").is_dir() and (tmp_path / "config.json").exists()
+
+
+def test_overwrite_deletes_the_earlier_run_before_setup_and_keeps_other_files(tmp_path,
+                                                                              monkeypatch):
+  _earlier_run(tmp_path)
+  _stop_at_build(monkeypatch)
+  with pytest.raises(_Built):
+    train(tiny_config(), workdir=str(tmp_path), log=quiet, overwrite=True)
+  assert sorted(os.listdir(tmp_path)) == ["notes.txt", "run.lock"]
+
+
+@pytest.mark.slow
+def test_cli_rerun_names_resume_and_overwrite_starts_afresh(tmp_path):
+  args = ["--config.env.id=gymnax/CartPole-v1", "--config.updates_per_call=10",
+          "--config.tensorboard=False", f"--workdir={tmp_path}"]
+  first = run_cli(*args, "--config.total_env_steps=1600")
+  assert first.returncode == 0, first.stderr[-2000:]
+  again = run_cli(*args, "--config.total_env_steps=800")
+  _one_line(again, "--resume")
+  assert "--overwrite" in again.stderr and not again.stdout
+  assert os.listdir(tmp_path / "checkpoints") == ["1600"]
+  fresh = run_cli(*args, "--config.total_env_steps=800", "--overwrite")
+  assert fresh.returncode == 0, fresh.stderr[-2000:]
+  assert os.listdir(tmp_path / "checkpoints") == ["800"]
+  _one_line(run_cli(*args, "--resume", "--overwrite"), "give one")
+
+
+# 2 and 4. Tracking without credentials; a run that never started leaves nothing.
+
+def _no_wandb_login(tmp_path, monkeypatch):
+  pytest.importorskip("wandb")
+  monkeypatch.delenv("WANDB_API_KEY", raising=False)
+  monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no ~/.netrc
+  monkeypatch.setenv("NETRC", str(tmp_path / "home" / ".netrc"))
+  monkeypatch.setenv("WANDB_CONFIG_DIR", str(tmp_path / "home" / "wandb"))
+
+
+def test_track_without_credentials_is_one_line_before_anything_is_made(tmp_path, monkeypatch):
+  _no_wandb_login(tmp_path, monkeypatch)
+  _stop_at_build(monkeypatch)
+  with pytest.raises(ValueError, match="no W&B credentials.*--config.track_mode=offline"):
+    train(tiny_config(track=True), workdir=str(tmp_path / "run"), log=quiet)
+  assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.slow
+def test_cli_track_without_credentials_is_one_line(tmp_path, monkeypatch):
+  _no_wandb_login(tmp_path, monkeypatch)  # the subprocess inherits the environment
+  proc = run_cli("--config.track=True", f"--workdir={tmp_path / 'run'}")
+  _one_line(proc, "track_mode=offline")
+  assert not (tmp_path / "run").exists()
+
+
+def test_a_run_that_never_started_leaves_no_lock_or_folder(tmp_path, monkeypatch):
+  with pytest.raises(FileNotFoundError, match="--resume"):
+    train(tiny_config(), workdir=str(tmp_path / "new" / "run"), resume=True, log=quiet)
+  assert not (tmp_path / "new").exists()
+  (tmp_path / "mine").mkdir()
+  _stop_at_build(monkeypatch, ValueError("Unknown env id"))
+  with pytest.raises(ValueError, match="Unknown env id"):
+    train(tiny_config(), workdir=str(tmp_path / "mine"), log=quiet)
+  assert os.listdir(tmp_path / "mine") == []  # the user's folder stays, emptied of the lock
 
 
 @pytest.mark.slow
