@@ -2,12 +2,14 @@
 
   galax                                          # CartPole A2C (configs/cartpole_a2c.py)
   galax --config=pong_fast                       # a config by its name in configs/
+  galax pong_fast                                # the same
   galax --config=configs/pong_paac.py --config.envs_per_learner=64
   galax --config=pong_paac --workdir=runs/pong --resume
   python -m galax ... / python run.py ...        # the same command
 
 `--config.<field>=<value>` overrides any field of galax/config.py's schema; `--help` lists
-the configs.
+the configs; `--help_config` lists every field with its default and meaning, and
+`--help_config=NAME` a config's values.
 """
 
 import os
@@ -17,7 +19,7 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from galax import cli, jax_quiet, progress_bar, supervise
+from galax import cli, config_help, jax_quiet, progress_bar, supervise
 from galax.config import CONFIGS_DIR, config_names
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
@@ -41,7 +43,8 @@ _PEER_TIMEOUT = flags.DEFINE_float("peer_timeout_s", 30.0,
 def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every file it writes at INFO
   if len(argv) > 1:
-    raise app.UsageError(f"Unexpected arguments: {argv[1:]}")
+    cli.fail(f"unexpected argument(s) {' '.join(argv[1:])!r}: a config comes first or as "
+             f"--config=NAME, other options as --name=value.")
   if _RESUME.value and _OVERWRITE.value:
     cli.fail("--resume continues the run in --workdir and --overwrite deletes it: give one.")
   config = flags.FLAGS["config"].value
@@ -85,25 +88,14 @@ def run() -> None:
   """The `galax` command, `python -m galax` and run.py."""
   # Checked before the flag exists: ml_collections applies --config.<key> overrides while
   # it defines the flag, with a traceback for a misspelt key.
+  config_help.answer(sys.argv)
   sys.argv = cli.prepare_argv(sys.argv, _DEFAULT_CONFIG)
   config_flags.DEFINE_config_file(
       "config", _DEFAULT_CONFIG, "Experiment config: a file, or a name in configs/: "
       + ", ".join(config_names()) + ". Override any field with --config.<field>=<value> "
       "(the fields: galax/config.py's base_config).", lock_config=True)
-  if {"--help", "-h", "-?", "--helpshort"} & set(sys.argv[1:]):
-    # absl's --help lists the main module's flags: run.py's or the console script's, which
-    # define none; these are defined here.
-    print(__doc__ + "\n" + flags.FLAGS.module_help(sys.modules[__name__]))
-    sys.exit(0)
-  app.run(cli.guarded(main), flags_parser=_parse_flags)
-
-
-def _parse_flags(argv: list[str]) -> list[str]:
-  """absl's parsing, with a bad value as one `error:` line (absl adds a usage hint)."""
-  try:
-    return flags.FLAGS(argv)
-  except flags.Error as e:
-    cli.fail(str(e))
+  cli.answer_help(sys.argv, sys.modules[__name__])
+  app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 
 
 if __name__ == "__main__":

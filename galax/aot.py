@@ -303,4 +303,5 @@ if __name__ == "__main__":
 
   sys.argv = cli.prepare_argv(sys.argv, "")
   _define_flags()
-  app.run(main)
+  cli.answer_help(sys.argv, sys.modules[__name__])
+  app.run(main, flags_parser=cli.parse_flags)

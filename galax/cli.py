@@ -11,8 +11,10 @@ that passes through `guarded` as it is).
 from __future__ import annotations
 
 import difflib
+import re
 import sys
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
 
 if TYPE_CHECKING:
   from ml_collections import ConfigDict
@@ -55,18 +57,66 @@ def resolve_config_arg(argv: list[str]) -> list[str]:
   return argv
 
 
+def _paths(node: Any, prefix: str = "") -> Iterator[str]:
+  """Every dotted field and section name of a config."""
+  for key in node.keys():
+    yield prefix + key
+    if hasattr(node[key], "keys"):
+      yield from _paths(node[key], f"{prefix}{key}.")
+
+
 def unknown_override(config: ConfigDict, dotted: str) -> str | None:
-  """The first part of `dotted` that the config lacks, with suggestions, or None."""
+  """The first part of `dotted` that the config lacks, with suggestions, or None.
+
+  Suggestions: fields of that name in any section (`learning_rate` ->
+  `optimizer.learning_rate`), then close names beside it, then close names anywhere."""
   node, walked = config, []
   for part in dotted.split("."):
     keys = list(node.keys()) if hasattr(node, "keys") else []
     if part not in keys:
-      close = difflib.get_close_matches(part, keys, n=3)
-      where = ".".join(["config", *walked])
-      hint = f" Did you mean {', '.join(repr('.'.join([where, c])) for c in close)}?" if close else ""
-      return f"Unknown config key {'.'.join([where, part])!r} (from --config.{dotted}).{hint}"
+      paths = list(_paths(config))
+      last = lambda p: p.rsplit(".", 1)[-1]  # pylint: disable=unnecessary-lambda-assignment
+      found = ([p for p in paths if last(p) == part]
+               + [".".join([*walked, c]) for c in difflib.get_close_matches(part, keys, n=3)]
+               + [p for p in paths if difflib.get_close_matches(part, [last(p)], cutoff=0.8)])
+      close = list(dict.fromkeys(found))[:3]
+      hint = f" Did you mean {', '.join(repr('config.' + c) for c in close)}?" if close else ""
+      where = ".".join(["config", *walked, part])
+      return f"Unknown config key {where!r} (from --config.{dotted}).{hint}"
     node, walked = node[part], [*walked, part]
   return None
+
+
+def flag_error(error: Exception) -> str:
+  """absl's message for a bad flag value, as one plain line (absl shows some as a tuple:
+  `('Non-boolean argument to boolean flag', 'maybe')`)."""
+  text = re.sub(r"\('Non-boolean argument to boolean flag', '(.*?)'\)",
+                r"'\1' is not a boolean (true or false)", str(error))
+  text = re.sub(r"\('([^']*)', '([^']*)'\)", r"\1: '\2'", text)
+  return " ".join(text.split())
+
+
+def parse_flags(argv: list[str]) -> list[str]:
+  """absl's parsing (app.run's flags_parser), with a bad value as one `error:` line."""
+  from absl import flags  # pylint: disable=g-import-not-at-top
+
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    fail(flag_error(e))
+
+
+HELP_FLAGS = {"--help", "-h", "-?", "--helpshort"}
+
+
+def answer_help(argv: Sequence[str], module: ModuleType) -> None:
+  """On `--help` or `-h`: the command's docstring and its own flags, then exit 0 (absl's
+  own --help exits 1, lists the flags of run.py's module, which has none, and knows no -h)."""
+  if HELP_FLAGS & set(argv[1:]):
+    from absl import flags  # pylint: disable=g-import-not-at-top
+
+    print((module.__doc__ or "").rstrip() + "\n\n" + flags.FLAGS.module_help(module))
+    sys.exit(0)
 
 
 def prepare_argv(argv: list[str], default_config: str) -> list[str]:
@@ -77,6 +127,8 @@ def prepare_argv(argv: list[str], default_config: str) -> list[str]:
   """
   from galax.config import load  # pylint: disable=g-import-not-at-top
 
+  if len(argv) > 1 and not argv[1].startswith("-") and _config_arg(argv) is None:
+    argv = [argv[0], f"--config={argv[1]}", *argv[2:]]  # `galax pong_fast`
   try:
     argv = resolve_config_arg(argv)
   except FileNotFoundError as e:

@@ -111,7 +111,7 @@ def _learner_fields() -> ml_collections.ConfigDict:
   c = _fields()
   # The learner axis: num_learners learners x envs_per_learner envs each.
   c.num_learners = 1
-  c.envs_per_learner = 16
+  c.envs_per_learner = 16  # envs each learner steps per update (its batch: t_max x these)
   c.num_devices = 0  # devices carrying the learners; 0 = as many as divide num_learners
   c.combine = "independent"  # independent | allreduce | gossip (galax/parallel/combine.py)
   # GALA gossip (combine="gossip"): after each update a learner averages its parameters
@@ -134,14 +134,14 @@ def _model_fields() -> ml_collections.ConfigDict:
   """Returns, network and loss."""
   c = _fields()
   c.t_max = 5  # rollout length per update (n of the n-step return)
-  c.gamma = 0.99
+  c.gamma = 0.99  # discount factor
   c.returns = "nstep"  # nstep (PAAC/A2C) | gae (lambda-returns)
-  c.gae_lambda = 0.95
+  c.gae_lambda = 0.95  # lambda of returns="gae"
 
   c.network = ml_collections.ConfigDict()
   c.network.name = "mlp"  # mlp | archnips | archnature | gala | ba3c | impala_shallow
   c.network.fc_width = 0  # 0 = the architecture's own (BA3C small model: 128)
-  c.network.mlp_hidden = (64, 64)
+  c.network.mlp_hidden = (64, 64)  # mlp: the hidden layer widths
   c.network.activation = ""  # relu | tanh | "" = the network's own (mlp tanh, convs relu)
   # orthogonal (heads scaled 0.01 / 1) | lecun | paac (U(+-1/sqrt(fan_in)) for weights and
   # biases of every layer, heads included: the PAAC authors' "torch" init)
@@ -153,7 +153,7 @@ def _model_fields() -> ml_collections.ConfigDict:
   c.network.conv_impl = "auto"
 
   c.loss = ml_collections.ConfigDict()
-  c.loss.entropy_coef = 0.01
+  c.loss.entropy_coef = 0.01  # weight of the entropy bonus
   c.loss.value_coef = 0.5  # times mean (G - V)^2
   c.loss.sum_over_time = False  # PAAC code: loss summed over the t_max steps
   return c
@@ -164,18 +164,18 @@ def _optimizer_fields() -> ml_collections.ConfigDict:
   c = _fields()
   c.optimizer = ml_collections.ConfigDict()
   c.optimizer.name = "rmsprop"  # rmsprop | adam | sgd
-  c.optimizer.learning_rate = 7e-4
+  c.optimizer.learning_rate = 7e-4  # before lr_scaling and anneal
   c.optimizer.lr_scaling = "none"  # none | linear_envs (PAAC) | sqrt_learners (GALA)
   c.optimizer.anneal = "none"  # none | linear (to 0 at the end of the run)
   # linear: the agent steps over which the lr reaches 0 (then stays 0), independent of the
   # run's length (PAAC's code: 80M); None = total_env_steps.
   c.optimizer.anneal_steps = ml_collections.config_dict.placeholder(int)
   c.optimizer.eps = 1e-5  # RMSProp / Adam epsilon
-  c.optimizer.rmsprop_decay = 0.99
+  c.optimizer.rmsprop_decay = 0.99  # RMSProp: decay of the mean square
   c.optimizer.rmsprop_convention = "torch"  # torch (eps outside sqrt) | tf (eps inside)
   c.optimizer.rmsprop_initial_scale = 0.0  # TF1 starts the mean square at 1.0
-  c.optimizer.adam_b1 = 0.9
-  c.optimizer.adam_b2 = 0.999
+  c.optimizer.adam_b1 = 0.9  # Adam: decay of the first moment
+  c.optimizer.adam_b2 = 0.999  # Adam: decay of the second moment
   c.optimizer.max_grad_norm = 0.5  # global-norm clipping; 0 = off
   # Per-tensor clipping by average norm ||g||_2 / size (TF clip_by_average_norm; BA3C 0.1);
   # applied before global-norm clipping; 0 = off.
@@ -214,6 +214,7 @@ def _running_fields() -> ml_collections.ConfigDict:
   # The 'auto' choices (learner_map, conv_impl, update_loop, grad_chunks, hts.microbatches)
   # are resolved once, into the run's execution plan (galax/plan.py), when the algorithm is
   # built: the run header prints the plan; config.json keeps the choices as given.
+
   # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
   # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
   # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as
@@ -222,12 +223,12 @@ def _running_fields() -> ml_collections.ConfigDict:
   c.grad_chunks = 0
   c.log_every_steps = 50_000  # env steps between progress lines / metric rows
   c.checkpoint_every_steps = 0  # env steps between checkpoints; 0 = only at the end
-  c.keep_checkpoints = 3
+  c.keep_checkpoints = 3  # the newest checkpoints kept in <workdir>/checkpoints
   c.stats_window = 100  # completed episodes in the running mean return
   c.target_return = 0.0  # stop once the running mean reaches it (0 = run all steps)
-  c.tensorboard = True
+  c.tensorboard = True  # also write TensorBoard events to <workdir>/tb
   c.track = False  # also log to Weights & Biases (galax/tracking.py; the 'track' extra)
-  c.track_project = "galax"
+  c.track_project = "galax"  # the W&B project
   c.track_entity = ""  # "" = wandb's default entity
   c.track_mode = "online"  # "online", "offline" (upload later: wandb sync) or "disabled"
   c.distributed = False  # call jax.distributed.initialize() (multi-host pods)

@@ -1,4 +1,4 @@
-"""Evaluate a trained agent from its run directory, and watch it play.
+r"""Evaluate a trained agent from its run directory, and watch it play.
 
   python -m galax.evaluate --workdir=runs/cartpole_a2c_seed0
   python -m galax.evaluate --workdir=runs/X --step=400000 --episodes=30 --greedy=false \
@@ -188,10 +188,8 @@ def evaluate(settings: EvalSettings, params: Params, episodes: int, greedy: bool
               returns=[float(r) for r in returns], lengths=[int(n) for n in lengths])
 
 
-def main(argv: Sequence[str]) -> None:
-  from absl import flags, logging  # pylint: disable=g-import-not-at-top
-
-  logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
+def _define_flags() -> None:
+  from absl import flags  # pylint: disable=g-import-not-at-top
 
   flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
   flags.DEFINE_string("step", None, "Checkpoint step (default: the newest that restores), or "
@@ -202,9 +200,19 @@ def main(argv: Sequence[str]) -> None:
   flags.DEFINE_integer("seed", 0, "Seeds the evaluation envs and sampling (apart from training).")
   flags.DEFINE_string("video", None, "Write a video of the agent here (.mp4 or .gif).")
   flags.DEFINE_integer("video_episodes", 1, "Episodes in the video.")
-  flags.mark_flag_as_required("workdir")
+
+
+def main(argv: Sequence[str]) -> None:
+  """The command, its flags parsed (`_cli`)."""
+  from absl import flags, logging  # pylint: disable=g-import-not-at-top
+
+  logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
-  FLAGS(list(argv))
+  if len(argv) > 1:
+    raise ValueError(f"unexpected argument(s) {' '.join(argv[1:])!r}: options take the form "
+                     "--name=value.")
+  if FLAGS.workdir is None:
+    raise ValueError("--workdir is required: the run directory to evaluate.")
   from galax import video  # pylint: disable=g-import-not-at-top
   from galax.evaluation import EvalSettings  # pylint: disable=g-import-not-at-top
 
@@ -242,11 +250,14 @@ def main(argv: Sequence[str]) -> None:
 def _cli() -> None:
   from galax import cli  # pylint: disable=g-import-not-at-top
 
+  _define_flags()
+  cli.answer_help(sys.argv, sys.modules[__name__])
+  argv = cli.parse_flags(sys.argv)
   try:
-    cli.guarded(main)(sys.argv)
+    cli.guarded(main)(argv)
   except SystemExit:
     raise
-  except Exception as e:  # pylint: disable=broad-except  # absl's flag errors, OSError
+  except Exception as e:  # pylint: disable=broad-except  # OSError
     cli.fail(" ".join(str(e).split())[:300])
 
 

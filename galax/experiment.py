@@ -378,7 +378,8 @@ def _cli() -> None:
   flags.DEFINE_enum("mode", "auto", ["auto", "sequential", "learners"], "How seeds run.")
   flags.DEFINE_integer("best_policy_episodes", 10, "Episodes of the best-policy "
                        "re-evaluation (GALA Table 1); 0 = skip.")
-  app.run(cli.guarded(main))
+  cli.answer_help(sys.argv, sys.modules[__name__])
+  app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 
 
 if __name__ == "__main__":

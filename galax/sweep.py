@@ -231,7 +231,8 @@ def _cli() -> None:
     run_sweep(config, axes, parse_seeds(flags.FLAGS["seeds"].value), flags.FLAGS["out"].value,
               steps)
 
-  app.run(cli.guarded(main))
+  cli.answer_help(sys.argv, sys.modules[__name__])
+  app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 
 
 if __name__ == "__main__":

@@ -119,6 +119,65 @@ def test_a_run_that_never_started_leaves_no_lock_or_folder(tmp_path, monkeypatch
   assert os.listdir(tmp_path / "mine") == []  # the user's folder stays, emptied of the lock
 
 
+# 3. Help, hints and flag errors.
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+@pytest.mark.parametrize("module", [
+    None, "galax.evaluate",
+    *[pytest.param(m, marks=pytest.mark.slow)
+      for m in ("galax.aot", "galax.experiment", "galax.sweep", "galax.report")]])
+def test_every_command_answers_help(module, flag):
+  proc = run_cli(flag, module=module)
+  assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr[-2000:]
+  assert "--" in proc.stdout and len(proc.stdout.splitlines()) > 5, proc.stdout
+
+
+def test_help_config_lists_every_field_with_its_default_and_a_doc():
+  from galax import config_help  # pylint: disable=g-import-not-at-top
+
+  lines = config_help.describe()
+  fields = [line.strip() for line in lines[1:]]
+  assert len(fields) == len(list(config_help._leaves(base_config())))  # pylint: disable=protected-access
+  for line in fields:
+    assert " = " in line and "  # " in line and line.split("  # ")[1].strip(), line
+  assert "optimizer.learning_rate = 0.0007  # " in "\n".join(fields)
+  assert any(f.startswith("ppo.clip = 0.08  # ratio clip") for f in fields)  # a section's
+  assert any(f.startswith("hts.microbatches = 0  # ") and f.endswith("0 = auto") for f in fields)
+
+
+def test_cli_help_config_of_a_named_config_marks_its_changes():
+  proc = run_cli("--help_config=pong_fast")
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  assert "env.id = 'Pong-v5' (schema: 'CartPole-v1')  # " in proc.stdout
+  _one_line(run_cli("--help_config=pongg"), "No config 'pongg'")
+
+
+def test_unknown_field_hint_searches_every_section_by_its_last_name():
+  proc = run_cli("--config.learning_rate=1e-3")
+  line = _one_line(proc, "Did you mean 'config.optimizer.learning_rate'")
+  assert "learner_stats" not in line.split("'config.optimizer.learning_rate'")[0]
+
+
+@pytest.mark.parametrize("flag", ["--config.track=maybe", "--resume=maybe"])
+def test_a_flag_type_error_is_one_plain_line(flag):
+  line = _one_line(run_cli(flag), "'maybe' is not a boolean (true or false)")
+  assert "('" not in line
+
+
+def test_a_positional_config_is_taken_as_the_config():
+  from galax import cli  # pylint: disable=g-import-not-at-top
+  from galax.config import config_path  # pylint: disable=g-import-not-at-top
+
+  argv = cli.prepare_argv(["galax", "pong_fast", "--config.seed=3"], "default.py")
+  assert argv == ["galax", f"--config={config_path('pong_fast')}", "--config.seed=3"]
+  _one_line(run_cli("pong_fastt"), "No config 'pong_fastt'")
+
+
+@pytest.mark.slow
+def test_a_stray_argument_is_one_line():
+  _one_line(run_cli("cartpole_a2c", "extra"), "unexpected argument(s) 'extra'")
+
+
 @pytest.mark.slow
 def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path,
                                                                           monkeypatch):
