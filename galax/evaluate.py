@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+import warnings
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from galax import jax_quiet
@@ -240,9 +241,14 @@ def main(argv: Sequence[str]) -> None:
   if FLAGS.video:
     policy_fn = policy_from_params(config, params)  # the evaluated checkpoint, restored once
     act = (lambda obs, key: policy_fn(obs)) if FLAGS.greedy else policy_fn
-    frames = video.record(EnvSettings.from_config(config), act, FLAGS.video_episodes,
-                          seed=10_000 + FLAGS.seed)
-    video.write_video(FLAGS.video, frames)
+    with warnings.catch_warnings():
+      # gymnasium, on the float64 bounds of envpool's spaces (galax/envs/pool.py holds it
+      # back too); JAX, on the fork of ffmpeg's subprocess, which only execs.
+      warnings.filterwarnings("ignore", ".*precision lowered by casting", UserWarning)
+      warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
+      frames = video.record(EnvSettings.from_config(config), act, FLAGS.video_episodes,
+                            seed=10_000 + FLAGS.seed)
+      video.write_video(FLAGS.video, frames)
     print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x"
           f"{frames[0].shape[0]}")
 

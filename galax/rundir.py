@@ -23,12 +23,14 @@ import logging
 import os
 import re
 import tempfile
+import threading
 from typing import Iterator
 
 REMOTE_SCHEMES = {"gs": "gcsfs", "s3": "s3fs"}  # scheme: the fsspec package epath uses
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 CHECKPOINT_DIRS = ("checkpoints", "best")  # written by orbax in place, never staged
 COMMIT_MARKER = "commit_success.txt"  # orbax's: the last file of a finished save
+PROBE_TIMEOUT_S = 5.0  # a remote workdir's test write answers within this, or the run stops
 
 
 def scheme(path: str) -> str | None:
@@ -150,19 +152,32 @@ def check_remote(workdir: str) -> None:
   except ImportError:
     raise ValueError(f"--workdir {workdir!r} needs the {package} package (pip install "
                      f"{package}; for gs://, galax's 'gcs' extra installs it).") from None
-  probe = path(join(workdir, ".galax-write-probe"))
   client_log = logging.getLogger(package)
   level = client_log.level
   client_log.setLevel(logging.CRITICAL)  # its retries log tracebacks; the line below says it
+  failed: list[Exception] = []
+  # In a thread: without a network the client retries for about a minute before it fails.
+  prober = threading.Thread(target=_probe, args=(workdir, failed), daemon=True)
+  prober.start()
+  prober.join(PROBE_TIMEOUT_S)
+  client_log.setLevel(max(level, logging.ERROR))  # no "no default credentials" per call
+  if prober.is_alive():
+    raise ValueError(f"--workdir {workdir!r}: the store did not answer a test write within "
+                     f"{PROBE_TIMEOUT_S:.0f} s (no network, or no credentials?).")
+  if failed:
+    text = " ".join(str(failed[0]).split())[:160]
+    raise ValueError(f"--workdir {workdir!r} is not writable ({type(failed[0]).__name__}: "
+                     f"{text}).")
+
+
+def _probe(workdir: str, failed: list[Exception]) -> None:
+  """Writes and deletes a probe object; appends the error to `failed` if that fails."""
   try:
+    probe = path(join(workdir, ".galax-write-probe"))
     probe.write_text("probe")
     probe.unlink()
   except Exception as e:  # pylint: disable=broad-except  (auth, network, no bucket...)
-    text = " ".join(str(e).split())[:160]
-    raise ValueError(f"--workdir {workdir!r} is not writable ({type(e).__name__}: "
-                     f"{text}).") from None
-  finally:
-    client_log.setLevel(max(level, logging.ERROR))  # no "no default credentials" per call
+    failed.append(e)
 
 
 def _local_files(root: str) -> Iterator[str]:

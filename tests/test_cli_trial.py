@@ -178,6 +178,31 @@ def test_a_stray_argument_is_one_line():
   _one_line(run_cli("cartpole_a2c", "extra"), "unexpected argument(s) 'extra'")
 
 
+# 4. The smaller things.
+
+def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
+  pytest.importorskip("gcsfs")
+  import time  # pylint: disable=g-import-not-at-top
+
+  from galax import rundir  # pylint: disable=g-import-not-at-top
+
+  class Silent:  # a store behind no network: its client retries for a minute
+    def __init__(self, _):
+      pass
+
+    def write_text(self, _):
+      time.sleep(5)
+
+    unlink = write_text
+
+  monkeypatch.setattr(rundir, "path", Silent)
+  monkeypatch.setattr(rundir, "PROBE_TIMEOUT_S", 0.2, raising=False)
+  start = time.perf_counter()
+  with pytest.raises(ValueError, match="did not answer a test write within"):
+    rundir.check_remote("gs://bucket/run")
+  assert time.perf_counter() - start < 2
+
+
 @pytest.mark.slow
 def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path,
                                                                           monkeypatch):
@@ -230,3 +255,16 @@ def test_the_header_says_how_the_logging_cadence_rounds():
   assert "log_every_steps=500 rounds up to every 800 env steps (whole calls of 800 env " \
          "steps)" in lines
   assert not [line for line in lines if "checkpoint_every_steps" in line]  # 2 whole calls
+
+
+def test_readme_commands_name_configs_so_they_work_from_any_directory():
+  import re  # pylint: disable=g-import-not-at-top
+
+  from galax.config import config_names  # pylint: disable=g-import-not-at-top
+  from run_helpers import ROOT  # pylint: disable=g-import-not-at-top
+
+  with open(os.path.join(ROOT, "README.md")) as f:
+    blocks = f.read().split("```")[1::2]
+  given = re.findall(r"--(?:help_)?config=([^\s:`]+)", "\n".join(blocks))
+  assert given and all(name in config_names() for name in given), given
+  assert not [b for b in blocks[1:] if re.search(r"^python run\.py", b, re.M)]

@@ -129,6 +129,22 @@ def test_load_policy_acts_greedily_and_samples(cartpole_run):
 
 
 @pytest.mark.slow
+def test_evaluate_with_an_mp4_prints_no_library_warnings(cartpole_run, tmp_path):
+  """gymnasium's float64-bounds warnings (envpool's spaces) and JAX's os.fork() warning
+  (ffmpeg's subprocess) stay back, as in training."""
+  pytest.importorskip("imageio_ffmpeg")
+  workdir = tmp_path / "run"
+  shutil.copytree(cartpole_run, workdir)
+  config = json.loads((workdir / "config.json").read_text())
+  config["env"]["id"] = "CartPole-v1"  # envpool's, whose spaces warn; the same network
+  (workdir / "config.json").write_text(json.dumps(config))
+  proc = run_cli(f"--workdir={workdir}", "--episodes=2", f"--video={tmp_path / 'cp.mp4'}",
+                 module="galax.evaluate")
+  assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr[-2000:]
+  assert (tmp_path / "cp.mp4").stat().st_size > 0
+
+
+@pytest.mark.slow
 def test_atari_video_frames_come_from_envpool(tmp_path):
   config = load_config("pong_paac")
   config.env.max_episode_steps = 30
