@@ -13,7 +13,8 @@ final time metric, required time metric, best policy; PNG plots of return vs env
 vs training time, mean and 95% bootstrap CI over seeds) and by the claim's own verdict
 (`<out>/<claim>/verdict.md` and `verdict.json`, experiments/verdicts.py).
 
-  paac  PAAC (Clemente et al. 2017): n_e in {16, 32, 64, 128}, lr = 0.0007 x n_e.
+  paac  PAAC (Clemente et al. 2017): n_e in {16, 32, 64, 128, 256}, lr = 0.0007 x n_e
+        (Fig. 3: 256 diverges).
   gala  GALA (Assran et al. 2019): GALA-A2C with 4 learners x 16 envs on a ring, an
         exponential graph and the full graph, vs all-reduce A2C and A3C with the same
         learners and envs (Table 2 hyper-parameters, lr x sqrt(4) for the synchronous
@@ -54,7 +55,7 @@ class Variant:
 def paac_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
   return [Variant(f"paac_ne{n}", f"PAAC n_e={n}",
                   minatar.paac_config(env_id, steps, n, settings))
-          for n in (16, 32, 64, 128)]
+          for n in (16, 32, 64, 128, 256)]
 
 
 def gala_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:

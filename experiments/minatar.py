@@ -9,9 +9,10 @@ Each is a config file's algorithm settings (one place for them) moved onto a Min
 * `a2c_config`: configs/breakout_a2c.py, the per-learner A2C of GALA Table 2 (t_max 5, RMSProp in the PyTorch
   convention with eps 0.01 and alpha 0.99, lr 7e-4, global-norm clip 0.5, entropy 0.01,
   value coefficient 0.5, gamma 0.99) with 16 envs.
-* `paac_config`: configs/pong_paac.py, PAAC's settings (Clemente et al. 2017: lr 0.0007 x n_e annealed to 0,
-  TF RMSProp with eps 0.1 inside the square root and the mean square starting at 1,
-  global-norm clip 40, entropy 0.01), at either setting: only the network changes.
+* `paac_config`: configs/pong_paac.py, PAAC as its authors' code runs it (lr 0.0007 x n_e
+  annealed to 0 over the run, TF RMSProp with eps 0.1 inside the square root and the mean
+  square starting at 1, global-norm clip 3, entropy 0.02, the loss 5 x (mean actor + mean
+  0.25 (R - V)^2), their uniform init), at either setting: only the network changes.
 * `ppo_config`: configs/minatar_ppo.py, PPO with GAE at MinAtar settings (64 envs x 128 steps, 4 epochs of 8
   minibatches, Adam lr 5e-3 annealed, clip 0.2, entropy 0.01, gamma 0.99, lambda 0.95,
   one gradient per minibatch).
@@ -83,13 +84,15 @@ def a2c_config(env_id: str, total_env_steps: int, settings: str = "learning"
 
 def paac_config(env_id: str, total_env_steps: int, num_envs: int,
                 settings: str = "learning") -> ml_collections.ConfigDict:
-  """PAAC with n_e = `num_envs`: the paper's lr = 0.0007 x n_e with its RMSProp and t_max
-  5 (configs/pong_paac.py), on the MinAtar conv torso ("paper") or PureJaxRL's MLP
+  """PAAC with n_e = `num_envs`: the paper's lr = 0.0007 x n_e with the authors' RMSProp,
+  loss and t_max 5 (configs/pong_paac.py), on the MinAtar conv torso ("paper") or PureJaxRL's MLP
   ("learning"). The claim is about that optimiser's linear rule, so "learning" changes only
   the network: with Adam the same linear rule (1e-2 x n_e / 16, up to 8e-2) stops learning
   at n_e >= 32 (docs/results.md, section 0b)."""
   c = _on_minatar(load_config("pong_paac"), env_id, total_env_steps, settings)
   c.envs_per_learner = int(num_envs)
+  c.network.init = "paac"  # the authors' init on the MinAtar network too
+  c.optimizer.anneal_steps = None  # to 0 over the run: 80M agent steps is Atari's budget
   return c
 
 

@@ -43,16 +43,21 @@ def test_unknown_settings_are_rejected():
 
 @pytest.mark.parametrize("settings", ["paper", "learning"])
 def test_paac_lr_is_linear_in_the_number_of_envs(settings):
-  """PAAC's own rule and optimiser at both settings (the claim is about them)."""
+  """PAAC's own rule, optimiser and loss (the authors' code) at both settings (the claim is
+  about them), up to the paper's diverging n_e = 256."""
   per_env = 0.0007
   variants = claims.paac_variants(minatar.GAMES[0], 1000, settings)
   lrs = {v.config.envs_per_learner: scaled_learning_rate(
       v.config.optimizer.learning_rate, v.config.optimizer.lr_scaling,
       v.config.envs_per_learner, v.config.num_learners) for v in variants}
-  assert sorted(lrs) == [16, 32, 64, 128]
+  assert sorted(lrs) == [16, 32, 64, 128, 256]
   for n, lr in lrs.items():
     assert lr == pytest.approx(per_env * n)
   assert {v.config.optimizer.name for v in variants} == {"rmsprop"}
+  authors = {(c.loss.entropy_coef, c.loss.value_coef, c.loss.sum_over_time,
+              c.optimizer.max_grad_norm, c.network.init, c.optimizer.anneal_steps)
+             for c in (v.config for v in variants)}
+  assert authors == {(0.02, 0.25, True, 3.0, "paac", None)}
   networks = {v.config.network.name for v in variants}
   assert networks == ({"mlp"} if settings == "learning" else {"minatar"})
 
