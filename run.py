@@ -5,7 +5,8 @@
   python run.py --config=configs/pong_paac.py --config.envs_per_learner=64
   python run.py --config=configs/pong_paac.py --workdir=runs/pong --resume
 
-`--config.<field>=<value>` overrides any field of galax/config.py's schema (galax/__main__.py).
+`--config.<field>=<value>` overrides any field of galax/config/__init__.py's schema
+(galax/__main__.py).
 """
 
 from galax.__main__ import run

@@ -25,20 +25,19 @@ import time
 
 import jax
 import jax.numpy as jnp
+import measure
 from absl import app, flags
 
-import measure
 from galax import config as config_lib
 from galax.algorithms import make_algorithm
-from galax.algorithms.algorithm import initial_params
-from galax.algorithms.execution import block_policy
-from galax.algorithm_registry import spec_for
-from galax.algorithms.run_setup import make_setup
 from galax.algorithms.a2c import a2c_grads
-from galax.losses import LossSettings
-from galax.returns import ReturnSettings
-from galax.parallel import learners as lx
-from galax.rollout import init_action_keys, rollout, sample_actions
+from galax.algorithms.algorithm import block_policy, initial_params
+from galax.algorithms.registry import spec_for
+from galax.algorithms.setup import make_setup
+from galax.core.losses import LossSettings
+from galax.core.returns import ReturnSettings
+from galax.core.rollout import init_action_keys, rollout, sample_actions
+from galax.parallel import layout as lx
 
 _CONFIG = flags.DEFINE_string("config", "cartpole_a2c", "A config of configs/.")
 _ENV = flags.DEFINE_string("env", "gymnax/CartPole-v1", "Env id.")

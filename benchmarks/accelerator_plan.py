@@ -3,10 +3,11 @@
   python benchmarks/accelerator_plan.py --out=docs/accelerators.md
   python benchmarks/accelerator_plan.py --configs=minatar_gala --topologies=v5e:2x4 --out=-
 
-For each config and target: `galax.aot`'s figures at the config's envs per learner (one
+For each config and target: `galax.aot.compile`'s figures at the config's envs per learner (one
 learner per chip), then the largest envs per learner that fits the chip
-(`galax.aot.find_max_envs`, on the `--max_envs_on` targets) and the figures there. Needs the `tpu` and `gpu-aot` extras;
-runs on a CPU. Everything in the tables is a compiler estimate, not a measurement.
+(`galax.aot.compile.find_max_envs`, on the `--max_envs_on` targets) and the figures there. Needs the
+`tpu` and `gpu-aot` extras; runs on a CPU. Everything in the tables is a compiler estimate, not a
+measurement.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import argparse  # noqa: E402  pylint: disable=wrong-import-position
 import sys  # noqa: E402  pylint: disable=wrong-import-position
 import time  # noqa: E402  pylint: disable=wrong-import-position
 
-from galax import aot  # noqa: E402  pylint: disable=wrong-import-position
+from galax.aot import compile as aot  # noqa: E402  pylint: disable=wrong-import-position
 from galax.config import load  # noqa: E402  pylint: disable=wrong-import-position
 
 CONFIGS = ("minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo")  # the gymnax configs

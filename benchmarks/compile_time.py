@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 
-import galax
 import measure  # benchmarks/measure.py, next to this file
+
+import galax
 from galax import config as config_lib
 
 

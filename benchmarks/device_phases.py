@@ -23,7 +23,6 @@ import sys
 import time
 from typing import Any, Callable
 
-import atari_curves
 import atari_peer
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,8 +109,8 @@ def environment(ctx: Context) -> dict[str, Any]:
       versions[package] = importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
       versions[package] = None
-  import jax  # pylint: disable=g-import-not-at-top
   import envpool  # pylint: disable=g-import-not-at-top
+  import jax  # pylint: disable=g-import-not-at-top
 
   pong = envpool.make("Pong-v5", env_type="gymnasium", num_envs=2)
   info.update(devices=[str(d) for d in jax.devices()], cpu_count=os.cpu_count(),
@@ -262,6 +261,7 @@ def _minatar_updates(num_envs: int) -> int:
 def minatar_galax(ctx: Context) -> dict[str, Any]:
   """configs/minatar_ppo.py (PureJaxRL's MinAtar shape) at each env count."""
   import measure  # pylint: disable=g-import-not-at-top
+
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 
   for n in ctx.scale.minatar_envs:
@@ -282,6 +282,7 @@ def minatar_rejax(ctx: Context) -> dict[str, Any]:
     raise Skipped(f"rejax is not importable ({e}): pip install 'galax-rl[peer]'") from e
   import gymnax  # pylint: disable=g-import-not-at-top
   import jax  # pylint: disable=g-import-not-at-top
+
   # After jax: peer_learning defaults JAX_PLATFORMS to cpu, which must not act here.
   import peer_learning  # pylint: disable=g-import-not-at-top
 
@@ -346,9 +347,9 @@ _SMALL_PPO = {"t_max": 16, "hts.alpha": 16, "ppo.epochs": 1, "ppo.minibatches": 
 
 def _hts_config(suite: str, small: bool) -> Any:
   """hts.py's suite config (its flags parsed): updates per call as hts.py's main has them."""
+  import hts  # pylint: disable=g-import-not-at-top
   from absl import flags  # pylint: disable=g-import-not-at-top
 
-  import hts  # pylint: disable=g-import-not-at-top
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 
   name, env_id, upc = (("hts_a2c_atari", flags.FLAGS.atari_env, 20) if suite == "atari" else
@@ -364,9 +365,8 @@ def _hts_config(suite: str, small: bool) -> Any:
 def hts_vs_sync(ctx: Context) -> dict[str, Any]:
   """HTS-RL's wall-clock claim on this machine: HTS-A2C vs A2C on Pong, HTS-PPO vs PPO on
   GFootball (benchmarks/hts.py's configs and timing), at hts_envs envs, with raw envpool."""
-  from absl import flags  # pylint: disable=g-import-not-at-top
-
   import hts  # pylint: disable=g-import-not-at-top
+  from absl import flags  # pylint: disable=g-import-not-at-top
 
   flags.FLAGS(["hts", f"--num_envs={ctx.scale.hts_envs}"])
   seconds, small = ctx.scale.measure_seconds, bool(ctx.scale.envs)

@@ -6,8 +6,8 @@
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
 checkpoint's final rename is slowed down (`--save_delay_s`, patched into orbax in the
 child process only) so that kills also land inside saves. Every 4th kill lands during
-start-up or compilation, the others 0-3 s after the launch's first progress row. After each kill the run is restarted with `--resume` (or afresh when no
-checkpoint exists yet). At the end it checks:
+start-up or compilation, the others 0-3 s after the launch's first progress row. After each kill the
+run is restarted with `--resume` (or afresh when no checkpoint exists yet). At the end it checks:
 
 * the run finished (exit 0, result.json at the planned step count);
 * metrics.csv steps are strictly increasing, and no row is lost: every call's row is there;
@@ -119,9 +119,11 @@ def lineage(starts: list[int | None]) -> list[int]:
 
 def reference_state(steps: list[int], total: int, workdir: str):
   """A run without kills that stops at each of `steps` and resumes (fresh envs) from it."""
-  from galax import cli  # pylint: disable=g-import-not-at-top
-  from galax.config import load  # pylint: disable=g-import-not-at-top
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.config import (
+    cli,  # pylint: disable=g-import-not-at-top
+    load,  # pylint: disable=g-import-not-at-top
+  )
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   config = load("cartpole_a2c")
   for arg in run_args(total):
@@ -135,7 +137,7 @@ def reference_state(steps: list[int], total: int, workdir: str):
 
 
 def saved_state(workdir: str, template):
-  from galax import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
+  from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
 
   checkpointer = ckpt_lib.Checkpointer(os.path.join(workdir, "checkpoints"))
   state, _ = checkpointer.restore(template, warn=print)
@@ -204,8 +206,8 @@ def main() -> None:
   import jax  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
 
-  from galax.checkpoint import _saveable  # pylint: disable=g-import-not-at-top
-  from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
+  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
+  from galax.runtime.checkpoint import _saveable  # pylint: disable=g-import-not-at-top
 
   with open(os.path.join(killed, "result.json")) as f:
     finished = counts["final_exit"] == 0 and json.load(f)["env_steps"] == args.total_env_steps

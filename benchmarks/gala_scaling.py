@@ -33,10 +33,10 @@ for _arg in sys.argv:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
 import jax  # pylint: disable=g-import-not-at-top
+import measure  # pylint: disable=g-import-not-at-top
 import numpy as np  # pylint: disable=g-import-not-at-top
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
-import measure  # pylint: disable=g-import-not-at-top
 from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
 from galax.envs import env_family  # pylint: disable=g-import-not-at-top

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import json
 
+import measure
 from absl import app, flags
 
-import measure
 from galax import config as config_lib
 
 _ENVS = flags.DEFINE_list("envs", ["gymnax/CartPole-v1", "gymnax/Breakout-MinAtar"],

@@ -31,7 +31,7 @@ import time
 from absl import app, flags
 
 from galax import config as config_lib
-from galax.train import train
+from galax.training.loop import train
 
 _BASELINES = flags.DEFINE_list("baselines", ["ba3c", "a3c", "impala"], "What to train.")
 _SEEDS = flags.DEFINE_list("seeds", ["0"], "Seeds.")

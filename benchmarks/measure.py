@@ -16,12 +16,11 @@ import jax
 import jax.numpy as jnp
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.algorithm import initial_params
-from galax.algorithms.execution import block_policy
-from galax.algorithm_registry import spec_for
-from galax.algorithms.run_setup import make_setup
+from galax.algorithms.algorithm import block_policy, initial_params
+from galax.algorithms.registry import spec_for
+from galax.algorithms.setup import make_setup
+from galax.core.rollout import init_action_keys, rollout
 from galax.envs import EnvSettings, make_env
-from galax.rollout import init_action_keys, rollout
 
 
 def steps_per_second(fn: Callable[[Any], Any], state: Any, steps_per_call: int,

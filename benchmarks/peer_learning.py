@@ -3,7 +3,8 @@
   pip install rejax            # the peer (pure-JAX PPO on gymnax; not a galax dependency)
   python benchmarks/peer_learning.py                                   # 2 games x 5 seeds x 2M
   python benchmarks/peer_learning.py --games=Breakout-MinAtar --seeds=2 --steps=500000
-  python benchmarks/peer_learning.py --galax_config=minatar_ppo --galax_set=optimizer.learning_rate=5e-4
+  python benchmarks/peer_learning.py --galax_config=minatar_ppo \\
+      --galax_set=optimizer.learning_rate=5e-4
 
 Both learners train one after the other in this process, with the settings of PureJaxRL's
 MinAtar PPO (its examples' brax_minatar notebook): 64 envs x 128 steps, 4 epochs x 8
@@ -40,7 +41,7 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from galax.config import load, set_fields, validate  # noqa: E402
-from galax.protocols import bootstrap_ci  # noqa: E402
+from galax.results.paper_protocols import bootstrap_ci  # noqa: E402
 
 # PureJaxRL's MinAtar PPO, in rejax's field names.
 PEER_SETTINGS = dict(num_envs=64, num_steps=128, num_epochs=4, num_minibatches=8, gamma=0.99,
@@ -51,7 +52,7 @@ PEER_SETTINGS = dict(num_envs=64, num_steps=128, num_epochs=4, num_minibatches=8
 
 def galax_run(game: str, seed: int, steps: int, evals: int, episodes: int, config_name: str,
               overrides: dict) -> dict:
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   config = load(config_name)
   config.env.id = f"gymnax/{game}"

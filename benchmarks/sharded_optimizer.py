@@ -24,13 +24,13 @@ for _arg in sys.argv:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
 import jax  # pylint: disable=g-import-not-at-top
+import measure  # pylint: disable=g-import-not-at-top
 import numpy as np  # pylint: disable=g-import-not-at-top
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
-import measure  # pylint: disable=g-import-not-at-top
 from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
-from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
+from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
 
 _CONFIG = flags.DEFINE_string("config", "ba3c_breakout", "Config name or file.")
 _LEARNERS = flags.DEFINE_list("learners", ["8", "64"], "Learner counts n.")
@@ -78,8 +78,9 @@ def main(argv):
   info = measure.machine()
   print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}; "
         f"config {_CONFIG.value}", flush=True)
+  rates = "  steps/s repl / shard" if _SECONDS.value else ""
   print(f"{'learners':>8} {'devices':>7} {'L/dev':>5} {'params':>9} {'replicated B/dev':>17} "
-        f"{'sharded B/dev':>14} {'ratio':>7}" + ("  steps/s repl / shard" if _SECONDS.value else ""))
+        f"{'sharded B/dev':>14} {'ratio':>7}" + rates)
   for n in map(int, _LEARNERS.value):
     replicated, sharded = measure_one(n, False), measure_one(n, True)
     ratio = replicated["max_bytes"] / sharded["max_bytes"]

@@ -33,9 +33,9 @@ for _arg in sys.argv:
     _flag = f"--xla_force_host_platform_device_count={_arg.split('=', 1)[1]}"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
+import measure  # pylint: disable=g-import-not-at-top
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
-import measure  # pylint: disable=g-import-not-at-top
 from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 from galax.envs import env_family  # pylint: disable=g-import-not-at-top
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 
+import measure
 from absl import app, flags
 
-import measure
 from galax import config as config_lib
 
 _ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id.")

@@ -10,8 +10,8 @@ annealed linearly, global-norm clip 0.5, entropy 0.01; 5M agent steps (MinAtar's
 are per full game, no frame skip, no reward clipping). Other games: --config.env.id=
 gymnax/{Asterix,Freeway,SpaceInvaders}-MinAtar.
 
-Until 2026-11 this config had Adam 1e-3 and the MinAtar paper's conv torso (16 3x3 + fc
-128): Breakout-MinAtar at 2M steps ended near 5.5, a plateau. Measured at 2M steps (return
+Adam 1e-3 with the MinAtar paper's conv torso (16 3x3 + fc 128) ends Breakout-MinAtar at 2M
+steps near 5.5, a plateau. Measured at 2M steps (return
 of the last 100 training games, seeds 0 / 1 / 2): this config 24.3 / 6.9 / 19.8; the MLP at
 5e-3 13.9 (seed 0), at 2e-2 6.5 / 12.5; the conv torso at 3e-3 6.4. One Adam step per 1024
 samples needs the large rate, and even then a seed can stay on the plateau (PPO's data

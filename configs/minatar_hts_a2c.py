@@ -5,8 +5,9 @@ The settings of configs/minatar_a2c.py (MLP 64x64 relu, Adam 1e-2), alpha = t_ma
 24.32 / 6.92): each segment learns from the previous segment's storage while the envs
 step. The one-step-delayed gradient needs a smaller step than A2C's: with 16 envs,
 HTS-A2C equals A2C at Adam 3e-3 on Breakout and SpaceInvaders, and falls 7.5 below it on
-Breakout at 1e-2 (docs/results.md, section 0b); try --config.optimizer.learning_rate=3e-3. On gymnax the env steps and the learner share one XLA
-program, so there is no host/accelerator overlap to gain (docs/environments.md); the
+Breakout at 1e-2 (docs/results.md, section 0b); try --config.optimizer.learning_rate=3e-3. On gymnax
+the env steps and the learner share one XLA program, so there is no host/accelerator overlap to gain
+(docs/environments.md); the
 algorithm (one-step delay, determinism across actor groups) is unchanged.
 
   python run.py --config=configs/minatar_hts_a2c.py

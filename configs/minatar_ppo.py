@@ -6,13 +6,12 @@ JAX baseline: an MLP 64x64 relu on the flattened 10x10xC image, 64 envs x unroll
 and value), entropy 0.01, value coef 0.5, Adam 5e-3 annealed linearly to 0, global-norm
 clip 0.5, advantages normalized, one gradient per minibatch; 5M agent steps.
 
-Until 2026-11 this config had Adam 5e-4 and the MinAtar paper's conv torso (16 3x3 + fc
-128): at 2M steps on Breakout-MinAtar (seed 0, return of the last 100 training episodes)
-that gave 8.97; 5e-3 with the conv torso 24.2; 5e-4 with this MLP 11.4; 5e-3 with this
-MLP 29.5 (the peer's 3 seeds: 28.2-38.7). The learning rate, 10x too small, was the
-plateau; the network adds the rest. `benchmarks/peer_learning.py` compares this config
-with rejax's PPO at the same settings. The conv torso: --config.network.name=minatar
---config.network.conv_impl=patches.
+Adam 5e-4 with the MinAtar paper's conv torso (16 3x3 + fc 128) gives 8.97 at 2M steps on
+Breakout-MinAtar (seed 0, return of the last 100 training episodes); 5e-3 with the conv
+torso 24.2; 5e-4 with this MLP 11.4; 5e-3 with this MLP 29.5 (the peer's 3 seeds:
+28.2-38.7). The learning rate, 10x too small, was the plateau; the network adds the rest.
+`benchmarks/peer_learning.py` compares this config with rejax's PPO at the same settings.
+The conv torso: --config.network.name=minatar --config.network.conv_impl=patches.
 
   python run.py --config=configs/minatar_ppo.py
 """

@@ -13,11 +13,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.verdicts import (Run, bootstrap_two_groups, by_game, compare,
-                                  consensus_check, finals, format_compare, game_target,
-                                  json_finite, required_times, variant_table)
-from galax import protocols
-from galax.report import eval_series
+from experiments.verdicts import (
+  Run,
+  bootstrap_two_groups,
+  by_game,
+  compare,
+  consensus_check,
+  finals,
+  format_compare,
+  game_target,
+  json_finite,
+  required_times,
+  variant_table,
+)
+from galax.results import paper_protocols as protocols
+from galax.results.report import eval_series
 
 Variants = dict[str, list[Run]]
 Check = Callable[[Variants, float, int], tuple[dict[str, Any], list[str]]]

@@ -7,8 +7,8 @@
   python -m experiments.claims ba3c --steps=5000 --seeds=0 --tiny     # a CI-sized run
 
 Each claim is a set of configs (variants) x seeds per game, run through
-`galax.experiment.run_experiment` into `<out>/<claim>/<game>_<variant>/seed<s>.json`, then
-summarised by `galax.report.build_report` (`<out>/<claim>/report.md`: runs, final metric,
+`galax.results.experiment.run_experiment` into `<out>/<claim>/<game>_<variant>/seed<s>.json`, then
+summarised by `galax.results.report.build_report` (`<out>/<claim>/report.md`: runs, final metric,
 final time metric, required time metric, best policy; PNG plots of return vs env steps and
 vs training time, mean and 95% bootstrap CI over seeds) and by the claim's own verdict
 (`<out>/<claim>/verdict.md` and `verdict.json`, experiments/verdicts.py).
@@ -161,7 +161,7 @@ def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: i
   variant's base learning rate (a sensitivity check; use its own `out`); `settings` picks
   the base configs (experiments/minatar.py: "learning" or the papers' "paper")."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from galax.experiment import run_experiment  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import run_experiment  # pylint: disable=g-import-not-at-top
 
   if claim not in VARIANTS:
     raise ValueError(f"unknown claim {claim!r}; choose from {list(CLAIMS)}.")
@@ -188,10 +188,10 @@ def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: i
 
 
 def summarise(claim: str, claim_dir: str, resamples: int = 10_000) -> None:
-  """report.md + plots (galax.report) and verdict.md/json of a claim's results."""
+  """report.md + plots (galax.results.report) and verdict.md/json of a claim's results."""
   from experiments import claim_checks  # pylint: disable=g-import-not-at-top
-  from galax.experiment import load_results  # pylint: disable=g-import-not-at-top
-  from galax.report import build_report  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import load_results  # pylint: disable=g-import-not-at-top
+  from galax.results.report import build_report  # pylint: disable=g-import-not-at-top
 
   runs, summaries = load_results(claim_dir)
   build_report(runs, summaries, claim_dir, resamples=resamples)
@@ -225,7 +225,7 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-  from galax.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
 
   args = _parse(sys.argv[1:] if argv is None else argv)
   if args.compile_cache:  # seeds of one variant compile the same programs

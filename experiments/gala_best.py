@@ -1,12 +1,12 @@
 """GALA best against best (issue 35, item 3): ring GALA-A2C, all-reduce A2C and A3C, each at
-its own best base learning rate, from `galax.sweep` output.
+its own best base learning rate, from `galax.results.sweep` output.
 
   python -m experiments.gala_best --root=<runs root> --out=docs/results/gala_best
   python -m experiments.gala_best --root=<runs root> --best     # best rates as JSON
   python -m experiments.gala_best --root=<root> --pair=ba3c_paper/adam,ba3c_paper/rmsprop \
       --labels=Adam,RMSProp --out=<dir>                         # two configs per game
 
-`<root>` holds one folder per method and role (each a `galax.sweep --out`, any grid):
+`<root>` holds one folder per method and role (each a `galax.results.sweep --out`, any grid):
 
   ring, allreduce, a3c             the rate sweep, seeds 0-2, 4 learners x 16 envs
   <method>_ext                     the same at rates past the grid's edge (seeds 0-2)
@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from experiments.verdicts import bootstrap_two_groups
-from galax import protocols
+from galax.results import paper_protocols as protocols
 
 METHODS = ("ring", "allreduce", "a3c")
 LABELS = dict(ring="GALA-A2C ring", allreduce="all-reduce A2C", a3c="A3C",

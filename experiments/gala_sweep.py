@@ -85,7 +85,7 @@ def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
               gala_lr: float | None = None) -> dict:
   """Trains what `<out>/runs.json` lacks; returns {method: {simulators: [returns]}}."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   if any(n % ENVS_PER_LEARNER for n in simulators):
     raise ValueError(f"--sims={list(simulators)}: each must be a multiple of "
@@ -139,7 +139,7 @@ def collect(runs: dict, simulators: Sequence[int], same_rate: bool = True) -> di
 
 def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
   """sweep.md and sweep.png; returns the markdown."""
-  from galax.protocols import success_rate  # pylint: disable=g-import-not-at-top
+  from galax.results.paper_protocols import success_rate  # pylint: disable=g-import-not-at-top
 
   reference = float(np.mean(table["A2C"][ENVS_PER_LEARNER]))
   sims = sorted(set(table["A2C"]) | set(table["GALA-A2C"]))
@@ -180,7 +180,7 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-  from galax.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
 
   parser = argparse.ArgumentParser(prog="python -m experiments.gala_sweep",
                                    description=__doc__,

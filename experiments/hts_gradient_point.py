@@ -1,4 +1,4 @@
-"""HTS-PPO at both gradient points against PPO, from `galax.sweep` output (issue: the
+"""HTS-PPO at both gradient points against PPO, from `galax.results.sweep` output (issue: the
 confounded HTS-PPO verdict). Reads per-seed run JSONs and prints a markdown table of the
 final training returns (mean of the last 100 episodes) with 95% bootstrap CIs, and each
 HTS-PPO point's difference from PPO (seeds resampled separately per group).
@@ -21,7 +21,7 @@ from typing import Sequence
 import numpy as np
 
 from experiments.verdicts import bootstrap_two_groups
-from galax import protocols
+from galax.results import paper_protocols as protocols
 
 
 def read_runs(sweep_dir: str) -> dict[tuple[str, str], np.ndarray]:

@@ -6,16 +6,16 @@ instead of tens of millions of frames on a GPU. Rewards are already small intege
 clipping, no episodic life (gymnax has neither).
 
 Each is a config file's algorithm settings (one place for them) moved onto a MinAtar game:
-* `a2c_config`: configs/breakout_a2c.py, the per-learner A2C of GALA Table 2 (t_max 5, RMSProp in the PyTorch
-  convention with eps 0.01 and alpha 0.99, lr 7e-4, global-norm clip 0.5, entropy 0.01,
-  value coefficient 0.5, gamma 0.99) with 16 envs.
+* `a2c_config`: configs/breakout_a2c.py, the per-learner A2C of GALA Table 2 (t_max 5,
+  RMSProp in the PyTorch convention with eps 0.01 and alpha 0.99, lr 7e-4, global-norm clip
+  0.5, entropy 0.01, value coefficient 0.5, gamma 0.99) with 16 envs.
 * `paac_config`: configs/pong_paac.py, PAAC as its authors' code runs it (lr 0.0007 x n_e
   annealed to 0 over the run, TF RMSProp with eps 0.1 inside the square root and the mean
   square starting at 1, global-norm clip 3, entropy 0.02, the loss 5 x (mean actor + mean
   0.25 (R - V)^2), their uniform init), at either setting: only the network changes.
-* `ppo_config`: configs/minatar_ppo.py, PPO with GAE at MinAtar settings (64 envs x 128 steps, 4 epochs of 8
-  minibatches, Adam lr 5e-3 annealed, clip 0.2, entropy 0.01, gamma 0.99, lambda 0.95,
-  one gradient per minibatch).
+* `ppo_config`: configs/minatar_ppo.py, PPO with GAE at MinAtar settings (64 envs x 128
+  steps, 4 epochs of 8 minibatches, Adam lr 5e-3 annealed, clip 0.2, entropy 0.01, gamma
+  0.99, lambda 0.95, one gradient per minibatch).
 
 Those are the papers' settings (`settings="paper"`). On MinAtar they sit on a plateau
 (Breakout near 6 at 2M steps: docs/results.md section 0), so the claims are judged at

@@ -10,8 +10,9 @@ the gap is galax's or the setting's: run both at the same settings and compare.
   python -m experiments.reference_ppo --env=Asterix-MinAtar --t_max=16 --epochs=1 \
       --minibatches=1 --lr=1e-3 --normalize_advantages=false   # A2C's shape (minatar_a2c)
 
-The defaults are configs/minatar_ppo.py's before 2026-11 (it now has Adam 5e-3 and an MLP): 64 envs x 128 steps, 4 epochs x 8 minibatches,
-gamma 0.99, GAE 0.95, clip 0.2 (policy and value), entropy 0.01, value 0.5, Adam 5e-4
+The defaults are configs/minatar_ppo.py's before 2026-11 (it now has Adam 5e-3 and an MLP): 64 envs
+x 128 steps, 4 epochs x 8 minibatches, gamma 0.99, GAE 0.95, clip 0.2 (policy and value), entropy
+0.01, value 0.5, Adam 5e-4
 annealed linearly to 0 over the run, eps 1e-5, global-norm clip 0.5. Advantages are
 normalized per minibatch (galax normalizes over the whole batch). Prints the mean return of
 the episodes completed in each logging window.

@@ -1,10 +1,10 @@
-"""Each claim's numbers and verdict, from the run records of `galax.experiment`.
+"""Each claim's numbers and verdict, from the run records of `galax.results.experiment`.
 
 Per game, every variant gets its final metric (mean of the last 10 evaluations x 10
 episodes per seed; mean and 95% bootstrap CI over seeds) and its required time to the
 game's target (HTS-RL's required time metric, in seconds of training after the first,
-compiling, call: with budgets of minutes a compile of 20-30 s would otherwise dominate). The target is halfway
-from the untrained policy's return (the mean first evaluation over all runs of the game)
+compiling, call: with budgets of minutes a compile of 20-30 s would otherwise dominate). The target
+is halfway from the untrained policy's return (the mean first evaluation over all runs of the game)
 to the weakest variant's mean final metric,
 
     target = R_0 + (min_v F_v - R_0) / 2,
@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from galax import protocols
-from galax.report import eval_series, group_experiments
+from galax.results import paper_protocols as protocols
+from galax.results.report import eval_series, group_experiments
 
 Run = dict[str, Any]
 CONSENSUS_TOLERANCE = 1e-5  # float rounding of an exact average (the full graph's bound is 0)

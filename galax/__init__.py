@@ -1,14 +1,68 @@
 """galax: distributed actor-critic RL (PAAC/A2C, all-reduce A2C, GALA, HTS-RL, BA3C, A3C,
-IMPALA) in JAX on envpool."""
+IMPALA) in JAX on envpool and gymnax.
+
+The public API, imported on first use (so that `import galax` stays light, without jax):
+
+  config = galax.load_config("pong_fast", envs_per_learner=64)  # configs/<name>.py + overrides
+  algorithm = galax.make_algorithm(config)     # init() and the jitted step (updates per call)
+  result = galax.train(config, workdir="runs/x")   # the loop the `galax` command runs
+  policy = galax.load_policy("runs/x")         # a trained policy from a run's checkpoints
+  galax.evaluate_params(settings, params)      # returns of parameters on fresh envs
+
+The folders, by concern: docs/architecture.md.
+"""
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
 
 __version__ = "0.1.0"
 
+_PUBLIC = {
+    "load_config": ("galax.config", "load"),
+    "make_algorithm": ("galax.algorithms", "make_algorithm"),
+    "train": ("galax.training.loop", "train"),
+    "load_policy": ("galax.evaluate.cli", "load_policy"),
+    "evaluate_params": ("galax.evaluate.evaluator", "evaluate_params"),
+}
+__all__ = sorted(_PUBLIC)
+
 
 def __getattr__(name: str):
-  """`galax.load_policy` (galax/evaluate.py), imported on first use: `import galax` stays
-  light (no jax)."""
-  if name == "load_policy":
-    from galax.evaluate import load_policy  # pylint: disable=g-import-not-at-top
-
-    return load_policy
+  if name in _PUBLIC:
+    module, attribute = _PUBLIC[name]
+    return getattr(importlib.import_module(module), attribute)
   raise AttributeError(f"module 'galax' has no attribute {name!r}")
+
+
+# The commands' module names from before they moved into galax/results/: `python -m
+# galax.sweep` (report, experiment) runs galax.results.sweep, and importing the old name
+# gives the new module.
+_MOVED_COMMANDS = {f"galax.{name}": f"galax.results.{name}"
+                   for name in ("sweep", "report", "experiment")}
+
+
+class _MovedCommands(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+  """Finds the moved commands' old names (a meta path finder) and loads them as the new
+  modules; `python -m` (runpy) runs the new module's code through `get_code`."""
+
+  def find_spec(self, name, path=None, target=None):
+    del path, target
+    if name not in _MOVED_COMMANDS:
+      return None
+    origin = importlib.util.find_spec(_MOVED_COMMANDS[name]).origin  # runpy's sys.argv[0]
+    return importlib.util.spec_from_loader(name, self, origin=origin)
+
+  def create_module(self, spec):
+    return importlib.import_module(_MOVED_COMMANDS[spec.name])
+
+  def exec_module(self, module):
+    del module  # the moved module, already executed
+
+  def get_code(self, name):
+    moved = _MOVED_COMMANDS[name]
+    return importlib.util.find_spec(moved).loader.get_code(moved)
+
+
+sys.meta_path.append(_MovedCommands())

@@ -7,7 +7,7 @@
   galax --config=pong_paac --workdir=runs/pong --resume
   python -m galax ... / python run.py ...        # the same command
 
-`--config.<field>=<value>` overrides any field of galax/config.py's schema; `--help` lists
+`--config.<field>=<value>` overrides any field of galax/config/__init__.py's schema; `--help` lists
 the configs; `--help_config` lists every field with its default and meaning, and
 `--help_config=NAME` a config's values.
 """
@@ -19,8 +19,10 @@ import sys
 from absl import app, flags, logging
 from ml_collections import config_flags
 
-from galax import cli, config_help, jax_quiet, progress_bar, supervise
-from galax.config import CONFIGS_DIR, config_names
+from galax.config import CONFIGS_DIR, cli, config_names
+from galax.config import help as config_help
+from galax.runtime import jax_quiet, supervise
+from galax.training import progress as progress_bar
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
 
@@ -59,11 +61,11 @@ def main(argv):
   jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
   if config.distributed:
-    from galax import peers  # pylint: disable=g-import-not-at-top
+    from galax.runtime import peers  # pylint: disable=g-import-not-at-top
 
     peers.initialize(coordinator_address=_COORDINATOR.value, num_processes=_NUM_PROCESSES.value,
                      process_id=_PROCESS_ID.value, peer_timeout_s=_PEER_TIMEOUT.value)
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
   bar = (progress_bar.TerminalBar() if jax.process_index() == 0 and progress_bar.wanted()
@@ -93,7 +95,7 @@ def run() -> None:
   config_flags.DEFINE_config_file(
       "config", _DEFAULT_CONFIG, "Experiment config: a file, or a name in configs/: "
       + ", ".join(config_names()) + ". Override any field with --config.<field>=<value> "
-      "(the fields: galax/config.py's base_config).", lock_config=True)
+      "(the fields: galax/config/__init__.py's base_config).", lock_config=True)
   cli.answer_help(sys.argv, sys.modules[__name__])
   app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 

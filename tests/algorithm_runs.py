@@ -9,7 +9,7 @@ import jax.extend
 from galax.algorithms import make_algorithm
 from galax.config import base_config
 from galax.config import load as load_config
-from galax.parallel.learners import to_host
+from galax.parallel.layout import to_host
 
 
 def cartpole_config(algorithm: str, **overrides: Any):

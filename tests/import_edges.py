@@ -42,7 +42,7 @@ def main() -> None:
   import galax  # pylint: disable=g-import-not-at-top
   for info in pkgutil.walk_packages(galax.__path__, "galax."):
     _import_module(info.name)
-  from galax import algorithm_registry  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import registry as algorithm_registry  # pylint: disable=g-import-not-at-top
   from galax.envs import registry  # pylint: disable=g-import-not-at-top
   algorithm_registry.specs()
   registry.backends()

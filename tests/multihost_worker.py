@@ -22,7 +22,7 @@ def run(name):
   """(final params, metrics) of RUNS[name] as numpy, on every process."""
   from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
   from galax.config import load  # pylint: disable=g-import-not-at-top
-  from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
+  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
 
   algorithm = make_algorithm(load("cartpole_a2c", **COMMON, **RUNS[name]))
   state, metrics = algorithm.step(algorithm.init())

@@ -5,15 +5,15 @@ import os
 import jax
 import numpy as np
 import pytest
-
 from algorithm_runs import run_algorithm
-from galax.algorithms import make_algorithm
-from galax.parallel.learners import to_host
-from galax import config as config_lib
-from galax.config import load as load_config
-from galax.losses import LossSettings
-from galax.returns import ReturnSettings
 from trajectories import random_trajectory
+
+from galax import config as config_lib
+from galax.algorithms import make_algorithm
+from galax.config import load as load_config
+from galax.core.losses import LossSettings
+from galax.core.returns import ReturnSettings
+from galax.parallel.layout import to_host
 
 
 def _params_after(config, calls=1):
@@ -84,11 +84,11 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
 
 
 def test_grad_chunks_rule():
-  from galax.algorithm_registry import spec_for
-  from galax.plan import Target, make_plan
+  from galax.algorithms.plan import PlanContext, make_plan
+  from galax.algorithms.registry import spec_for
 
   def chunks(config, layout, platform="cpu"):
-    target = Target(platform, layout, False, 1)
+    target = PlanContext(platform, layout, False, 1)
     return make_plan(config, spec_for(config.algorithm), target).grad_chunks
 
   auto = load_config("cartpole_a2c", network__name="archnips", envs_per_learner=64)

@@ -6,12 +6,12 @@ import chex
 import jax
 import numpy as np
 import pytest
-
 from algorithm_runs import cartpole_config
 from algorithm_runs import run_algorithm as _run
+
 from galax.algorithms import make_algorithm
 from galax.config import validate
-from galax.parallel.learners import to_host
+from galax.parallel.layout import to_host
 
 _config = functools.partial(cartpole_config, updates_per_call=4)
 

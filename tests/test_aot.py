@@ -1,4 +1,4 @@
-"""Compiling for accelerators that are not there (galax.aot, galax.targets, galax.hlo_cost).
+"""Compiling for accelerators that are not there (galax.aot.compile, .targets, .hlo_cost).
 
 The TPU and GPU compiles need the `tpu` / `gpu-aot` extras and are skipped, with the
 reason, where they are missing; the HLO cost walk and the target plumbing run anywhere.
@@ -14,8 +14,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from galax import aot, hlo_cost, targets
 from galax.algorithms import make_algorithm
+from galax.aot import compile as aot
+from galax.aot import hlo_cost, targets
 from galax.config import load
 
 HAS_TPU = not targets.compiler_missing("tpu")

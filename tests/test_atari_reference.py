@@ -4,8 +4,9 @@ configs/pong_paac.py's policy stays near uniform. This test pins that the cause 
 implementation bug in the env adapter, the rollout and its action sampling, the n-step
 returns, the loss, the gradient clipping or TF-style RMSProp: over one `step` call of
 pong_paac's update at a small size (4 envs, t_max 5, 13 updates, lr 0.0007 x 4 annealed
-to 0 over the 13 updates: `optimizer.anneal_steps` = the run's 260 agent steps), galax's parameters, RMSProp mean squares, per-update losses and
-gradient norms, episode statistics, last observations and sampling keys equal those of a
+to 0 over the 13 updates: `optimizer.anneal_steps` = the run's 260 agent steps), galax's parameters,
+RMSProp mean squares, per-update losses and gradient norms, episode statistics, last observations
+and sampling keys equal those of a
 reference that shares only the flax network with galax: envpool's plain numpy API with its
 own NEXT_STEP bookkeeping, the documented sampling rule, numpy n-step returns, a
 hand-written loss differentiated by `jax.grad`, numpy global-norm clipping and RMSProp.
@@ -13,8 +14,8 @@ hand-written loss differentiated by `jax.grad`, numpy global-norm clipping and R
 The 62-step time limit puts Pong's first points (agent steps 60-61), a truncation that
 bootstraps from the final observation and envpool's auto-reset step inside the rollouts,
 and `MAX_GRAD_NORM` = 0.5 makes clipping act on some updates only (pong_paac's 3 acts on
-none: these gradients' norms are 0.004 to 2.8); the test checks that all of it happened. tests/test_paac_reference.py checks the loss and optimizer against the
-authors' code itself.
+none: these gradients' norms are 0.004 to 2.8); the test checks that all of it happened.
+tests/test_paac_reference.py checks the loss and optimizer against the authors' code itself.
 """
 
 from typing import Any, Callable, NamedTuple

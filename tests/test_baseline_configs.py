@@ -5,12 +5,12 @@ import jax
 import numpy as np
 import pytest
 
-from galax import networks
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.config import validate
+from galax.core import networks
 from galax.envs import EnvSpec
-from galax.parallel.learners import to_host
+from galax.parallel.layout import to_host
 
 
 def test_ba3c_config_is_the_papers():

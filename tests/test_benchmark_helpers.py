@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 def test_raw_envpool_helpers_step_the_configs_envs():
   import hts  # pylint: disable=g-import-not-at-top
   import measure  # pylint: disable=g-import-not-at-top
+
   from galax.config import load  # pylint: disable=g-import-not-at-top
 
   config = load("cartpole_a2c", envs_per_learner=4)

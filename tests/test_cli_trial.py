@@ -9,11 +9,11 @@ on its own assertion rather than the whole module on an import.
 import os
 
 import pytest
-
-import galax.train as train_lib
-from galax.config import base_config
-from galax.train import train
 from run_helpers import run_cli, tiny_config
+
+import galax.training.loop as train_lib
+from galax.config import base_config
+from galax.training.loop import train
 
 quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
 
@@ -133,7 +133,7 @@ def test_every_command_answers_help(module, flag):
 
 
 def test_help_config_lists_every_field_with_its_default_and_a_doc():
-  from galax import config_help  # pylint: disable=g-import-not-at-top
+  from galax.config import help as config_help  # pylint: disable=g-import-not-at-top
 
   lines = config_help.describe()
   fields = [line.strip() for line in lines[1:]]
@@ -165,8 +165,10 @@ def test_a_flag_type_error_is_one_plain_line(flag):
 
 
 def test_a_positional_config_is_taken_as_the_config():
-  from galax import cli  # pylint: disable=g-import-not-at-top
-  from galax.config import config_path  # pylint: disable=g-import-not-at-top
+  from galax.config import (
+    cli,  # pylint: disable=g-import-not-at-top
+    config_path,  # pylint: disable=g-import-not-at-top
+  )
 
   argv = cli.prepare_argv(["galax", "pong_fast", "--config.seed=3"], "default.py")
   assert argv == ["galax", f"--config={config_path('pong_fast')}", "--config.seed=3"]
@@ -184,7 +186,7 @@ def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
   pytest.importorskip("gcsfs")
   import time  # pylint: disable=g-import-not-at-top
 
-  from galax import rundir  # pylint: disable=g-import-not-at-top
+  from galax.runtime import workdir as rundir  # pylint: disable=g-import-not-at-top
 
   class Silent:  # a store behind no network: its client retries for a minute
     def __init__(self, _):
@@ -206,8 +208,9 @@ def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
 @pytest.mark.slow
 def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path,
                                                                           monkeypatch):
-  from galax import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
   import time  # pylint: disable=g-import-not-at-top
+
+  from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
 
   real_save = ckpt_lib.Checkpointer.save
 
@@ -232,7 +235,7 @@ def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_p
 def _header(obs_shape, network="mlp", **fields):
   import types  # pylint: disable=g-import-not-at-top
 
-  from galax.run_header import header_lines  # pylint: disable=g-import-not-at-top
+  from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
 
   config = tiny_config(network__name=network, **fields)
   algorithm = types.SimpleNamespace(
@@ -260,8 +263,9 @@ def test_the_header_says_how_the_logging_cadence_rounds():
 def test_readme_commands_name_configs_so_they_work_from_any_directory():
   import re  # pylint: disable=g-import-not-at-top
 
-  from galax.config import config_names  # pylint: disable=g-import-not-at-top
   from run_helpers import ROOT  # pylint: disable=g-import-not-at-top
+
+  from galax.config import config_names  # pylint: disable=g-import-not-at-top
 
   with open(os.path.join(ROOT, "README.md")) as f:
     blocks = f.read().split("```")[1::2]

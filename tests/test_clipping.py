@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from galax import optimizers
+from galax.core import optimizers
 
 
 def test_clip_by_average_norm_hand_computed():

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from galax import energy
+from galax.training import energy
 
 
 def test_skipped_cleanly_without_a_gpu():

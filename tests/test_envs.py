@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from galax import networks
+from galax.core import networks
+from galax.core.rollout import init_action_keys, rollout
 from galax.envs import BatchedEnv
-from galax.rollout import init_action_keys, rollout
 
 
 def _run(env: BatchedEnv, actions: np.ndarray):

@@ -15,14 +15,13 @@ import optax
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from galax.algorithms.algorithm import initial_state
-from galax.algorithms.execution import block_policy
-from galax.algorithms.run_setup import make_setup
-from galax.algorithm_registry import spec_for
+from galax.algorithms.algorithm import block_policy, initial_state
+from galax.algorithms.registry import spec_for
+from galax.algorithms.setup import make_setup
 from galax.config import base_config, validate
+from galax.core.rollout import rollout
 from galax.envs import EnvSettings, make_env
-from galax.parallel import learners as lx
-from galax.rollout import rollout
+from galax.parallel import layout as lx
 
 BACKENDS = ["CartPole-v1", "gymnax/CartPole-v1"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -216,7 +215,7 @@ def test_cli_prints_one_line_for_a_bad_gymnax_id():
 
 
 def test_evaluator_plays_full_gymnax_episodes():
-  from galax import evaluation  # pylint: disable=g-import-not-at-top
+  from galax.evaluate import evaluator as evaluation  # pylint: disable=g-import-not-at-top
 
   config = _config("gymnax/CartPole-v1", seed=7)
   config.eval.episodes, config.eval.num_envs = 6, 3

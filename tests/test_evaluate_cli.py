@@ -8,14 +8,13 @@ import shutil
 import numpy as np
 import pytest
 from ml_collections import ConfigDict
+from run_helpers import run_cli, tiny_config
 
 import galax
-from galax import evaluate as evaluate_lib
-from galax import video
 from galax.config import load as load_config
-from galax.envs import EnvSettings
-from galax.train import train
-from run_helpers import run_cli, tiny_config
+from galax.envs import EnvSettings, video
+from galax.evaluate import cli as evaluate_lib
+from galax.training.loop import train
 
 
 def _one_error_line(proc, needle):

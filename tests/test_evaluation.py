@@ -10,12 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from galax import evaluation
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.envs import EnvSettings
-from galax.parallel.learners import to_host
-from galax.train import train
+from galax.evaluate import evaluator as evaluation
+from galax.parallel.layout import to_host
+from galax.training.loop import train
 
 
 def _always(action: int, num_actions: int = 2):

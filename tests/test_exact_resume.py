@@ -7,18 +7,17 @@
 """
 
 import shutil
-import signal
 import threading
 
 import jax
 import numpy as np
 import pytest
-
-from galax import checkpoint as ckpt_lib
-from galax.parallel.learners import to_host
-from galax.train import train
 from run_helpers import STEPS_PER_CALL, tiny_config
 from test_preemption import _sigterm_on_call  # SIGTERM as call n starts
+
+from galax.parallel.layout import to_host
+from galax.runtime import checkpoint as ckpt_lib
+from galax.training.loop import train
 
 CALLS = 4
 

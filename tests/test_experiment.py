@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from galax import experiment
 from galax.config import load as load_config
+from galax.results import experiment
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 

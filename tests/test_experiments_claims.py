@@ -4,14 +4,13 @@ import copy
 import csv
 import json
 import math
-import os
 
 import numpy as np
 import pytest
 
 from experiments import claim_checks, claims, minatar, verdicts
 from galax import config as config_lib
-from galax.optimizers import scaled_learning_rate
+from galax.core.optimizers import scaled_learning_rate
 from galax.parallel.stragglers import StragglerModel
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -234,7 +233,7 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
   own 16-env gradient."""
   import jax  # pylint: disable=g-import-not-at-top
 
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   params = {}
   for combine, opt in [(c, o) for o in ("sgd", "rmsprop") for c in ("gossip", "allreduce")]:
@@ -253,10 +252,10 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
 
 
 def test_training_curve_before_the_first_episode_is_json(tmp_path):
-  """galax.experiment.read_curve: a row logged before any episode ended has a NaN running
+  """galax.results.experiment.read_curve: a row logged before any episode ended has a NaN running
   return; the run record must still be JSON (it crashed at the end of such runs)."""
-  from galax import experiment  # pylint: disable=g-import-not-at-top
-  from galax.report import curves  # pylint: disable=g-import-not-at-top
+  from galax.results import experiment  # pylint: disable=g-import-not-at-top
+  from galax.results.report import curves  # pylint: disable=g-import-not-at-top
 
   path = tmp_path / "metrics.csv"
   path.write_text("env_steps,wall_time_s,train_time_s,mean_return\n80,1.0,1.0,nan\n"

@@ -5,14 +5,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, PartitionSpec as P
-
 from algorithm_runs import jaxpr_primitives as _primitives
-from galax.config import load as load_config, validate
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
+
+from galax.config import load as load_config
+from galax.config import validate
 from galax.parallel import diagnostics
 from galax.parallel import topology as topo
 from galax.parallel.combine import Gossip, shift_learners
-from galax.parallel.learners import AXIS
+from galax.parallel.layout import AXIS
 
 TOPOLOGIES = [("ring", 1), ("ring", 2), ("ring", 3), ("exponential", 1), ("full", 1)]
 # (devices, learners per device): one learner per device, two (a shift needs pieces from
@@ -121,7 +123,7 @@ def test_config_validation():
 
 @pytest.mark.parametrize("name,combine", [("gala_a2c", "gossip"), ("allreduce_a2c", "allreduce")])
 def test_paper_configs(name, combine):
-  from galax.optimizers import scaled_learning_rate  # pylint: disable=g-import-not-at-top
+  from galax.core.optimizers import scaled_learning_rate  # pylint: disable=g-import-not-at-top
 
   c = validate(load_config(name))
   assert (c.combine, c.num_learners, c.envs_per_learner, c.t_max) == (combine, 4, 16, 5)
@@ -205,7 +207,7 @@ def _run_gossip(gossip, params, updates, devices, metrics=False):
 
 def _delayed_reference(topology, x0, updates, delay):
   """numpy: x^{k+1} = w (y_i^k + sum_s y_{i-s}^{k-delay}), y^k = x^k + u^k, y^{<0} = x^0."""
-  n, w = topology.num_learners, topology.weight
+  w = topology.weight
   x, ys, xs = x0, [], []
   for u in updates:
     y = x + u
@@ -338,7 +340,7 @@ def test_grad_cosine_similarity_matches_numpy():
 @pytest.mark.slow
 def test_gala_a2c_update_and_its_metrics():
   from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
-  from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
+  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
 
   config = load_config("cartpole_a2c", num_learners=4, envs_per_learner=4, num_devices=2,
                        combine="gossip", updates_per_call=3, gossip__metrics=True,
@@ -378,7 +380,7 @@ def test_gala_a2c_step_gossips_with_ppermute_only():
 
 @pytest.mark.slow
 def test_gala_training_writes_consensus_metrics(tmp_path):
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   config = load_config("cartpole_a2c", num_learners=2, envs_per_learner=4, combine="gossip",
                        updates_per_call=5, total_env_steps=400, log_every_steps=200,

@@ -5,15 +5,15 @@ and its determinism across actor groups hold on gymnax too."""
 import jax
 import numpy as np
 import pytest
-
-from galax import networks
-from galax.algorithms import make_algorithm
 from algorithm_runs import small_mlp_config
-from galax.config import validate
+
+from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.config import validate
+from galax.core import networks
 from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry
-from galax.parallel.learners import to_host
+from galax.parallel.layout import to_host
 
 
 def make_config(**overrides):

@@ -8,15 +8,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from algorithm_runs import small_mlp_config
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.hts.ordering import after
-from algorithm_runs import small_mlp_config
 from galax.config import set_fields, validate
-from galax.losses import LossSettings
-from galax.returns import ReturnSettings
-from galax.rollout import Trajectory
+from galax.core.losses import LossSettings
+from galax.core.returns import ReturnSettings
+from galax.core.rollout import Trajectory
 
 
 def make_config(algorithm="hts_a2c", **overrides):

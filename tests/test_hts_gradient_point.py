@@ -8,10 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_hts import delay_off_run, make_config, run
 
 from galax.algorithms.hts.learners import StalePPOSegmentLearner
-from galax.config import validate
-from test_hts import delay_off_run, make_config, run
 
 
 class _Carry(NamedTuple):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from galax.analysis import hts_theory as hts
+from galax.results import hts_theory as hts
 
 
 @pytest.mark.parametrize("alpha", [1, 4, 32])

@@ -6,13 +6,13 @@ import chex
 import jax
 import numpy as np
 import pytest
-
 from algorithm_runs import cartpole_config
 from algorithm_runs import run_algorithm as _run
+
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.config import validate
-from galax.parallel.learners import to_host
+from galax.parallel.layout import to_host
 
 _config = functools.partial(cartpole_config, updates_per_call=3)
 
@@ -97,9 +97,10 @@ def test_bad_impala_config_is_rejected(overrides, message):
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 @pytest.mark.parametrize("chunks", [2, 4])
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunks):
-  from galax.algorithms.impala import VTraceSettings, impala_grads
-  from galax.losses import LossSettings
   from trajectories import random_trajectory
+
+  from galax.algorithms.impala import VTraceSettings, impala_grads
+  from galax.core.losses import LossSettings
   config = load_config("cartpole_a2c", impala__reduction=reduction)
   settings = (VTraceSettings(float(config.gamma), 1.0, 1.0, reduction),
               LossSettings.from_config(config))

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax import losses
+from galax.core import losses
 
 
 class A2CLossTest(chex.TestCase):

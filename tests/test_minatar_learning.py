@@ -4,7 +4,7 @@ policy by a loose margin. Full learning runs: benchmarks/ and docs/environments.
 import pytest
 
 from galax.config import load as load_config
-from galax.train import train
+from galax.training.loop import train
 
 # Uniform random actions score about 0.4 per game here (measured over 64 envs x 5000
 # steps); the first 300k steps of configs/minatar_a2c.py reach about 3.

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from galax import networks
+from galax.core import networks
 from galax.envs import EnvSpec
 
 
@@ -48,9 +48,10 @@ def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(nam
   patches = networks.make_network(name, spec, conv_impl="patches")
   key = jax.random.PRNGKey(5)
   params = networks.init_params(xla, spec, key)
-  for a, b in zip(jax.tree.leaves(params), jax.tree.leaves(networks.init_params(patches, spec, key))):
+  patches_params = networks.init_params(patches, spec, key)
+  for a, b in zip(jax.tree.leaves(params), jax.tree.leaves(patches_params)):
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-  assert jax.tree.structure(params) == jax.tree.structure(networks.init_params(patches, spec, key))
+  assert jax.tree.structure(params) == jax.tree.structure(patches_params)
   obs = jax.random.uniform(jax.random.PRNGKey(6), (3, *spec.obs_shape), maxval=255.0)
   obs = obs.astype(spec.obs_dtype)
 

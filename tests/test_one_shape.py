@@ -5,11 +5,11 @@ import jax
 import pytest
 
 from galax.algorithms import make_algorithm
+from galax.algorithms.plan import PlanContext, make_plan
+from galax.algorithms.registry import spec_for
 from galax.config import base_config, set_fields, validate
 from galax.parallel import combine as combine_lib
 from galax.parallel import learner_optimizer
-from galax.algorithm_registry import spec_for
-from galax.plan import Target, make_plan
 
 
 def small_config(**overrides):
@@ -111,7 +111,7 @@ def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learner
   network = "mlp" if layout == "flat" else "minatar"  # the rules are for conv networks
   config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl,
                                                 "network.name": network})
-  target = Target("cpu", layout, False, learners)
+  target = PlanContext("cpu", layout, False, learners)
   plan = make_plan(config, spec_for(config.algorithm), target)
   assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected
 
@@ -122,9 +122,10 @@ def test_entries_assert_their_shapes():
   check shapes at their entries (chex, at trace time): a wrong shape is one assertion
   naming it, not a broadcast deep inside."""
   import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from galax.algorithms.ppo import gae_targets  # pylint: disable=g-import-not-at-top
-  from galax.rollout import check_trajectory  # pylint: disable=g-import-not-at-top
   from trajectories import random_trajectory  # pylint: disable=g-import-not-at-top
+
+  from galax.algorithms.ppo import gae_targets  # pylint: disable=g-import-not-at-top
+  from galax.core.rollout import check_trajectory  # pylint: disable=g-import-not-at-top
 
   traj = random_trajectory(jax.random.PRNGKey(0), steps=4, envs=3)
   check_trajectory(traj)

@@ -5,7 +5,7 @@ import numpy as np
 import optax
 import pytest
 
-from galax import optimizers
+from galax.core import optimizers
 
 GRAD = jnp.array([1.0, -2.0])
 

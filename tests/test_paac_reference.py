@@ -32,12 +32,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from galax import losses, networks, optimizers
 from galax.algorithms.a2c import a2c_grads
 from galax.config import load as load_config
+from galax.core import losses, networks, optimizers
+from galax.core.returns import ReturnSettings
+from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
-from galax.returns import ReturnSettings
-from galax.rollout import Trajectory
 
 T, B, U = 5, 32, 3  # t_max, envs, updates
 LR0, ANNEAL, ENTROPY, VALUE, SCALE = 0.0224, 80_000_000, 0.02, 0.25, 5.0
@@ -51,8 +51,8 @@ def authors_lr(global_step: int) -> float:
 
 
 def batch(seed: int = 0) -> dict[str, np.ndarray]:
-  """Random frames, actions and clipped rewards; mostly won points, so that the
-  value error is large enough for the clip to act on some updates; about one step in six ends a game."""
+  """Random frames, actions and clipped rewards; mostly won points, so that the value error
+  is large enough for the clip to act on some updates; about one step in six ends a game."""
   rng = np.random.default_rng(seed)
   return dict(obs=rng.integers(0, 256, (T + 1, B, *SPEC.obs_shape), np.uint8),
               actions=rng.integers(0, SPEC.num_actions, (T, B)),
@@ -185,7 +185,8 @@ def test_pong_paac_anneals_as_the_authors():
         settings, config.envs_per_learner, 1,
         settings.anneal_updates(total // per_update, per_update))
     for u in (0, 1, 99_999, 249_999, 499_998, 499_999, 500_000, 700_000):
-      assert abs(float(schedule(u)) - authors_lr((u + 1) * per_update)) <= LR0 * per_update / ANNEAL + 1e-9, u
+      error = abs(float(schedule(u)) - authors_lr((u + 1) * per_update))
+      assert error <= LR0 * per_update / ANNEAL + 1e-9, u
 
 
 @pytest.fixture(scope="module")

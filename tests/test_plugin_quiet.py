@@ -1,5 +1,5 @@
 """With the gpu-aot extra's CUDA plugin installed on a machine without an NVIDIA driver,
-galax's commands still answer bad input in one line (galax/jax_quiet.py).
+galax's commands still answer bad input in one line (galax/runtime/jax_quiet.py).
 
 The plugin wheels (about 180 MB) are installed once with pip into
 ~/.cache/galax/test-plugins/gpu-aot (--no-deps --target) and put on PYTHONPATH for the
@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from run_helpers import ROOT
 
 PLUGINS = ("jax-cuda12-plugin==0.10.2", "jax-cuda12-pjrt==0.10.2")  # pyproject's gpu-aot

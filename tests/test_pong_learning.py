@@ -55,7 +55,7 @@ def _load_into(state):
 
 @pytest.mark.slow
 def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(tmp_path, monkeypatch):
-  import galax.train as train_lib  # pylint: disable=g-import-not-at-top
+  import galax.training.loop as train_lib  # pylint: disable=g-import-not-at-top
   from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
 
   config = load_config("pong_fast", total_env_steps=STEPS, target_return=0.0,
@@ -88,10 +88,10 @@ def export(step_dir: str) -> None:
   """Writes DATA from a pong_fast orbax checkpoint step directory."""
   import json  # pylint: disable=g-import-not-at-top
 
-  from galax import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
   from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
   from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
-  from galax.parallel.learners import to_host  # pylint: disable=g-import-not-at-top
+  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
+  from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
 
   step = int(os.path.basename(os.path.normpath(step_dir)))
   algorithm = make_algorithm(load_config("pong_fast"))

@@ -9,13 +9,13 @@ import numpy as np
 import optax
 import pytest
 
-from galax import losses
 from galax.algorithms.ppo import PPOLearner, PPOSettings
 from galax.config import base_config
+from galax.core import losses
+from galax.core.rollout import Trajectory
 from galax.parallel.combine import Independent
 from galax.parallel.learner_optimizer import ReplicatedOptimizer
-from galax.rollout import Trajectory
-from galax.train import train
+from galax.training.loop import train
 
 # Two samples, two actions, clip 0.2.
 #   sample 0: pi = (0.8, 0.2), mu = (0.5, 0.5), a = 0: ratio 1.6, A = +1
@@ -169,11 +169,11 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
-  from galax.algorithm_registry import spec_for
-  from galax.plan import Target, make_plan
+  from galax.algorithms.plan import PlanContext, make_plan
+  from galax.algorithms.registry import spec_for
   c.algorithm, c.t_max, c.envs_per_learner, c.grad_chunks = "ppo", 8, 4, 3
   with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):
-    make_plan(c, spec_for(c.algorithm), Target("cpu", "CHW", False, 1))
+    make_plan(c, spec_for(c.algorithm), PlanContext("cpu", "CHW", False, 1))
 
 
 @pytest.mark.slow

@@ -8,13 +8,13 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from trajectories import random_trajectory
 
 from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
 from galax.config import base_config
 from galax.parallel.combine import Independent
 from galax.parallel.learner_optimizer import ReplicatedOptimizer
-from trajectories import random_trajectory
 
 STEPS, ENVS = 8, 4
 PARAMS = {"pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),

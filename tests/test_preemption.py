@@ -15,11 +15,11 @@ import threading
 import time
 
 import pytest
-
-import galax.train as train_lib
-from galax import checkpoint as ckpt_lib
-from galax.train import train
 from run_helpers import ROOT, STEPS_PER_CALL, csv_steps, tiny_config
+
+import galax.training.loop as train_lib
+from galax.runtime import checkpoint as ckpt_lib
+from galax.training.loop import train
 
 # CartPole in calls of 800 env steps (16 envs x t_max 5 x 10 updates), a row per call, no
 # periodic checkpoints.

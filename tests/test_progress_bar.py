@@ -1,16 +1,15 @@
-"""The terminal progress bar (galax/progress_bar.py) and train's per-call hook."""
+"""The terminal progress bar (galax/training/progress.py) and train's per-call hook."""
 
 import io
 
 import pytest
-
 from run_helpers import STEPS_PER_CALL, tiny_config
 
 
 def test_bar_shows_share_steps_and_time_left_under_the_log_lines():
   from rich.console import Console
 
-  from galax.progress_bar import TerminalBar
+  from galax.training.progress import TerminalBar
 
   out = io.StringIO()
   bar = TerminalBar(Console(file=out, force_terminal=True, width=120))
@@ -25,7 +24,7 @@ def test_bar_shows_share_steps_and_time_left_under_the_log_lines():
 
 @pytest.mark.slow
 def test_train_calls_on_call_after_every_call(tmp_path):
-  from galax.train import train
+  from galax.training.loop import train
 
   seen = []
   result = train(tiny_config(total_env_steps=3 * STEPS_PER_CALL), workdir=str(tmp_path),

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from galax import protocols
+from galax.results import paper_protocols as protocols
 
 # 12 evaluations of 2 episodes each; evaluation e scores e and e + 2 (mean e + 1).
 RETURNS = [[e, e + 2] for e in range(12)]

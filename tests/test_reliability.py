@@ -19,14 +19,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from run_helpers import (
+  ROOT,
+  STEPS_PER_CALL,
+  csv_rows,
+  csv_steps,
+  run_cli,
+  tensorboard_series,
+  tiny_config,
+)
 
-import galax.train as train_lib
-from galax import checkpoint as ckpt_lib
+import galax.training.loop as train_lib
 from galax.algorithms import make_algorithm
-from galax.parallel.learners import to_host
-from galax.train import train
-from run_helpers import (ROOT, STEPS_PER_CALL, csv_rows, csv_steps, run_cli,
-                         tensorboard_series, tiny_config)
+from galax.parallel.layout import to_host
+from galax.runtime import checkpoint as ckpt_lib
+from galax.training.loop import train
 
 quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
 
@@ -87,7 +94,7 @@ def test_divergence_names_update_and_last_good_checkpoint(tmp_path, monkeypatch)
 
 
 def test_first_nonfinite_names_the_update_and_quantity():
-  from galax.divergence import first_nonfinite  # pylint: disable=g-import-not-at-top
+  from galax.core.divergence import first_nonfinite  # pylint: disable=g-import-not-at-top
 
   ok = np.ones((3, 2), bool)
   bad_late = ok.copy()
@@ -309,7 +316,7 @@ def default_ctrl_c():
 def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl_c):
   """A Ctrl-C that lands mid-save must not cut a periodic save short, nor be dropped
   (ignoring it let the run go on); during the save of a stopping run it is dropped."""
-  from galax.checkpoint import sigint_deferred  # pylint: disable=g-import-not-at-top
+  from galax.runtime.checkpoint import sigint_deferred  # pylint: disable=g-import-not-at-top
   finished = []
   with pytest.raises(KeyboardInterrupt):
     with sigint_deferred():

@@ -12,7 +12,6 @@ import os
 import socket
 
 import pytest
-
 from run_helpers import STEPS_PER_CALL, tiny_config
 
 emulator = pytest.importorskip("gcp_storage_emulator.server")
@@ -58,8 +57,8 @@ def _csv_steps(url):
 
 @pytest.mark.slow
 def test_train_resume_and_evaluate_on_gs(bucket, tmp_path, monkeypatch):
-  from galax import evaluate
-  from galax.train import train
+  from galax.evaluate import cli as evaluate
+  from galax.training.loop import train
 
   monkeypatch.chdir(tmp_path)
   workdir = f"{bucket}/runs/cartpole"
@@ -88,7 +87,7 @@ def test_train_resume_and_evaluate_on_gs(bucket, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_lock_in_the_store_names_an_unfinished_writer(bucket, tmp_path):
-  from galax.train import train
+  from galax.training.loop import train
 
   workdir = f"{bucket}/runs/locked"
   _remote(f"{workdir}/run.lock").write_text('{"pid": 4242, "host": "tpu-vm-7", "since": 0}')
@@ -99,7 +98,7 @@ def test_lock_in_the_store_names_an_unfinished_writer(bucket, tmp_path):
 
 
 def test_unwritable_bucket_is_one_line(bucket):
-  from galax.train import train
+  from galax.training.loop import train
 
   with pytest.raises(ValueError, match=r"--workdir 'gs://no-such-bucket/x' is not writable"):
     train(tiny_config(), workdir="gs://no-such-bucket/x", log=quiet)

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from galax import report
+from galax.results import report
 
 EVALS = 12  # evaluations per run, 10 episodes each, one every 100 steps / 60 s
 

@@ -7,9 +7,9 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 from absl.testing import parameterized
-
-from galax import returns
 from trajectories import random_return_inputs
+
+from galax.core import returns
 
 # One env, T = 5, gamma = 0.5. Terminated at t = 1, truncated (time limit) at t = 3.
 REWARDS = jnp.array([1.0, 2.0, 3.0, 4.0, 5.0])

@@ -5,13 +5,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from galax import optimizers
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.core import optimizers
 from galax.parallel.combine import AllReduce
-from galax.parallel.learners import AXIS, to_host
+from galax.parallel.layout import AXIS, to_host
 from galax.parallel.learner_optimizer import FlatLayout, ReplicatedOptimizer, ShardedOptimizer
 
 # Odd sizes so that the flat vector (P = 3*5 + 7 + 2*2*3 + 1 = 35) needs padding.

@@ -6,15 +6,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-
 from algorithm_runs import run_algorithm
-from galax import optimizers
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
 from galax.config import base_config, validate
 from galax.config import load as load_config
+from galax.core import optimizers
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
-from galax.parallel.learners import AXIS
+from galax.parallel.layout import AXIS
 from galax.parallel.learner_optimizer import ReplicatedOptimizer, ShardedOptimizer
 
 

@@ -13,9 +13,10 @@ import sys
 
 import pytest
 
-from galax import algorithm_registry, algorithm_spec
 from galax import config as config_lib
 from galax.algorithms import make_algorithm, spec_for, specs
+from galax.algorithms import registry as algorithm_registry
+from galax.algorithms import spec as algorithm_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("galax", "experiments")
@@ -105,7 +106,7 @@ def test_no_runtime_import_cycles():
     graph.setdefault(importer, set()).add(imported)
     graph.setdefault(imported, set())
   # The lazy imports are seen (so a registry that imported back would be a cycle here).
-  assert "galax.algorithms.a2c" in graph["galax.algorithm_registry"]
+  assert "galax.algorithms.a2c" in graph["galax.algorithms.registry"]
   assert "galax.envs.pool" in graph["galax.envs.registry"]
   cycles = find_cycles(graph)
   assert not cycles, "\n".join(cycles)
@@ -113,8 +114,8 @@ def test_no_runtime_import_cycles():
 
 def test_the_cycle_check_finds_a_planted_cycle():
   graph = _import_graph()
-  graph["galax.algorithm_spec"].add("galax.plan")  # the plan imports it
-  assert any("galax.algorithm_spec" in c for c in find_cycles(graph))
+  graph["galax.algorithms.spec"].add("galax.algorithms.plan")  # the plan imports it
+  assert any("galax.algorithms.spec" in c for c in find_cycles(graph))
 
 
 @pytest.mark.slow
@@ -124,6 +125,7 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
   registration. The config schema, config checks, the plan's rules and the header then know
   it; options it does not list are rejected."""
   from ml_collections import ConfigDict  # pylint: disable=g-import-not-at-top
+
   from galax.algorithms.a2c import make_a2c  # pylint: disable=g-import-not-at-top
 
   seen = []
@@ -163,7 +165,7 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
 
 def test_only_a_backends_own_module_tells_env_ids_apart():
   """Outside galax/envs/, nothing branches on an env id's backend or family: it asks
-  `backend_for(env_id)` (training envs, checks, evaluation, videos, frames, galax.aot)."""
+  `backend_for(env_id)` (training envs, checks, evaluation, videos, frames, galax.aot.compile)."""
   pattern = re.compile(r"""is_gymnax_id\(|startswith\(\s*["']gymnax/|family\s*[!=]=|"""
                        r"""family\s+(not\s+)?in\b""")
   offenders = [f"{path}:{number}: {line.strip()}"
@@ -178,12 +180,14 @@ def test_only_a_backends_own_module_tells_env_ids_apart():
 def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
   """The recipe "add an env backend" (docs/architecture.md): an `Env` and its
   `EnvBackend` (here gymnax's CartPole under the prefix "toy/", standing for its module)
-  and one registration. Checks, training, evaluation and galax.aot then go through it."""
-  from galax import aot, envs, evaluation  # pylint: disable=g-import-not-at-top
+  and one registration. Checks, training, evaluation and galax.aot.compile then go through it."""
+  from galax import envs
+  from galax.aot import compile as aot
   from galax.envs import backend as backend_lib  # pylint: disable=g-import-not-at-top
   from galax.envs import registry  # pylint: disable=g-import-not-at-top
   from galax.envs.gymnax_env import GymnaxEnv  # pylint: disable=g-import-not-at-top
-  from galax.train import train  # pylint: disable=g-import-not-at-top
+  from galax.evaluate import evaluator as evaluation  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   calls = []
 
@@ -230,7 +234,7 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
 
 
 def _fake_target():
-  """A one-chip CPU target for `galax.aot.for_target` (it only reads the chip count)."""
+  """A one-chip CPU target for `galax.aot.compile.for_target` (it only reads the chip count)."""
   import types  # pylint: disable=g-import-not-at-top
 
   return types.SimpleNamespace(num_chips=1, platform="cpu")
@@ -302,3 +306,42 @@ def test_files_and_functions_stay_small():
           offenders.append(f"{path}:{node.lineno} {node.name}: {length} lines "
                            f"(at most {MAX_FUNCTION_LINES})")
   assert not offenders, "\n".join(offenders)
+
+
+MAX_TOP_LEVEL = 12  # galax/'s entries: modules and subpackages
+
+
+def test_the_top_level_is_a_few_folders_by_concern():
+  """galax/ holds the public API, the command and one folder per concern; a module added at
+  the top level (not in the folder of its concern) fails this."""
+  top = sorted(name for name in os.listdir(os.path.join(ROOT, "galax"))
+               if name.endswith(".py") or os.path.isfile(os.path.join(ROOT, "galax", name,
+                                                                      "__init__.py")))
+  assert len(top) <= MAX_TOP_LEVEL, top
+  modules = [name for name in top if name.endswith(".py")]
+  assert modules == ["__init__.py", "__main__.py"], modules
+
+
+def test_the_public_api():
+  """`import galax` stays light (no jax); the five names load on first use."""
+  code = ("import sys, galax; assert 'jax' not in sys.modules, 'jax imported';"
+          "import inspect;"
+          "print(sorted(n for n in galax.__all__ if inspect.isfunction(getattr(galax, n))))")
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                       env=dict(os.environ, JAX_PLATFORMS="cpu"))
+  assert out.stdout.split("\n")[-2] == str(
+      ["evaluate_params", "load_config", "load_policy", "make_algorithm", "train"]), out
+
+
+@pytest.mark.parametrize("old,new", [("galax.sweep", "galax.results.sweep"),
+                                     ("galax.report", "galax.results.report"),
+                                     ("galax.experiment", "galax.results.experiment")])
+def test_moved_commands_keep_their_names(old, new):
+  """`python -m galax.sweep` (report, experiment) still runs, and the old name imports the
+  new module."""
+  import importlib  # pylint: disable=g-import-not-at-top
+
+  assert importlib.import_module(old) is importlib.import_module(new)
+  out = subprocess.run([sys.executable, "-m", old, "--help"], capture_output=True, text=True,
+                       env=dict(os.environ, JAX_PLATFORMS="cpu"), timeout=120)
+  assert out.returncode == 0 and "--" in out.stdout + out.stderr, out.stderr[-500:]

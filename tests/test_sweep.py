@@ -3,10 +3,10 @@
 import json
 
 import pytest
-
-from galax import sweep
-from galax.config import load as load_config
 from run_helpers import run_cli
+
+from galax.config import load as load_config
+from galax.results import sweep
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -5,7 +5,6 @@ import json
 import os
 
 import pytest
-
 from run_helpers import STEPS_PER_CALL, tiny_config
 
 pytest.importorskip("wandb")
@@ -48,7 +47,7 @@ def _history(run_dir):
 
 @pytest.mark.slow
 def test_offline_run_has_cleanrl_names_and_resumes_as_one_run(tmp_path, monkeypatch):
-  from galax.train import train
+  from galax.training.loop import train
 
   monkeypatch.setenv("WANDB_SILENT", "true")
   config = tiny_config(total_env_steps=2 * STEPS_PER_CALL, track=True, track_mode="offline")
@@ -71,7 +70,7 @@ def test_offline_run_has_cleanrl_names_and_resumes_as_one_run(tmp_path, monkeypa
 
 
 def test_bad_track_mode_is_one_line(tmp_path):
-  from galax.train import train
+  from galax.training.loop import train
 
   with pytest.raises(ValueError, match="config.track_mode='cloud' is not one of"):
     train(tiny_config(track=True, track_mode="cloud"), workdir=str(tmp_path), log=quiet)

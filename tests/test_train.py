@@ -9,11 +9,11 @@ import jax
 import numpy as np
 import pytest
 
-from galax import checkpoint as ckpt_lib
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.parallel.learners import to_host
-from galax.train import train
+from galax.parallel.layout import to_host
+from galax.runtime import checkpoint as ckpt_lib
+from galax.training.loop import train
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
@@ -113,7 +113,7 @@ def test_every_subpackage_is_listed_in_pyproject():
 
 
 def test_progress_gives_the_share_done_and_the_time_left():
-  from galax.metrics import progress  # pylint: disable=g-import-not-at-top
+  from galax.training.metrics import progress  # pylint: disable=g-import-not-at-top
 
   assert progress(0, 10_000_000, 0, 0.0) == "0% of 10.0M"  # compiling: no rate yet
   # 1,000 steps/s, 6M steps left: 100 minutes.

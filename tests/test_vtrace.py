@@ -7,9 +7,9 @@ import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-from galax import losses, returns
 from trajectories import random_return_inputs
+
+from galax.core import losses, returns
 
 # The rollout of tests/test_returns.py: T = 5, gamma = 0.5, terminated at t = 1,
 # truncated at t = 3.

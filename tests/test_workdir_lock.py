@@ -1,4 +1,4 @@
-"""One writer per run directory (galax/workdir_lock.py): a live holder refuses a second run,
+"""One writer per run directory (galax/runtime/lock.py): a live holder refuses a second run,
 a killed holder's lock is taken over with a warning."""
 
 import json
@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
-
-from galax import workdir_lock
-from galax.train import train
 from run_helpers import ROOT, csv_steps, run_cli, tiny_config
+
+from galax.runtime import lock as workdir_lock
+from galax.training.loop import train
 
 
 def test_a_held_workdir_refuses_a_second_holder(tmp_path):

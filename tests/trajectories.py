@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.rollout import Trajectory
+from galax.core.rollout import Trajectory
 
 
 def random_trajectory(key, steps=5, envs=8, obs_dim=3, actions=2,
@@ -30,7 +30,7 @@ def random_trajectory(key, steps=5, envs=8, obs_dim=3, actions=2,
 
 def random_return_inputs(seed, steps, envs, gamma=0.99):
   """(rewards, discounts, values, truncated), [steps, envs] ([steps + 1, envs] values), as
-  the estimators of galax.returns take them; about 20% terminated and 20% truncated steps."""
+  the estimators of galax.core.returns take them; about 20% terminated and 20% truncated steps."""
   rng = np.random.default_rng(seed)
   rewards = jnp.asarray(rng.normal(size=(steps, envs)), jnp.float32)
   terminated = jnp.asarray(rng.random((steps, envs)) < 0.2)

@@ -1,24 +1,35 @@
 """The algorithms: each module builds an `Algorithm` (init + jitted step) from a config
-and describes itself with `AlgorithmSpec`s (galax/algorithm_spec.py) in its `SPECS`.
+and describes itself with `AlgorithmSpec`s (galax/algorithms/spec.py) in its `SPECS`.
 
 Adding an algorithm: its module (a `make_*` builder and `SPECS`) and its name in
-`galax.algorithm_registry.MODULES`.
+`galax.algorithms.registry.MODULES`.
+
+This package's own import is JAX-free (the config checks import its spec and registry
+before JAX is quieted): `Algorithm` and the algorithm modules load on first use.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import jax
 from ml_collections import ConfigDict
 
-from galax.algorithm_registry import register, spec_for, specs  # noqa: F401
-from galax.algorithm_spec import AlgorithmSpec  # noqa: F401
-from galax.algorithms.algorithm import Algorithm
+from galax.algorithms.registry import register, spec_for, specs  # noqa: F401
+from galax.algorithms.spec import AlgorithmSpec  # noqa: F401
+
+if TYPE_CHECKING:
+  from galax.algorithms.algorithm import Algorithm
 
 
-def make_algorithm(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-                   ) -> Algorithm:
-  """Builds the algorithm named by `config.algorithm` for `devices` (default
-  `jax.devices()`; `galax.aot` passes a TPU or GPU target's compile-only devices)."""
+def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> Algorithm:
+  """Builds the algorithm named by `config.algorithm` for `devices` (jax devices; default
+  `jax.devices()`; `galax.aot.compile` passes a TPU or GPU target's compile-only devices)."""
   return spec_for(config.algorithm).build(config, devices)
+
+
+def __getattr__(name: str):
+  if name == "Algorithm":
+    from galax.algorithms.algorithm import Algorithm  # pylint: disable=g-import-not-at-top
+
+    return Algorithm
+  raise AttributeError(f"module 'galax.algorithms' has no attribute {name!r}")

@@ -23,21 +23,24 @@ import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
-from galax import losses
-from galax.algorithms.algorithm import Algorithm, assemble
-from galax.algorithms.execution import block_policy, chunked
-from galax.algorithms.run_setup import make_learners
-from galax.algorithms.update_tail import finish_update
-from galax.learner_state import BlockUpdate, LearnerState, Setup
-from galax import algorithm_spec as spec
+import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
+from galax.algorithms.algorithm import (
+  Algorithm,
+  assemble,
+  block_policy,
+  chunked,
+  finish_update,
+)
+from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
+from galax.core import losses
+from galax.core.returns import ReturnSettings, compute_targets
+from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
+from galax.core.types import Params
 from galax.parallel import diagnostics
-from galax.parallel import learners as lx
+from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
-from galax.returns import ReturnSettings, compute_targets
-from galax.rollout import Trajectory, check_trajectory, episode_log, rollout
-from galax.types import Params
 
 
 def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSettings,

@@ -48,20 +48,17 @@ import jax.numpy as jnp
 import optax
 from ml_collections import ConfigDict
 
-from galax import losses
-from galax.algorithms.algorithm import Algorithm, assemble
-from galax.algorithms.execution import block_policy
-from galax.algorithms.run_setup import make_setup
-from galax.algorithms.update_tail import finish_update
-from galax.learner_state import BlockUpdate, LearnerState, Setup
-from galax import algorithm_spec as spec
+import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.a2c import a2c_grads
-from galax.checks import check_choice
-from galax.optimizers import OptimizerSettings, make_optimizer
-from galax.parallel import learners as lx
-from galax.returns import ReturnSettings
-from galax.rollout import episode_log, rollout
-from galax.types import ParamsBlock
+from galax.algorithms.algorithm import Algorithm, assemble, block_policy, finish_update
+from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_setup
+from galax.config.checks import check_choice
+from galax.core import losses
+from galax.core.optimizers import OptimizerSettings, make_optimizer
+from galax.core.returns import ReturnSettings
+from galax.core.rollout import episode_log, rollout
+from galax.core.types import ParamsBlock
+from galax.parallel import layout as lx
 
 STREAM = 0xA3C  # separates the staleness draws from the other uses of config.seed
 

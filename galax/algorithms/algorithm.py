@@ -3,6 +3,13 @@
 An algorithm is an `Algorithm`: `init()` makes the training state (global arrays sharded
 over the learner axis) and `step(state)` runs `updates_per_call` updates in one jitted
 `shard_map`-ed `lax.scan`, returning the new state and per-update metrics.
+
+An algorithm writes its update for one device's block of learners as plain JAX, ending in
+`finish_update` (the combiner's step after the optimizer, the update counted). The
+wrappers here carry out the run's `ExecutionPlan` (galax/algorithms/plan.py) on it:
+`block_policy` runs the learners' networks (`plan.learner_map`), `chunked` computes a
+gradient in `plan.grad_chunks` pieces, and `compile_step` compiles `updates_per_call`
+updates into one jitted `shard_map` (`plan.update_loop`).
 """
 
 from __future__ import annotations
@@ -13,16 +20,17 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import PartitionSpec as P
 
-from galax import networks
-from galax.algorithms.execution import compile_step
-from galax.learner_state import BlockUpdate, LearnerState, Setup
-from galax.parallel import learners as lx
+from galax.algorithms.plan import ExecutionPlan
+from galax.algorithms.setup import BlockUpdate, LearnerState, Setup
+from galax.core import divergence, networks
+from galax.core.rollout import init_action_keys
+from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
+from galax.envs import EnvState
+from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
-from galax.plan import ExecutionPlan
-from galax.rollout import init_action_keys
-from galax.types import Metrics, ParamsBlock, PyTree
 
 # The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
 Optimizer = LearnerOptimizer | optax.GradientTransformation
@@ -36,7 +44,7 @@ class Algorithm:
 
   setup: Setup
   init: Callable[[], LearnerState]
-  abstract_init: Callable[[], LearnerState]  # shapes and shardings only (`galax.aot`)
+  abstract_init: Callable[[], LearnerState]  # shapes and shardings only (`galax.aot.compile`)
   step: Callable[[LearnerState], tuple[LearnerState, Metrics]]
   env_steps_per_update: int
   learning_rate: optax.Schedule
@@ -105,7 +113,7 @@ def abstract_initial_state(setup: Setup, optimizer: Optimizer,
                            init_combiner: ExtraInit | None = None,
                            init_extra: ExtraInit | None = None) -> LearnerState:
   """`initial_state`'s shapes, dtypes and shardings (`jax.ShapeDtypeStruct`s), traced,
-  not computed: nothing is allocated, on the host or the target (`galax.aot`). One
+  not computed: nothing is allocated, on the host or the target (`galax.aot.compile`). One
   process: its state is the global state."""
   local = jax.eval_shape(
       lambda: local_initial_state(setup, optimizer, init_combiner, init_extra))
@@ -131,3 +139,108 @@ def local_initial_state(setup: Setup, optimizer: Optimizer,
       combiner=init_combiner(params) if init_combiner else (),
       extra=init_extra(params) if init_extra else (),
   )
+
+
+def block_policy(apply_fn: Callable, learners: int, how: str = "vmap") -> Callable:
+  """A policy over a block's flat env batch [L * b, ...] with per-learner params [L, ...].
+
+  how: how the learners' networks run (`lx.map_learners`; `ExecutionPlan.learner_map`).
+  """
+
+  def policy(params, obs):
+    obs = lx.learner_block(obs, learners)
+    logits, values = lx.map_learners(apply_fn, params, obs, how=how)
+    return lx.flatten_block((logits, values))
+
+  return policy
+
+
+def env_chunks(tree: PyTree, chunks: int, axis: int = 1) -> list[PyTree]:
+  """`tree` cut into `chunks` equal, consecutive slices along its env `axis` (a list)."""
+  width = jax.tree.leaves(tree)[0].shape[axis] // chunks
+  return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
+                                                      axis=axis), tree)
+          for c in range(chunks)]
+
+
+def mean_of(parts: list[PyTree]) -> PyTree:
+  """The leafwise mean of equal-structured pytrees."""
+  return jax.tree.map(lambda *xs: sum(xs) / len(parts), *parts)
+
+
+def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
+            combine: Callable[[list[PyTree]], PyTree] = mean_of) -> Callable[[PyTree], PyTree]:
+  """`fn` computed on `chunks` equal slices of its input along `axis`, then `combine`d
+  (the mean by default); `fn` itself when chunks = 1.
+
+  For a loss that is a mean with a fixed normaliser, the mean of the chunks' gradients is
+  the whole batch's gradient (up to float rounding), computed as `chunks` smaller,
+  unrolled programs (`ExecutionPlan.grad_chunks`: XLA:CPU's conv gradients cost more per
+  sample on large batches).
+  """
+  if chunks == 1:
+    return fn
+  return lambda tree: combine([fn(part) for part in env_chunks(tree, chunks, axis)])
+
+
+def compile_step(setup: Setup, update_block: BlockUpdate,
+                 state_specs: P | PyTree | None = None) -> Callable:
+  """jit(shard_map(scan(update_block))) over `config.updates_per_call` updates, or with
+  `plan.update_loop = "host"` a Python loop of jitted single updates.
+
+  `update_block(block_state) -> (block_state, metrics)` works on a device's block of
+  learners. Metrics leaves must have the learner (or env) axis first; updates are stacked
+  in front, so the global metrics are [U, n, ...] or [U, n * b, ...].
+  """
+  update_block = divergence.with_finite_flags(update_block)  # metrics["finite"], every algorithm
+  updates = int(setup.config.updates_per_call)
+  in_specs = P(lx.AXIS) if state_specs is None else state_specs
+
+  def sharded(fn):
+    return jax.jit(jax.shard_map(fn, mesh=setup.mesh, in_specs=(in_specs,),
+                                 out_specs=(in_specs, P(None, lx.AXIS)), check_vma=False),
+                   donate_argnums=0)
+
+  if setup.plan.update_loop == "scan":
+    return sharded(lambda s: jax.lax.scan(lambda c, _: update_block(c), s, None, length=updates))
+
+  def one_update(s):
+    s, metrics = update_block(s)
+    return s, jax.tree.map(lambda m: m[None], metrics)
+
+  one = sharded(one_update)
+  stack = jax.jit(lambda ms: jax.tree.map(lambda *xs: jnp.concatenate(xs), *ms))
+
+  def step(state):
+    all_metrics = []
+    for _ in range(updates):
+      state, metrics = one(state)
+      all_metrics.append(metrics)
+    return state, stack(all_metrics)
+
+  return step
+
+
+_KEEP = object()  # `finish_update`: the algorithm's own state unchanged
+
+
+def finish_update(state: LearnerState, combiner: Combiner | None, *, params: ParamsBlock,
+                  opt_state: OptState, env_state: EnvState, action_keys: jax.Array,
+                  metrics: Metrics, extra: PyTree = _KEEP
+                  ) -> tuple[LearnerState, Metrics]:
+  """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip, from
+  `state.params`, the parameters before the step, to `params`, those after it), its metrics
+  merged under the combiner's name, the new state with the update counted. `extra`: the
+  algorithm's new own state (unchanged if left out). Without a combiner (A3C) `params` are
+  kept as they are."""
+  combiner_state = state.combiner
+  if combiner is not None:
+    params, combiner_state, combine_metrics = combiner.after_step(state.params, params,
+                                                                  state.combiner)
+    if combine_metrics:
+      metrics = dict(metrics, **{combiner.name: combine_metrics})
+  new_state = state.replace(
+      params=params, opt_state=opt_state, env_state=env_state, action_keys=action_keys,
+      update_count=state.update_count + 1, combiner=combiner_state,
+      extra=state.extra if extra is _KEEP else extra)
+  return new_state, metrics

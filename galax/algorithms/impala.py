@@ -13,8 +13,8 @@ theta_u are the learner's parameters after u updates. Update u:
      behaviour logits;
   2. the learner evaluates pi and V at theta_u on the unroll and V(x_T) to bootstrap;
      log rho_t = log pi(a_t | x_t) - log mu(a_t | x_t);
-  3. V-trace targets and advantages (`galax.returns.vtrace`; rho-bar, c-bar = 1);
-  4. the loss (`galax.losses.off_policy_actor_critic_loss`, mean or TorchBeast's sum), its
+  3. V-trace targets and advantages (`galax.core.returns.vtrace`; rho-bar, c-bar = 1);
+  4. the loss (`galax.core.losses.off_policy_actor_critic_loss`, mean or TorchBeast's sum), its
      gradient, and the learners' optimizer step (`galax.parallel.learner_optimizer`;
      several learners with combine=allreduce form a synchronous multi-device learner);
   5. theta_u replaces theta_{u-K} in the queue.
@@ -34,19 +34,23 @@ import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
-from galax import losses, returns as returns_lib
-from galax.algorithms.algorithm import Algorithm, assemble
-from galax.algorithms.execution import block_policy, chunked
-from galax.algorithms.run_setup import make_learners
-from galax.algorithms.update_tail import finish_update
-from galax.learner_state import BlockUpdate, LearnerState, Setup
-from galax.checks import check_choice, check_positive
-from galax import algorithm_spec as spec
-from galax.parallel import learners as lx
+import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
+from galax.algorithms.algorithm import (
+  Algorithm,
+  assemble,
+  block_policy,
+  chunked,
+  finish_update,
+)
+from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
+from galax.config.checks import check_choice, check_positive
+from galax.core import losses
+from galax.core import returns as returns_lib
+from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
+from galax.core.types import Params, ParamsBlock
+from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
-from galax.rollout import Trajectory, check_trajectory, episode_log, rollout
-from galax.types import Params, ParamsBlock
 
 
 @flax.struct.dataclass

@@ -32,21 +32,25 @@ import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
-from galax import losses, returns as returns_lib
-from galax.checks import check_positive
-from galax.algorithms.algorithm import Algorithm, assemble
-from galax.algorithms.execution import block_policy, chunked
-from galax.algorithms.run_setup import make_learners
-from galax.algorithms.update_tail import finish_update
-from galax.learner_state import BlockUpdate, LearnerState, Setup
-from galax import algorithm_spec as spec
+import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
+from galax.algorithms.algorithm import (
+  Algorithm,
+  assemble,
+  block_policy,
+  chunked,
+  finish_update,
+)
+from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
 from galax.algorithms.units import run_units
-from galax.parallel import learners as lx
+from galax.config.checks import check_positive
+from galax.core import losses
+from galax.core import returns as returns_lib
+from galax.core.returns import ReturnSettings
+from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
+from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
+from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
-from galax.returns import ReturnSettings
-from galax.rollout import Trajectory, check_trajectory, episode_log, rollout
-from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
 
 
 def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
@@ -86,7 +90,7 @@ def explained_variance(targets: jax.Array, values: jax.Array, mask: jax.Array) -
   population variances over the entries where mask is 1 (masked targets are not data).
   1 for perfect values, 0 for a constant guess at the mean, < 0 for worse. Where Var[G] =
   0 (or nothing is valid) it is 0, not CleanRL's NaN: a NaN metric would stop training as
-  diverged (`galax.divergence`), e.g. on a sparse-reward batch of zero returns.
+  diverged (`galax.core.divergence`), e.g. on a sparse-reward batch of zero returns.
   """
   count = jnp.maximum(jnp.sum(mask), 1.0)
 

@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple, Protocol
 import jax
 import jax.numpy as jnp
 
-from galax.types import Metrics, OptState, ParamsBlock
+from galax.core.types import Metrics, OptState, ParamsBlock
 
 
 class UnitLearner(Protocol):

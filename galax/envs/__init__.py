@@ -9,10 +9,10 @@ from typing import Sequence
 
 from galax.envs import pool
 from galax.envs.backend import EnvBackend, EnvSettings
-from galax.envs.registry import backend_for, backends, register, unregister
 from galax.envs.base import Env, EnvSpec, EnvState, Timestep
 from galax.envs.gymnax_env import GymnaxEnv, is_gymnax_id
 from galax.envs.pool import ATARI_DEFAULTS, BatchedEnv
+from galax.envs.registry import backend_for, backends, register, unregister
 
 __all__ = ["ATARI_DEFAULTS", "BatchedEnv", "Env", "EnvBackend", "EnvSettings", "EnvSpec",
            "EnvState", "GymnaxEnv", "Timestep", "backend_for", "check_env_id", "env_family",

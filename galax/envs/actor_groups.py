@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
+from galax.core.types import PyTree
 from galax.envs import EnvSettings, EnvSpec, EnvState, make_env
-from galax.types import PyTree
 
 
 class ActorGroups:

@@ -3,7 +3,7 @@
 Each backend module (galax/envs/pool.py: envpool; galax/envs/gymnax_env.py: gymnax) defines
 `BACKEND` next to its `Env`; galax/envs/registry.py gives env ids to their owners.
 Training envs (`make_env`), config checks, evaluation envs, videos, the frames-per-step
-count and `galax.aot` ask the backend, so no module outside a backend's own tells backends
+count and `galax.aot.compile` ask the backend, so no module outside a backend's own tells backends
 apart by id.
 
 This module is the type only: it imports no backend and no registry, so the backends that
@@ -76,10 +76,10 @@ class EnvBackend:
   make_eval: `make_eval(env, num_envs, seed)` -> evaluation envs (full games, raw
     rewards, the evaluation's no-op starts where the backend has them).
   validate: raises one ValueError line for an env option the backend would ignore.
-  episodes: `episodes(env, policy, episodes, seed)` -> `Frames` for `galax.video`.
+  episodes: `episodes(env, policy, episodes, seed)` -> `Frames` for `galax.envs.video`.
   frames_per_step: emulator frames per agent step (Atari's frame skip; else 1).
   in_program: the envs step inside the XLA program (vmapped JAX code), so a program that
-    holds them compiles for any accelerator (`galax.aot`) and has no host stepping to
+    holds them compiles for any accelerator (`galax.aot.compile`) and has no host stepping to
     overlap (HTS-RL's micro-batches); False for envs stepped by host threads.
   """
 

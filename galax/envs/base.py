@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.types import PyTree
+from galax.core.types import PyTree
 
 
 class EnvSpec(NamedTuple):

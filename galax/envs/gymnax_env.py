@@ -46,7 +46,7 @@ from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
 
 if TYPE_CHECKING:
-  from gymnax.environments.environment import EnvParams, Environment
+  from gymnax.environments.environment import Environment, EnvParams
   from gymnax.environments.environment import EnvState as GymnaxState
 
 PREFIX = "gymnax/"
@@ -238,7 +238,7 @@ def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: in
   """(frame, return so far, episode) of each step of `episodes` gymnax games."""
   import gymnax  # pylint: disable=g-import-not-at-top
 
-  from galax.video import cartpole_frame, minatar_frame  # pylint: disable=g-import-not-at-top
+  from galax.envs.video import cartpole_frame, minatar_frame  # pylint: disable=g-import-not-at-top
 
   name = env_settings.id.removeprefix(PREFIX)
   env, params = gymnax.make(name)

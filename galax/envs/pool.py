@@ -301,7 +301,7 @@ def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -
   CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
   import envpool  # pylint: disable=g-import-not-at-top
 
-  from galax.video import cartpole_frame  # pylint: disable=g-import-not-at-top
+  from galax.envs.video import cartpole_frame  # pylint: disable=g-import-not-at-top
 
   family = env_family(settings.id)
   options = env_options(settings.id, family, False, False, settings.eval_time_limit, 1,

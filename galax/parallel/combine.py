@@ -31,10 +31,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from galax.core.types import Metrics, ParamsBlock, PyTree
 from galax.parallel import diagnostics
-from galax.parallel.learners import AXIS, learner_sum
+from galax.parallel.layout import AXIS, learner_sum
 from galax.parallel.topology import Topology, make_topology, prop1_window
-from galax.types import Metrics, ParamsBlock, PyTree
 
 
 class Combiner(Protocol):

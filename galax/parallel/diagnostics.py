@@ -16,8 +16,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.parallel.learners import AXIS, learner_sum
-from galax.types import ParamsBlock, PyTree
+from galax.core.types import ParamsBlock, PyTree
+from galax.parallel.layout import AXIS, learner_sum
 
 
 def flatten_learners(block: PyTree) -> jax.Array:

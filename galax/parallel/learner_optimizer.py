@@ -42,20 +42,17 @@ A device then holds L * S numbers per optimizer moment instead of L * P: n times
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Protocol
+from typing import Callable, Protocol
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from galax import networks, optimizers
+from galax.core import optimizers
+from galax.core.types import OptState, Params, ParamsBlock, PyTree
 from galax.parallel.combine import Combiner
-from galax.parallel.learners import AXIS, learner_sum
-from galax.types import OptState, Params, ParamsBlock, PyTree
-
-if TYPE_CHECKING:
-  from galax.learner_state import Setup
+from galax.parallel.layout import AXIS, Layout, learner_sum
 
 
 class LearnerOptimizer(Protocol):
@@ -185,23 +182,18 @@ class ShardedOptimizer:
     return params, opt_state, jnp.broadcast_to(norm, (learners,))
 
 
-def params_shapes(setup: Setup) -> PyTree:
-  """Shapes and dtypes of one learner's parameters (no computation)."""
-  return jax.eval_shape(lambda: networks.init_params(setup.network, setup.env.spec,
-                                                     jax.random.PRNGKey(0)))
-
-
-def make_learner_optimizer(cfg: optimizers.OptimizerSettings, setup: Setup, combiner: Combiner,
+def make_learner_optimizer(cfg: optimizers.OptimizerSettings, layout: Layout,
+                           params_shapes: Callable[[], PyTree], combiner: Combiner,
                            anneal_updates: int, steps_per_update: int = 1
                            ) -> tuple[LearnerOptimizer, optax.Schedule]:
   """The learners' optimizer step for the run's optimizer `cfg` (sharded_state picks ZeRO-1).
 
+  `params_shapes()`: one learner's parameter shapes (asked only for the sharded state).
   `anneal_updates`: the updates over which a linear lr anneal reaches 0 (`Setup`).
   `steps_per_update`: optimizer steps per update (PPO's minibatch steps, A3C's n
   applications); the lr schedule counts steps. Returns the optimizer and the learning rate
   as a function of the update count.
   """
-  layout = setup.layout
   total_steps = anneal_updates * steps_per_update
   schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
                                       total_steps)
@@ -209,7 +201,7 @@ def make_learner_optimizer(cfg: optimizers.OptimizerSettings, setup: Setup, comb
       lambda update: schedule(update * steps_per_update))
   if cfg.sharded_state:
     return ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
-                            params_shapes(setup), layout.num_learners,
+                            params_shapes(), layout.num_learners,
                             cfg.clip_average_norm, cfg.max_grad_norm), per_update
   optimizer, _ = optimizers.make_optimizer(cfg, layout.envs_per_learner, layout.num_learners,
                                            total_steps, per_tensor_clip=False)

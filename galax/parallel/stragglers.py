@@ -29,7 +29,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from galax.parallel.learners import AXIS
+from galax.parallel.layout import AXIS
 
 STREAM = 0x57A6  # separates these draws from the other uses of config.seed
 STEP_TIME_LAWS = ("exponential", "uniform", "lognormal")

@@ -13,20 +13,30 @@ import jax
 import numpy as np
 from ml_collections import ConfigDict
 
-from galax import algorithm_spec as spec, losses
+import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.algorithm import Algorithm, assemble
-from galax.algorithms.run_setup import make_learners
-from galax.learner_state import Setup
-from galax.algorithms.hts.learners import (A2CStepLearner, PPOSegmentLearner, SegmentLearner,
-                                          StalePPOSegmentLearner)
+from galax.algorithms.hts.learners import (
+  A2CStepLearner,
+  PPOSegmentLearner,
+  SegmentLearner,
+  StalePPOSegmentLearner,
+)
 from galax.algorithms.hts.segment import HTSExtra, Segment, empty_storage
-from galax.algorithms.ppo import PPOLearner, PPOSettings, learner_keys, ppo_config, validate_ppo
-from galax.checks import check_positive
+from galax.algorithms.ppo import (
+  PPOLearner,
+  PPOSettings,
+  learner_keys,
+  ppo_config,
+  validate_ppo,
+)
+from galax.algorithms.setup import Setup, make_learners
+from galax.config.checks import check_positive
+from galax.core import losses
+from galax.core.returns import ReturnSettings
 from galax.envs import EnvSettings
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
-from galax.returns import ReturnSettings
 
 
 class SegmentShape(NamedTuple):

@@ -22,15 +22,15 @@ from typing import Callable, NamedTuple, Protocol
 import jax
 import jax.numpy as jnp
 
-from galax import losses
 from galax.algorithms.ppo import PPOLearner
 from galax.algorithms.units import UnitLearner
+from galax.core import losses
+from galax.core.returns import ReturnSettings, compute_targets
+from galax.core.rollout import Trajectory
+from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
 from galax.parallel.combine import Combiner
-from galax.parallel.learners import split_learners
+from galax.parallel.layout import split_learners
 from galax.parallel.learner_optimizer import LearnerOptimizer
-from galax.returns import ReturnSettings, compute_targets
-from galax.rollout import Trajectory
-from galax.types import Metrics, OptState, Params, ParamsBlock, PyTree
 
 
 class SegmentLearner(UnitLearner, Protocol):

@@ -16,7 +16,7 @@ predicate only known at run time: XLA compiles the branch on its own, identicall
 wherever it sits, so results are bitwise the same for every schedule. The price: XLA:CPU
 runs convolution gradients an order of magnitude slower in nested computations
 (docs/benchmarks.md), so image networks on CPU call `inline` instead
-(`ExecutionPlan.unit_call`, galax/plan.py).
+(`ExecutionPlan.unit_call`, galax/algorithms/plan.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 
-from galax.types import PyTree
+from galax.core.types import PyTree
 
 
 def _opaque_false(dep: PyTree) -> jax.Array:

@@ -77,17 +77,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.algorithms.execution import block_policy
-from galax.algorithms.update_tail import finish_update
-from galax.learner_state import LearnerState, Setup
+from galax.algorithms.algorithm import block_policy, finish_update
 from galax.algorithms.hts.learners import SegmentLearner
 from galax.algorithms.hts.ordering import CALLS, after
+from galax.algorithms.setup import LearnerState, Setup
 from galax.algorithms.units import run_units
+from galax.core.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
+from galax.core.types import ParamsBlock
 from galax.envs import EnvSpec
 from galax.envs.actor_groups import ActorGroups
-from galax.parallel import learners as lx
-from galax.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
-from galax.types import ParamsBlock
+from galax.parallel import layout as lx
 
 # --- state ----------------------------------------------------------------------------
 

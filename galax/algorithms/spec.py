@@ -1,0 +1,70 @@
+"""What the rest of galax may know about an algorithm: its `AlgorithmSpec`.
+
+Each algorithm module defines its spec(s) next to its code; galax/algorithms/registry.py
+finds them by name. Config checks, the execution plan's rules and the run header ask the
+spec, so no module outside an algorithm's own compares `config.algorithm` with a name.
+
+A spec holds no jax code, and this module is the type only: it imports no algorithm and
+no registry, so the algorithms that import it form no cycle with the registry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+from ml_collections import ConfigDict
+
+# Options only some algorithms act on; a spec lists those it supports in `features`.
+LEARNER_MAP = "learner_map"  # config.learner_map other than vmap (A2C-family learners)
+GRAD_SIMILARITY = "grad_similarity"  # config.grad_similarity (learners' gradient cosines)
+STRAGGLERS = "stragglers"  # config.stragglers.num_kept (all-reduce A2C)
+SHARDED_STATE = "sharded_state"  # config.optimizer.sharded_state (all-reduce learners)
+COMBINE = "combine"  # config.combine other than 'independent'
+MICROBATCHES = "microbatches"  # config.hts.microbatches (HTS segments in pieces)
+
+
+@dataclasses.dataclass(frozen=True)
+class AlgorithmSpec:
+  """One algorithm as the rest of galax sees it.
+
+  name: `config.algorithm`'s value.
+  build: `build(config, devices)` -> `Algorithm` (`galax.algorithms.algorithm`).
+  steps_per_env: env steps each env takes per update (t_max, HTS's alpha).
+  chunked_batch: (size, samples per entry, what) of the axis a learner's gradient may be
+    split along (`config.grad_chunks`): its envs and t_max for A2C, a PPO minibatch's
+    samples and 1; size 1 when it is not chunked.
+  validate: raises ValueError for a config value this algorithm cannot run.
+  features: the options of this module's constants that it acts on.
+  config_sections: the config sections this algorithm owns, {name: ConfigDict of fields
+    with their defaults} (`galax.config.base_config` adds every algorithm's; two specs of
+    one module may share a section).
+  segment_units: (learner units, env steps) per update of an algorithm whose updates are
+    HTS segments, both of which `hts.microbatches` pieces divide (`galax.algorithms.plan`); None
+    for the others.
+  """
+
+  name: str
+  build: Callable[[ConfigDict, Sequence[Any] | None], Any]
+  steps_per_env: Callable[[ConfigDict], int] = lambda c: int(c.t_max)
+  chunked_batch: Callable[[ConfigDict], tuple[int, int, str]] = (
+      lambda c: (int(c.envs_per_learner), int(c.t_max), "envs per learner"))
+  validate: Callable[[ConfigDict], None] = lambda c: None
+  features: frozenset[str] = frozenset({COMBINE})
+  segment_units: Callable[[ConfigDict], tuple[int, int]] | None = None
+  config_sections: Callable[[], dict[str, ConfigDict]] = dict
+
+  def supports(self, feature: str) -> bool:
+    return feature in self.features
+
+
+def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int
+                  ) -> tuple[int, int, str]:
+  """A PPO minibatch (`config.ppo.minibatches` of them per update) as the chunked axis;
+  rejects minibatch counts that do not divide the `steps` x envs_per_learner samples (PPO
+  and HTS-PPO)."""
+  samples = steps * envs_per_learner
+  if samples % minibatches:
+    raise ValueError(f"config.ppo.minibatches={minibatches} must divide the {samples} "
+                     f"samples per update ({steps} steps x envs_per_learner).")
+  return samples // minibatches, 1, "samples per PPO minibatch"

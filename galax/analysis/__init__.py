@@ -1,1 +1,0 @@
-"""Analyses of the papers' claims (numpy and scipy only; no training)."""

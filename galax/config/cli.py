@@ -1,0 +1,173 @@
+"""What the command lines (run.py, `python -m galax.experiment`) share: reading `--config`
+(a file or a name in configs/), checking `--config.<key>` overrides before ml_collections
+sees them, and turning expected failures into one line and an exit status.
+
+Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 75 a lost peer in a
+multi-process job (galax/runtime/peers.py, galax/runtime/supervise.py: restart with --resume), 130
+interrupted (Ctrl-C), 143 preempted (SIGTERM: `galax.runtime.preemption.Preempted`, a SystemExit
+that passes through `guarded` as it is).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
+
+if TYPE_CHECKING:
+  from ml_collections import ConfigDict
+
+EXIT_BAD_INPUT = 2
+EXIT_DIVERGED = 3
+EXIT_INTERRUPTED = 130
+
+
+def fail(message: str, status: int = EXIT_BAD_INPUT) -> NoReturn:
+  print(f"error: {message}", file=sys.stderr)
+  sys.exit(status)
+
+
+def _config_arg(argv: Sequence[str]) -> tuple[int, str] | None:
+  """(index, value) of the --config flag in argv (`--config=X` or `--config X`), or None."""
+  for i, arg in enumerate(argv):
+    if arg.startswith("--config="):
+      return i, arg.split("=", 1)[1]
+    if arg == "--config" and i + 1 < len(argv):
+      return i + 1, argv[i + 1]
+  return None
+
+
+def resolve_config_arg(argv: list[str]) -> list[str]:
+  """argv with --config's name ("pong_paac") replaced by its file; FileNotFoundError if none.
+
+  A ':suffix' (ml_collections passes it to get_config) is kept.
+  """
+  from galax.config import config_path  # pylint: disable=g-import-not-at-top
+
+  found = _config_arg(argv)
+  if found is None:
+    return list(argv)
+  index, value = found
+  name, colon, suffix = value.partition(":")
+  resolved = config_path(name) + colon + suffix
+  argv = list(argv)
+  argv[index] = f"--config={resolved}" if argv[index].startswith("--config=") else resolved
+  return argv
+
+
+def _paths(node: Any, prefix: str = "") -> Iterator[str]:
+  """Every dotted field and section name of a config."""
+  for key in node.keys():
+    yield prefix + key
+    if hasattr(node[key], "keys"):
+      yield from _paths(node[key], f"{prefix}{key}.")
+
+
+def unknown_override(config: ConfigDict, dotted: str) -> str | None:
+  """The first part of `dotted` that the config lacks, with suggestions, or None.
+
+  Suggestions: fields of that name in any section (`learning_rate` ->
+  `optimizer.learning_rate`), then close names beside it, then close names anywhere."""
+  node, walked = config, []
+  for part in dotted.split("."):
+    keys = list(node.keys()) if hasattr(node, "keys") else []
+    if part not in keys:
+      paths = list(_paths(config))
+      last = lambda p: p.rsplit(".", 1)[-1]  # pylint: disable=unnecessary-lambda-assignment
+      found = ([p for p in paths if last(p) == part]
+               + [".".join([*walked, c]) for c in difflib.get_close_matches(part, keys, n=3)]
+               + [p for p in paths if difflib.get_close_matches(part, [last(p)], cutoff=0.8)])
+      close = list(dict.fromkeys(found))[:3]
+      hint = f" Did you mean {', '.join(repr('config.' + c) for c in close)}?" if close else ""
+      where = ".".join(["config", *walked, part])
+      return f"Unknown config key {where!r} (from --config.{dotted}).{hint}"
+    node, walked = node[part], [*walked, part]
+  return None
+
+
+def flag_error(error: Exception) -> str:
+  """absl's message for a bad flag value, as one plain line (absl shows some as a tuple:
+  `('Non-boolean argument to boolean flag', 'maybe')`)."""
+  text = re.sub(r"\('Non-boolean argument to boolean flag', '(.*?)'\)",
+                r"'\1' is not a boolean (true or false)", str(error))
+  text = re.sub(r"\('([^']*)', '([^']*)'\)", r"\1: '\2'", text)
+  return " ".join(text.split())
+
+
+def parse_flags(argv: list[str]) -> list[str]:
+  """absl's parsing (app.run's flags_parser), with a bad value as one `error:` line."""
+  from absl import flags  # pylint: disable=g-import-not-at-top
+
+  try:
+    return flags.FLAGS(argv)
+  except flags.Error as e:
+    fail(flag_error(e))
+
+
+HELP_FLAGS = {"--help", "-h", "-?", "--helpshort"}
+
+
+def answer_help(argv: Sequence[str], module: ModuleType) -> None:
+  """On `--help` or `-h`: the command's docstring and its own flags, then exit 0 (absl's
+  own --help exits 1, lists the flags of run.py's module, which has none, and knows no -h)."""
+  if HELP_FLAGS & set(argv[1:]):
+    from absl import flags  # pylint: disable=g-import-not-at-top
+
+    print((module.__doc__ or "").rstrip() + "\n\n" + flags.FLAGS.module_help(module))
+    sys.exit(0)
+
+
+def prepare_argv(argv: list[str], default_config: str) -> list[str]:
+  """Resolves --config and checks --config.<key> overrides; exits with one line if bad.
+
+  (ml_collections applies overrides while the flag is parsed and would raise a bare
+  KeyError traceback; a missing config file would give a long one.)
+  """
+  from galax.config import load  # pylint: disable=g-import-not-at-top
+
+  if len(argv) > 1 and not argv[1].startswith("-") and _config_arg(argv) is None:
+    argv = [argv[0], f"--config={argv[1]}", *argv[2:]]  # `galax pong_fast`
+  try:
+    argv = resolve_config_arg(argv)
+  except FileNotFoundError as e:
+    fail(str(e))
+  overrides = [a[len("--config."):].split("=", 1)[0] for a in argv[1:]
+               if a.startswith("--config.") and "=" in a]
+  if overrides:
+    found = _config_arg(argv)
+    path = found[1].split(":")[0] if found else default_config
+    try:
+      config = load(path)
+    except Exception:  # pylint: disable=broad-except
+      return argv  # a broken config file gets ml_collections' own error
+    for dotted in overrides:
+      message = unknown_override(config, dotted)
+      if message:
+        fail(message)
+  return argv
+
+
+def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], Any]:
+  """`main` with expected failures as one line: bad input (2), divergence (3), Ctrl-C (130).
+
+  The training loop has already said what it saved when it was interrupted or diverged.
+  """
+
+  def run(argv: Sequence[str]) -> Any:
+    from galax.runtime import jax_quiet  # pylint: disable=g-import-not-at-top
+
+    jax_quiet.import_jax()  # first: galax.training.loop imports jax
+    from galax.training.loop import Diverged  # pylint: disable=g-import-not-at-top
+
+    try:
+      return main(argv)
+    except (ValueError, FileNotFoundError) as e:
+      fail(str(e))
+    except Diverged as e:
+      fail(str(e), EXIT_DIVERGED)
+    except KeyboardInterrupt:
+      sys.exit(EXIT_INTERRUPTED)
+
+  return run

@@ -1,0 +1,123 @@
+"""`galax --help_config[=NAME]`: every config field with its value and a one-line doc.
+
+The docs are the comments of the schema's source (galax/config/__init__.py and each algorithm's
+section, e.g. `ppo_config` in galax/algorithms/ppo.py): a field's trailing comment, with
+the comment lines aligned under it, or else the comment block just above it. So the
+schema stays the one place a field is documented.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from typing import Any, Callable, Iterator, Sequence
+
+from ml_collections import ConfigDict
+
+_FLAG = "--help_config"
+_ASSIGN = re.compile(r"^\s*\w+\.([\w.]+)\s*=\s*(.*)$")
+_TRAILING = re.compile(r"\s#\s?(.*)$")
+
+
+def _builders() -> list[tuple[Callable[[], Any], str]]:
+  """(the function that declares a group of fields, the prefix of their names)."""
+  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.registry import specs  # pylint: disable=g-import-not-at-top
+
+  # pylint: disable=protected-access
+  found = [(config_lib.base_config, ""), (config_lib._learner_fields, ""),
+           (config_lib._model_fields, ""), (config_lib._optimizer_fields, ""),
+           (config_lib._running_fields, ""), (config_lib._env_section, "env."),
+           (config_lib._eval_section, "eval.")]
+  for spec in specs().values():  # each section's builder: `<section>_config` (ppo_config)
+    for name in spec.config_sections():
+      builder = spec.config_sections.__globals__.get(f"{name}_config")
+      if builder is not None and (builder, f"{name}.") not in found:
+        found.append((builder, f"{name}."))
+  return found
+
+
+def _comment(line: str) -> tuple[str, int]:
+  """The text of a comment line and the column it starts at."""
+  after = line[line.index("#") + 1:]
+  return after.strip(), len(line) - len(after.lstrip())
+
+
+def source_docs(source: str, prefix: str = "") -> dict[str, str]:
+  """{dotted field: doc} from the assignments (`c.network.name = "mlp"  # doc`) of a
+  function's source."""
+  docs: dict[str, str] = {}
+  block: list[str] = []
+  last, column = None, -1  # the field with a trailing comment just before, and its column
+  for line in source.splitlines():
+    if line.strip().startswith("#"):
+      text, at = _comment(line)
+      if last is not None and at == column:  # a trailing comment's next line
+        docs[last] += " " + text
+      else:
+        block.append(text)
+        last = None
+      continue
+    found = _ASSIGN.match(line)
+    trailing = _TRAILING.search(found.group(2)) if found else None
+    if found:
+      docs[prefix + found.group(1)] = trailing.group(1).strip() if trailing else " ".join(block)
+    last = prefix + found.group(1) if trailing else None
+    column = _comment(line)[1] if trailing else -1
+    block = []
+  return docs
+
+
+def field_docs() -> dict[str, str]:
+  docs: dict[str, str] = {}
+  for builder, prefix in _builders():
+    docs.update(source_docs(inspect.getsource(builder), prefix))
+  return docs
+
+
+def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+  """(dotted name, value) of every field of a config tree (an empty section: {})."""
+  for key, value in node.items():
+    if isinstance(value, ConfigDict) and len(value):
+      yield from _leaves(value, f"{prefix}{key}.")
+    else:
+      yield prefix + key, value.to_dict() if isinstance(value, ConfigDict) else value
+
+
+def describe(name: str | None = None) -> list[str]:
+  """The lines of the listing: the schema's defaults, or config `name`'s values (marking
+  those that differ from the schema's)."""
+  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+
+  schema = dict(_leaves(config_lib.base_config()))
+  values = dict(_leaves(config_lib.load(name))) if name else schema
+  docs = field_docs()
+  title = (f"config {name} ({config_lib.config_path(name)})" if name
+           else "the config schema (galax/config/__init__.py) with its defaults")
+  lines = [f"Fields of {title}; set one with --config.<field>=<value>:"]
+  for path, value in values.items():
+    differs = f" (schema: {schema[path]!r})" if path in schema and schema[path] != value else ""
+    doc = f"  # {docs[path]}" if docs.get(path) else ""
+    lines.append(f"  {path} = {value!r}{differs}{doc}")
+  return lines
+
+
+def answer(argv: Sequence[str]) -> None:
+  """On `--help_config[=NAME]`: prints the listing (of NAME, or of the schema) and exits 0;
+  an unknown NAME is one `error:` line."""
+  asked = [a for a in argv[1:] if a == _FLAG or a.startswith(_FLAG + "=")]
+  if not asked:
+    return
+  from galax.config import cli  # pylint: disable=g-import-not-at-top
+
+  name = asked[-1].partition("=")[2] or None
+  try:
+    lines = describe(name)
+  except FileNotFoundError as e:
+    cli.fail(str(e))
+  try:
+    print("\n".join(lines), flush=True)
+  except BrokenPipeError:  # `| head`: the reader has what it wanted
+    sys.stdout = None
+  sys.exit(0)

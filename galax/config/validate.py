@@ -1,0 +1,161 @@
+"""`validate`: the checks of a config's values that types alone do not make.
+
+Each config flag either acts or is rejected here with one line naming it: choices, ranges,
+sizes that must divide each other, and flags the chosen algorithm or env would ignore.
+"""
+
+from __future__ import annotations
+
+import ml_collections
+
+from galax.algorithms import spec as spec_lib
+from galax.algorithms.registry import spec_for
+from galax.config.checks import check_choice, check_positive  # noqa: F401  (also galax.config_checks.*)
+
+COMBINES = ("independent", "allreduce", "gossip")
+
+
+def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+  """Checks values that types alone do not; returns the config. Raises ValueError."""
+  algorithm = spec_for(config.algorithm)  # one line for an unknown name
+  check_choice("combine", config.combine, COMBINES)
+  check_choice("returns", config.returns, ("nstep", "gae"))
+  check_choice("optimizer.name", config.optimizer.name, ("rmsprop", "adam", "sgd"))
+  check_choice("optimizer.rmsprop_convention", config.optimizer.rmsprop_convention, ("tf", "torch"))
+  check_choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
+          ("none", "linear_envs", "sqrt_learners"))
+  check_choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
+  _validate_anneal_steps(config.optimizer.anneal, config.optimizer.get("anneal_steps"))
+  check_choice("initial_params", config.initial_params, ("shared", "per_learner"))
+  check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
+  check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
+  check_choice("track_mode", config.track_mode, ("online", "offline", "disabled"))
+  check_positive(config, "eval.episodes")
+  for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
+               "eval.max_episode_steps"):
+    value = config
+    for part in name.split("."):
+      value = value[part]
+    if value < 0:
+      raise ValueError(f"config.{name} must be >= 0, got {value!r}.")
+  check_positive(config, "total_env_steps", "num_learners", "envs_per_learner", "t_max",
+            "updates_per_call", "optimizer.learning_rate", "stats_window")
+  if not 0.0 <= config.gamma <= 1.0:
+    raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
+  if config.combine != "independent" and config.num_learners < 2:
+    raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
+  g = config.gossip
+  _validate_gossip(algorithm, config.combine, config.num_learners, config.initial_params,
+                   config.grad_similarity, delay=g.delay, topology=g.topology, peers=g.peers,
+                   metrics=g.metrics)
+  opt, stragglers = config.optimizer, config.stragglers
+  _validate_baselines(algorithm, config.combine, config.num_learners,
+                      clip_average_norm=opt.clip_average_norm, sharded_state=opt.sharded_state,
+                      step_time=stragglers.step_time, num_kept=stragglers.num_kept,
+                      scale=stragglers.scale)
+  network = config.network
+  from galax.core.networks import INIT_SCHEMES  # pylint: disable=g-import-not-at-top
+  check_choice("network.init", network.init, INIT_SCHEMES)
+  _validate_execution(algorithm, config.learner_map, config.update_loop, network.conv_impl,
+                      network.activation, network.name, config.grad_chunks)
+  _validate_batches(algorithm, config.grad_chunks, algorithm.chunked_batch(config),
+                    config.hts.microbatches)  # chunked_batch: PPO checks its minibatches
+  from galax import envs  # pylint: disable=g-import-not-at-top
+
+  envs.check_env_id(config.env.id)
+  envs.backend_for(config.env.id).validate(envs.EnvSettings.from_config(config))
+  algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
+  return config
+
+
+def _validate_gossip(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learners: int,
+                     initial_params: str, grad_similarity: bool, *, delay: int, topology: str,
+                     peers: int, metrics: bool) -> None:
+  """GALA's gossip fields act only with combine='gossip'; GALA Fig. 2b's gradient cosine
+  matrix only in A2C (the other algorithms have no single per-update gradient to compare)."""
+  if delay < 0:
+    raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
+  if combine == "gossip":
+    from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
+
+    make_topology(topology, num_learners, peers)
+  elif metrics or delay:
+    raise ValueError(f"config.gossip.metrics={metrics} and config.gossip.delay="
+                     f"{delay} act only with combine='gossip' (got "
+                     f"combine={combine!r}).")
+  if delay >= 2 and combine == "gossip" and initial_params != "shared":
+    raise ValueError(f"config.gossip.delay={delay} with initial_params="
+                     f"{initial_params!r}: the first delay - 1 mixes would use each "
+                     "learner's own start for its peers'; use initial_params='shared'.")
+  if grad_similarity and not algorithm.supports(spec_lib.GRAD_SIMILARITY):
+    raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
+                     f"algorithm='a2c' (got {algorithm.name!r}).")
+
+
+def _validate_execution(algorithm: spec_lib.AlgorithmSpec, learner_map: str, update_loop: str,
+                        conv_impl: str, activation: str, network: str, grad_chunks: int
+                        ) -> None:
+  """How the learners run: their map, the update loop, the network's convolutions and
+  activation (`network`: its name), and the sign of grad_chunks."""
+  check_choice("learner_map", learner_map, ("auto", "vmap", "unroll", "loop"))
+  if learner_map not in ("auto", "vmap") and not algorithm.supports(spec_lib.LEARNER_MAP):
+    raise ValueError(f"config.learner_map={learner_map!r} acts on A2C-family "
+                     f"learners (algorithm 'a2c'); {algorithm.name!r} vmaps its learners.")
+  check_choice("update_loop", update_loop, ("auto", "scan", "host"))
+  check_choice("network.conv_impl", conv_impl, ("auto", "xla", "patches"))
+  check_choice("network.activation", activation, ("", "relu", "tanh"))
+  if conv_impl == "patches" and network == "mlp":
+    raise ValueError("config.network.conv_impl='patches' changes how convolutions run; "
+                     "network 'mlp' has none (use 'auto', the default).")
+  if grad_chunks < 0:
+    raise ValueError(f"config.grad_chunks={grad_chunks} must be >= 0 (0 = auto).")
+
+
+def _validate_batches(algorithm: spec_lib.AlgorithmSpec, grad_chunks: int,
+                      chunked_batch: tuple[int, int, str], microbatches: int) -> None:
+  """Sizes that must divide each other: grad_chunks the algorithm's `chunked_batch`; HTS
+  micro-batches exist only where the algorithm has segments."""
+  batch, _, what = chunked_batch
+  if grad_chunks and batch % grad_chunks:
+    raise ValueError(f"config.grad_chunks={grad_chunks} must divide the {batch} {what}.")
+  if microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
+    raise ValueError(f"config.hts.microbatches={microbatches} splits HTS segments;"
+                     f" algorithm {algorithm.name!r} has none.")
+
+
+def _validate_baselines(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learners: int, *,
+                        clip_average_norm: float, sharded_state: bool, step_time: str,
+                        num_kept: int, scale: float) -> None:
+  """Fields of distributed BA3C (`optimizer.clip_average_norm`, `optimizer.sharded_state`,
+  `stragglers.*`), A3C and IMPALA."""
+  if clip_average_norm < 0:
+    raise ValueError("config.optimizer.clip_average_norm must be >= 0 (0 = off), got "
+                     f"{clip_average_norm}.")
+  if sharded_state:
+    if combine != "allreduce" or not algorithm.supports(spec_lib.SHARDED_STATE):
+      raise ValueError("config.optimizer.sharded_state=True shards the state of learners that "
+                       "share parameters: it needs combine='allreduce' and an algorithm that "
+                       f"supports it, such as 'a2c' or 'impala' (got combine="
+                       f"{combine!r}, algorithm={algorithm.name!r}).")
+  check_choice("stragglers.step_time", step_time, ("exponential", "lognormal", "uniform"))
+  if num_kept:
+    if not 0 < num_kept <= num_learners:
+      raise ValueError(f"config.stragglers.num_kept={num_kept} must be in "
+                       f"[1, num_learners={num_learners}] (0 = keep all).")
+    if combine != "allreduce" or not algorithm.supports(spec_lib.STRAGGLERS):
+      raise ValueError("config.stragglers.num_kept drops gradients of all-reduce A2C: it needs "
+                       f"combine='allreduce' and algorithm='a2c' (got combine={combine!r},"
+                       f" algorithm={algorithm.name!r}).")
+    if scale < 0:
+      raise ValueError(f"config.stragglers.scale must be >= 0, got {scale}.")
+
+
+def _validate_anneal_steps(anneal: str, anneal_steps: int | None) -> None:
+  if anneal_steps is None:
+    return
+  if anneal_steps <= 0:
+    raise ValueError(f"config.optimizer.anneal_steps must be > 0 (or None for the run's "
+                     f"length), got {anneal_steps!r}.")
+  if anneal != "linear":
+    raise ValueError(f"config.optimizer.anneal_steps={anneal_steps} acts only with "
+                     f"optimizer.anneal='linear', not {anneal!r}.")

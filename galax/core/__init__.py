@@ -1,0 +1,2 @@
+"""The maths of an update: types, networks, rollout, returns, losses, optimizers,
+divergence flags."""

@@ -1,0 +1,99 @@
+"""Videos of a policy playing: frames from the env, the running return drawn on them.
+
+* Atari (envpool): the emulator's RGB screen (`render_mode="rgb_array"`, 210x160), played
+  in a host loop on a pool of one env built with the evaluation's options (full games, raw
+  rewards, no-op starts), so the policy sees what it was trained on.
+* MinAtar (gymnax): the 10x10 grid, one colour per channel (later channels on top), 16
+  pixels a cell.
+* CartPole (gymnax or envpool): a drawing of the cart and pole from the state.
+
+`write_video` writes MP4 (ffmpeg from the imageio-ffmpeg wheel) or GIF (pillow) with
+imageio. Paths are checked by `check_video_path` before anything is played. Each env
+backend plays its games (`EnvBackend.episodes`) with the frame drawings here.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from galax.envs.backend import EnvSettings, Policy
+from galax.envs.registry import backend_for
+
+VIDEO_EXTENSIONS = (".mp4", ".gif")
+FPS = 15
+BANNER = 16  # pixels above the game for the text
+
+# Channel colours for MinAtar grids (RGB), cycled for games with more channels.
+_PALETTE = np.array([[230, 200, 40], [220, 60, 60], [60, 160, 230], [80, 200, 100],
+                     [200, 100, 220], [240, 140, 40], [150, 150, 150], [250, 250, 250],
+                     [120, 80, 40], [40, 120, 120]], np.uint8)
+
+
+def check_video_path(path: str) -> None:
+  """ValueError (one line) unless `path` has a known extension in a writable directory."""
+  ext = os.path.splitext(path)[1].lower()
+  if ext not in VIDEO_EXTENSIONS:
+    raise ValueError(f"--video {path!r}: unknown extension {ext or '(none)'!r}; use one of "
+                     f"{list(VIDEO_EXTENSIONS)}.")
+  directory = os.path.dirname(os.path.abspath(path))
+  if not os.path.isdir(directory):
+    raise ValueError(f"--video {path!r}: directory {directory!r} does not exist.")
+  if not os.access(directory, os.W_OK):
+    raise ValueError(f"--video {path!r}: directory {directory!r} is not writable.")
+
+
+def minatar_frame(obs: np.ndarray, cell: int = 16) -> np.ndarray:
+  """[10, 10, C] 0/1 channels -> [10 cell, 10 cell, 3] uint8, channel c in colour c."""
+  grid = np.zeros(obs.shape[:2] + (3,), np.uint8)
+  for c in range(obs.shape[-1]):
+    grid[np.asarray(obs[..., c]) > 0.5] = _PALETTE[c % len(_PALETTE)]
+  return np.kron(grid, np.ones((cell, cell, 1), np.uint8))
+
+
+def cartpole_frame(x: float, theta: float, width: int = 320, height: int = 192) -> np.ndarray:
+  """A drawing of CartPole's state: the track, the cart at x (|x| < 2.4) and the pole."""
+  img = np.full((height, width, 3), 255, np.uint8)
+  scale = width / 4.8
+  track = int(height * 0.75)
+  img[track:track + 2] = 0
+  cx = int(width / 2 + x * scale)
+  img[track - 12:track, max(cx - 20, 0):min(cx + 20, width)] = (60, 60, 200)
+  length = 0.5 * 2 * scale  # the pole's full length is 1.0 in CartPole's units
+  for t in np.linspace(0.0, 1.0, 200):
+    px, py = int(cx + t * length * np.sin(theta)), int(track - 12 - t * length * np.cos(theta))
+    if 0 <= px < width - 2 and 0 <= py < height - 2:
+      img[py:py + 3, px:px + 3] = (200, 120, 40)
+  return img
+
+
+def with_text(frame: np.ndarray, text: str) -> np.ndarray:
+  """The frame below a banner with `text`, padded to multiples of 16 pixels (for codecs)."""
+  from PIL import Image, ImageDraw  # pylint: disable=g-import-not-at-top
+
+  h, w = frame.shape[:2]
+  height, width = -(-(h + BANNER) // 16) * 16, -(-w // 16) * 16
+  canvas = np.zeros((height, width, 3), np.uint8)
+  canvas[BANNER:BANNER + h, :w] = frame
+  image = Image.fromarray(canvas)
+  ImageDraw.Draw(image).text((3, 2), text, fill=(255, 255, 255))
+  return np.asarray(image)
+
+
+def record(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> list[np.ndarray]:
+  """Frames of `episodes` games of `env` (a run's `EnvSettings`) played by `policy` (the
+  env backend's `episodes`), each with its running return."""
+  play = backend_for(env.id).episodes
+  return [with_text(frame, f"episode {episode + 1}  return {total:g}")
+          for frame, total, episode in play(env, policy, episodes, seed)]
+
+
+def write_video(path: str, frames: list[np.ndarray], fps: int = FPS) -> None:
+  """MP4 or GIF by the extension of `path` (checked by `check_video_path`)."""
+  import imageio.v2 as imageio  # pylint: disable=g-import-not-at-top
+
+  if path.lower().endswith(".gif"):
+    imageio.mimwrite(path, frames, duration=1000 / fps, loop=0)
+  else:
+    imageio.mimwrite(path, frames, fps=fps, macro_block_size=16)

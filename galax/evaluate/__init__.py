@@ -1,0 +1,2 @@
+"""Evaluating policies: the periodic evaluator (training) and the `python -m
+galax.evaluate` command."""

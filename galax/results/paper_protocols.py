@@ -1,0 +1,309 @@
+"""The papers' evaluation protocols as pure functions of evaluation series.
+
+An evaluation series is what `galax.evaluate.evaluator` records for one run: for evaluation
+e = 0 .. E-1 (one policy each, in training order), the training wall time `times[e]`
+(seconds, evaluations excluded) and the returns of its episodes `returns[e]` (10 in the
+papers).
+
+* final metric (Colas et al. 2018; Henderson et al. 2018; HTS-RL Sec. 5): the mean over
+  the last 100 evaluation episodes = 10 episodes of each of the last 10 policies.
+* final time metric (HTS-RL): the final metric of the evaluations done within a training
+  time limit (HTS: the time the fastest method needs for its step budget).
+* required time metric (HTS-RL): the training time at which the running average of the
+  most recent 100 evaluation episodes (10 policies x 10) first reaches a target score;
+  `math.inf` if it never does (the papers' '-').
+* best-policy table (GALA Table 1): over seeds, the best final policy, evaluated on 10
+  episodes, reported as mean +- standard error of those episodes.
+* success rate (GALA Fig. 1a): the fraction of runs whose score beats a threshold (GALA:
+  50% of the nominal 16-simulator A2C score).
+* 95% bootstrap confidence intervals of the mean over seeds (HTS-RL Fig. 5: 10,000
+  resamples), by `scipy.stats.bootstrap`.
+
+Across games (Agarwal et al. 2021, "Deep RL at the edge of the statistical precipice", as
+its rliable library defines them), on scores normalised per game g,
+
+    s' = (s - low_g) / (high_g - low_g)        (low, high: e.g. random and reference scores),
+
+* interquartile mean (IQM): the mean of the middle 50% of all runs x games normalised
+  scores, with a stratified bootstrap CI (each game's runs resampled on their own);
+* performance profile: the fraction of runs x games with normalised score > tau, over a
+  grid of tau, with the same bootstrap's pointwise CIs.
+
+Windows are counted in policies (evaluations), and the episodes inside a window are
+pooled, so an evaluation that lost an episode (`galax.evaluate.evaluator` drops unfinished ones)
+weighs a little less, as a single long list of episodes would.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy import stats
+
+Returns = Sequence[Sequence[float]]  # returns[e] = episode returns of evaluation e
+GameScores = Sequence[Sequence[float]]  # scores[g] = the runs' scores on game g
+Interval = tuple[np.ndarray, np.ndarray, np.ndarray]  # (estimate, low, high)
+# scipy 1.15 renamed bootstrap's `random_state` to `rng` (pyproject allows scipy >= 1.10).
+_RNG_ARG = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
+_BATCH_NUMBERS = 1 << 22  # resampled numbers held at once (32 MiB of float64)
+
+
+def _check(times: Sequence[float] | None, returns: Returns) -> None:
+  if times is not None and len(times) != len(returns):
+    raise ValueError(f"{len(times)} times for {len(returns)} evaluations.")
+  if times is not None and np.any(np.diff(np.asarray(times, float)) < 0):
+    raise ValueError("evaluation times must be non-decreasing (training order).")
+
+
+def _window_mean(returns: Returns, end: int, policies: int) -> float:
+  """Mean of the pooled episodes of evaluations end - policies + 1 .. end (clipped at 0)."""
+  pooled = [x for r in returns[max(0, end - policies + 1):end + 1] for x in r]
+  return float(np.mean(pooled)) if pooled else float("nan")
+
+
+def final_metric(returns: Returns, policies: int = 10) -> float:
+  """Mean over the episodes of the last `policies` evaluations (all, if fewer exist).
+
+  >>> final_metric([[0, 0], [1, 3], [5, 7]], policies=2)
+  4.0
+  """
+  if policies < 1:
+    raise ValueError(f"policies must be >= 1, got {policies}.")
+  if not len(returns):
+    raise ValueError("final_metric needs at least one evaluation.")
+  return _window_mean(returns, len(returns) - 1, policies)
+
+
+def running_final_metric(returns: Returns, policies: int = 10) -> np.ndarray:
+  """The final metric as it stood after each evaluation, [E]."""
+  if policies < 1:
+    raise ValueError(f"policies must be >= 1, got {policies}.")
+  return np.array([_window_mean(returns, e, policies) for e in range(len(returns))])
+
+
+def final_time_metric(times: Sequence[float], returns: Returns, time_limit: float,
+                      policies: int = 10) -> float:
+  """The final metric of a run stopped at `time_limit`: over evaluations with time <= limit.
+
+  NaN if no evaluation happened within the limit.
+  """
+  _check(times, returns)
+  within = int(np.searchsorted(np.asarray(times, float), time_limit, side="right"))
+  if within == 0:
+    return float("nan")
+  return final_metric(returns[:within], policies)
+
+
+def required_time(times: Sequence[float], returns: Returns, target: float,
+                  policies: int = 10, min_policies: int = 1) -> float:
+  """Training time at which the running final metric first reaches `target`.
+
+  The running metric after evaluation e pools the last `policies` evaluations; it counts
+  only once at least `min_policies` evaluations exist (min_policies = policies demands a
+  full window of 100 episodes). Returns `math.inf` when the target is never reached.
+  """
+  _check(times, returns)
+  if not 1 <= min_policies:
+    raise ValueError(f"min_policies must be >= 1, got {min_policies}.")
+  running = running_final_metric(returns, policies)
+  for e in range(min_policies - 1, len(returns)):
+    if running[e] >= target:
+      return float(times[e])
+  return math.inf
+
+
+def mean_and_standard_error(values: Sequence[float]) -> tuple[float, float]:
+  """Mean and standard error of the mean, std (ddof=1) / sqrt(n); SE 0 for one value."""
+  x = np.asarray(values, float)
+  if x.size == 0:
+    raise ValueError("mean_and_standard_error needs at least one value.")
+  se = float(np.std(x, ddof=1) / np.sqrt(x.size)) if x.size > 1 else 0.0
+  return float(np.mean(x)), se
+
+
+def best_policy(final_returns: Returns) -> int:
+  """Index of the run whose final policy scored the highest mean return (GALA Table 1)."""
+  if not len(final_returns):
+    raise ValueError("best_policy needs at least one run.")
+  means = [np.mean(r) if len(r) else -np.inf for r in final_returns]
+  return int(np.argmax(means))
+
+
+def success_rate(scores: Sequence[float], threshold: float) -> float:
+  """Fraction of runs with score > threshold (GALA: 0.5 x the 16-simulator A2C score)."""
+  x = np.asarray(scores, float)
+  if x.size == 0:
+    return float("nan")
+  return float(np.mean(x > threshold))
+
+
+def _check_bootstrap(confidence: float, resamples: int) -> None:
+  if not 0.0 < confidence < 1.0:
+    raise ValueError(f"confidence must be in (0, 1), got {confidence}.")
+  if resamples < 1:
+    raise ValueError(f"resamples must be >= 1, got {resamples}.")
+
+
+def _batch(resamples: int, numbers_per_resample: int) -> int:
+  """Resamples per batch so that one batch holds at most _BATCH_NUMBERS numbers."""
+  return max(1, min(resamples, _BATCH_NUMBERS // max(1, numbers_per_resample)))
+
+
+def bootstrap_ci(samples: np.ndarray, confidence: float = 0.95, resamples: int = 10_000,
+                 seed: int = 0, pivotal: bool = False) -> Interval:
+  """Mean over runs and its bootstrap confidence interval, per point.
+
+  samples: [runs, points] (or [runs]). `scipy.stats.bootstrap` resamples the runs with
+  replacement `resamples` times (the same resampled runs for every point; `seed` makes it
+  reproducible) and gives the percentile interval, the alpha/2 and 1 - alpha/2 quantiles
+  of the resampled means m*, alpha = 1 - confidence. `pivotal=True` gives its 'basic'
+  interval [2 m - q(1 - alpha/2), 2 m - q(alpha/2)] (the default of
+  facebookincubator/bootstrapped, used by HTS-RL). Where the runs do not vary (one run, or
+  equal values) the interval is the mean itself. Returns (mean, low, high).
+  """
+  _check_bootstrap(confidence, resamples)
+  x = np.asarray(samples, float)
+  squeeze = x.ndim == 1
+  if squeeze:
+    x = x[:, None]
+  if x.ndim != 2 or x.shape[0] == 0:
+    raise ValueError(f"bootstrap_ci needs [runs] or [runs, points] with at least one run, "
+                     f"got shape {np.shape(samples)}.")
+  mean = x.mean(axis=0)
+  low, high = mean.copy(), mean.copy()
+  # scipy needs two runs, and its intervals of constant data are rounding (or NaN for BCa).
+  spread = np.ptp(x, axis=0) > 0  # False for NaN: the NaN mean stands
+  if x.shape[0] > 1 and spread.any():
+    varying = x[:, spread]
+    result = stats.bootstrap(
+        (varying,), np.mean, n_resamples=resamples, axis=0, confidence_level=confidence,
+        method="basic" if pivotal else "percentile", batch=_batch(resamples, varying.size),
+        **{_RNG_ARG: np.random.default_rng(seed)})
+    low[spread], high[spread] = result.confidence_interval
+  if squeeze:
+    return mean[0], low[0], high[0]
+  return mean, low, high
+
+
+def normalize_scores(scores: GameScores, low: Sequence[float], high: Sequence[float]
+                     ) -> list[np.ndarray]:
+  """Per game g, its runs' scores as (s - low[g]) / (high[g] - low[g]).
+
+  0 is a score of `low` (e.g. a random policy's), 1 one of `high` (e.g. a reference or
+  human score). scores[g]: the runs of game g (games may have different numbers of runs).
+  """
+  if not len(scores):
+    raise ValueError("normalize_scores needs at least one game.")
+  lo, hi = np.asarray(low, float), np.asarray(high, float)
+  if lo.shape != (len(scores),) or hi.shape != (len(scores),):
+    raise ValueError(f"{lo.size} low and {hi.size} high scores for {len(scores)} games.")
+  if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+    raise ValueError("low and high scores must be finite.")
+  out = []
+  for g, game in enumerate(scores):
+    x = np.asarray(game, float)
+    if x.ndim != 1 or x.size == 0 or not np.all(np.isfinite(x)):
+      raise ValueError(f"game {g}: scores must be a non-empty list of finite run scores.")
+    if hi[g] == lo[g]:
+      raise ValueError(f"game {g}: high == low == {lo[g]:g}; normalising needs high != low.")
+    out.append((x - lo[g]) / (hi[g] - lo[g]))
+  return out
+
+
+def interquartile_mean(values: np.ndarray) -> float:
+  """IQM: the mean of the middle 50% of all values (every axis pooled), rliable's
+  trim_mean(x, 0.25): of n sorted values, floor(n / 4) are dropped at each end (none for
+  n < 4).
+
+  >>> interquartile_mean([[0, 100], [1, 2], [3, 4], [5, 7]])
+  3.5
+  """
+  x = np.asarray(values, float)
+  if x.size == 0:
+    raise ValueError("interquartile_mean needs at least one value.")
+  return float(stats.trim_mean(x, 0.25, axis=None))
+
+
+def _stratified_bootstrap(games: list[np.ndarray], pooled: Callable[[np.ndarray], np.ndarray],
+                          confidence: float, resamples: int, seed: int) -> Interval:
+  """pooled(all runs x games) and its percentile bootstrap CI, each game's runs resampled
+  with replacement on their own (scipy resamples each sample of `data` independently).
+
+  games[g]: [..., runs_g]; pooled: [..., N] -> [...]. A game with one run stays as it is.
+  """
+  _check_bootstrap(confidence, resamples)
+  estimate = np.asarray(pooled(np.concatenate(games, axis=-1)), float)
+  moving = [g for g in games if g.shape[-1] > 1]
+  fixed = [g for g in games if g.shape[-1] == 1]
+  if not moving:
+    return estimate, estimate.copy(), estimate.copy()
+
+  def statistic(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
+    del axis  # always the last: scipy moves the runs there
+    lead = resampled[0].shape[:-1]  # [..., resamples in this batch]
+    kept = [np.broadcast_to(f.reshape(f.shape[:-1] + (1,) * (len(lead) - f.ndim + 1) + (1,)),
+                            lead + (1,)) for f in fixed]
+    return pooled(np.concatenate(list(resampled) + kept, axis=-1))
+
+  numbers = sum(g.size for g in games)
+  result = stats.bootstrap(moving, statistic, n_resamples=resamples, axis=-1,
+                           confidence_level=confidence, method="percentile",
+                           batch=_batch(resamples, numbers), vectorized=True,
+                           **{_RNG_ARG: np.random.default_rng(seed)})
+  low, high = (np.asarray(v, float) for v in result.confidence_interval)
+  return estimate, low, high
+
+
+def aggregate_iqm(scores: GameScores, low: Sequence[float], high: Sequence[float],
+                  confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+                  ) -> tuple[float, float, float]:
+  """IQM of all runs x games normalised scores (`normalize_scores`), and its stratified
+  bootstrap confidence interval (percentile; runs resampled within each game).
+
+  Games with more runs weigh more, as in the pooled IQM. Returns (iqm, low, high).
+  """
+  games = normalize_scores(scores, low, high)
+  pooled = lambda x: stats.trim_mean(x, 0.25, axis=-1)
+  iqm, lo, hi = _stratified_bootstrap(games, pooled, confidence, resamples, seed)
+  return float(iqm), float(lo), float(hi)
+
+
+def performance_profile(scores: GameScores, low: Sequence[float], high: Sequence[float],
+                        taus: Sequence[float], confidence: float = 0.95,
+                        resamples: int = 10_000, seed: int = 0) -> Interval:
+  """The run-score distribution: for each tau, the fraction of runs x games whose
+  normalised score (`normalize_scores`) is > tau,
+
+      P(tau) = (1 / N) sum_g sum_r 1[s'_{g,r} > tau],
+
+  with pointwise stratified bootstrap CIs (the same resamples for every tau). Returns
+  (fractions, low, high), each [len(taus)].
+  """
+  tau = np.asarray(taus, float)
+  if tau.ndim != 1 or tau.size == 0 or not np.all(np.isfinite(tau)):
+    raise ValueError("taus must be a non-empty list of finite thresholds.")
+  games = [(g[None, :] > tau[:, None]).astype(float)  # [taus, runs_g]
+           for g in normalize_scores(scores, low, high)]
+  return _stratified_bootstrap(games, lambda x: x.mean(axis=-1), confidence, resamples, seed)
+
+
+def align_curves(xs: Sequence[Sequence[float]], ys: Sequence[Sequence[float]],
+                 points: int = 100) -> tuple[np.ndarray, np.ndarray]:
+  """Several runs' curves on one grid, by linear interpolation.
+
+  Returns (grid [points], values [runs, points]). The grid runs from the latest first x
+  (every run has started) to the latest last x; a run that ended earlier keeps its last
+  value (its final policy stands), e.g. a faster run on a wall-time axis. Curves that
+  share their x's exactly are returned as they are.
+  """
+  xs = [np.asarray(x, float) for x in xs]
+  ys = [np.asarray(y, float) for y in ys]
+  if not xs or any(len(x) == 0 or len(x) != len(y) for x, y in zip(xs, ys)):
+    raise ValueError("align_curves needs non-empty curves with as many x's as y's.")
+  if all(len(x) == len(xs[0]) and np.array_equal(x, xs[0]) for x in xs):
+    return xs[0], np.stack(ys)
+  grid = np.linspace(max(x[0] for x in xs), max(x[-1] for x in xs), points)
+  return grid, np.stack([np.interp(grid, x, y) for x, y in zip(xs, ys)])

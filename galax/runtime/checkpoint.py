@@ -1,0 +1,223 @@
+"""Orbax checkpoints of the learner state, and of the env state where it is a pytree.
+
+On resume the learners get back their parameters, optimizer state, sampling keys and
+counters. The envs depend on the backend:
+
+* gymnax (`Env.state_restorable`): the env state (gymnax's states, per-env keys, pending
+  actions, running episode returns) is saved too, in its own item `envs`, so a resumed
+  run is the uninterrupted run, bit for bit.
+* envpool: its C++ env state cannot be saved; the envs start fresh episodes from their
+  seeds (the same ones every time, so a resume from a given checkpoint is deterministic,
+  but it is not the uninterrupted run).
+
+The metadata (`meta`) carries the loop's counters, clocks and running episode statistics.
+
+A save is atomic: orbax writes `<step>.orbax-checkpoint-tmp-*`, writes
+`commit_success.txt` into it and renames it to `<step>`, so a kill during a save leaves
+at most a tmp directory (ignored, and removed by the next run), never a `<step>`
+directory that looks complete (on an object store, which cannot rename, orbax writes
+`commit_success.txt` last instead). `restore` treats a step without `commit_success.txt`, or
+one whose files fail to restore (truncated, edited), as damaged: it moves it aside to
+`<directory>.damaged/` with a warning and falls back to the next newest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import threading
+from typing import TYPE_CHECKING, Callable
+
+import jax
+import numpy as np
+import orbax.checkpoint as ocp
+
+from galax.core.types import JsonDict, PyTree
+from galax.runtime import workdir as rundir
+
+if TYPE_CHECKING:
+  from galax.algorithms.setup import LearnerState
+
+COMMIT_MARKER = rundir.COMMIT_MARKER
+# The saved state's layout, in the metadata. 2: the combiner's state saved on its own
+# (`LearnerState.combiner`); 1 (no number saved): inside `extra`.
+FORMAT = 2
+ENVS_ITEM = "envs"  # the env state, where the envs' state is a pytree (gymnax)
+
+
+class FormatError(ValueError):
+  """A whole checkpoint of another layout: not damage, so it is left where it is."""
+
+
+def _saveable(state: LearnerState) -> dict[str, PyTree]:
+  return dict(params=state.params, opt_state=state.opt_state, action_keys=state.action_keys,
+              update_count=state.update_count, combiner=state.combiner, extra=state.extra)
+
+
+def _one_line(error: BaseException) -> str:
+  text = " ".join(str(error).split())
+  return f"{type(error).__name__}: {text[:160]}" if text else type(error).__name__
+
+
+class _Manager(ocp.CheckpointManager):
+  """orbax's manager, minus its own look at JAX's preemption sync point.
+
+  `save` asks `reached_preemption_sync_point(step)` with the env step: that would become
+  the call counter the sync protocol reads, and the sync point (that counter + 1) would
+  never be reached by galax's call numbers (galax/runtime/preemption.py). galax decides itself
+  when a preemption saves.
+  """
+
+  def reached_preemption(self, step: int) -> bool:
+    del step
+    return False
+
+
+class Checkpointer:
+  """Saves and restores `LearnerState`s under `directory`, with the env state if
+  `with_envs` (envs whose state is a pytree; see the module docstring)."""
+
+  def __init__(self, directory: str, keep: int = 3, with_envs: bool = False):
+    self.directory = rundir.absolute(directory)
+    self.with_envs = with_envs
+    self._manager = _Manager(
+        self.directory, options=ocp.CheckpointManagerOptions(
+            max_to_keep=keep, create=True, cleanup_tmp_directories=True))
+
+  def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
+    meta = dict(meta, checkpoint_format=FORMAT, env_state_saved=self.with_envs)
+    items = dict(state=ocp.args.StandardSave(_saveable(state)), meta=ocp.args.JsonSave(meta))
+    if self.with_envs:
+      items[ENVS_ITEM] = ocp.args.StandardSave(state.env_state)
+    self._manager.save(env_steps, args=ocp.args.Composite(**items))
+    self._manager.wait_until_finished()
+
+  def latest_step(self) -> int | None:
+    return self._manager.latest_step()
+
+  def step_dir(self, step: int) -> str:
+    return rundir.join(self.directory, str(step))
+
+  def restore(self, template_state: LearnerState, warn: Callable[[str], None] = print
+              ) -> tuple[LearnerState, JsonDict]:
+    """Restores the newest checkpoint that restores into a fresh state (same shapes).
+
+    Damaged newer ones are moved aside with a warning; raises FileNotFoundError naming
+    the directory if none restores, and `FormatError` (leaving it in place) for the newest
+    whole checkpoint if another galax version's layout wrote it.
+    """
+    steps = sorted(self._manager.all_steps(), reverse=True)
+    if not steps:
+      raise FileNotFoundError(f"No checkpoint found in {self.directory}.")
+    problems = []
+    for step in steps:
+      try:
+        if not rundir.path(rundir.join(self.step_dir(step), COMMIT_MARKER)).exists():
+          raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
+        meta = self._checked_meta(step)
+        items = dict(state=ocp.args.StandardRestore(_saveable(template_state)))
+        if self.with_envs and meta.get("env_state_saved"):
+          items[ENVS_ITEM] = ocp.args.StandardRestore(template_state.env_state)
+        restored = self._manager.restore(step, args=ocp.args.Composite(**items))
+      except FormatError:
+        raise
+      except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
+        problems.append(f"{step}: {_one_line(e)}")
+        aside = self._move_aside(step)
+        warn(f"warning: checkpoint {self.step_dir(step)} is damaged ({_one_line(e)}); "
+             f"moved it to {aside} and trying the next newest")
+        continue
+      state = template_state.replace(**restored["state"])
+      if ENVS_ITEM in items:
+        state = state.replace(env_state=restored[ENVS_ITEM])
+      return state, meta
+    raise FileNotFoundError(f"--resume: no checkpoint in {self.directory} restores "
+                            f"({'; '.join(problems)}).")
+
+  def _checked_meta(self, step: int) -> JsonDict:
+    """The step's metadata, read before its state: `FormatError` for another layout (the
+    state would not fit the template), ValueError if it names another env step."""
+    restored = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
+    meta = dict(restored["meta"])
+    found = int(meta.get("checkpoint_format", 1))
+    if found != FORMAT:
+      raise FormatError(
+          f"--resume: checkpoint {self.step_dir(step)} has layout {found}, this galax reads "
+          f"layout {FORMAT} (galax/runtime/checkpoint.py FORMAT); resume it with the galax version "
+          "that wrote it, or start a new run in another workdir.")
+    if int(meta["env_steps"]) != step:
+      raise ValueError(f"its metadata says env step {meta['env_steps']}")
+    return meta
+
+  def _move_aside(self, step: int) -> str:
+    """Moves a damaged step out of orbax's view (so that it can be saved again)."""
+    aside_dir = rundir.path(self.directory + ".damaged")
+    aside_dir.mkdir(parents=True, exist_ok=True)
+    target, k = aside_dir / str(step), 1
+    while target.exists():
+      target, k = aside_dir / f"{step}.{k}", k + 1
+    rundir.path(self.step_dir(step)).rename(target)
+    self._manager.reload()
+    return str(target)
+
+  def close(self) -> None:
+    self._manager.close()
+
+
+class BestCheckpoint:
+  """The state at the best evaluation so far, in `<directory>/<step>` (only that one kept).
+
+  `offer` saves when `score` (the mean evaluation return) beats every earlier one. Under
+  multi-host JAX only process 0 evaluates: it decides, and every process learns the
+  decision (a broadcast) and takes part in the collective save. `python -m galax.evaluate
+  --step=best` reads it.
+  """
+
+  def __init__(self, directory: str, with_envs: bool, best_so_far: float = float("-inf")):
+    self.best = best_so_far
+    self._checkpointer = Checkpointer(directory, keep=1, with_envs=with_envs)
+
+  def offer(self, score: float, env_steps: int, state: LearnerState, meta: JsonDict) -> bool:
+    better = math.isfinite(score) and score > self.best
+    if jax.process_count() > 1:
+      from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+
+      better = bool(multihost_utils.broadcast_one_to_all(np.int32(better)))
+    if better:
+      self.best = score
+      if self._checkpointer.latest_step() != env_steps:
+        self._checkpointer.save(env_steps, state, dict(meta, eval_mean_return=score))
+    return better
+
+  def close(self) -> None:
+    self._checkpointer.close()
+
+
+def check_resume_dir(directory: str | None) -> None:
+  """Raises a clear error if `--resume` points at no checkpoints (None: there is no workdir)."""
+  if directory is None:
+    raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
+  if not rundir.path(directory).is_dir():
+    raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
+  if not any(item.name.isdigit() for item in rundir.path(directory).iterdir()):
+    raise FileNotFoundError(f"--resume: {directory!r} holds no checkpoints.")
+
+
+@contextlib.contextmanager
+def sigint_deferred(deliver: bool = True):
+  """Holds Ctrl-C back while a checkpoint is written (main thread only), so that it cannot
+  cut the checkpoint short. With `deliver`, a Ctrl-C that came meanwhile is raised once
+  the checkpoint is written (a periodic save: the run must still stop); without, it is
+  dropped (the save of a run that is already stopping)."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+  received = []
+  previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)
+  if received and deliver:
+    signal.raise_signal(signal.SIGINT)  # to the restored handler: KeyboardInterrupt

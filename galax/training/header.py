@@ -1,0 +1,83 @@
+"""What a run says: before its first call, the algorithm and its learner layout, the
+execution plan (galax/algorithms/plan.py), how the step budget and the logging cadence round to
+whole calls, and a network that does not suit the observations; then its progress and done lines.
+
+Both lines give one steps/s figure, `RunClock.steady_rate`: env steps per second of
+training time since the compiling first call (metrics.csv's `steps_per_second` is the rate
+since the previous row).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+from galax.algorithms import Algorithm
+from galax.training.metrics import EpisodeTracker
+from galax.training.result import TrainResult
+
+# Above this many values an image is no MLP input (MinAtar's 10x10x4, 400, is PureJaxRL's
+# MLP case; Atari's 4x84x84 is 28,224).
+MLP_IMAGE_VALUES = 4096
+
+
+def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
+  """The header; `planned` holds the requested and planned env steps (`TrainResult`'s)."""
+  config, layout, plan = algorithm.config, algorithm.layout, algorithm.plan
+  sharded = "+sharded_state" if config.optimizer.sharded_state else ""
+  lines = [f"{config.algorithm} (combine={config.combine}{sharded}) on {config.env.id}: "
+           f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
+           f"{layout.num_devices} {plan.platform} device(s); "
+           f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
+           f"plan: {plan.describe()}"]
+  if planned["planned_env_steps"] != planned["requested_env_steps"]:
+    lines.append(f"total_env_steps={config.total_env_steps} rounds up to "
+                 f"{planned['planned_env_steps']} env steps (whole calls of "
+                 f"updates_per_call={config.updates_per_call} updates)")
+  per_call = algorithm.updates_per_call * algorithm.env_steps_per_update
+  for field, every in (("log_every_steps", config.log_every_steps),
+                       ("checkpoint_every_steps", config.checkpoint_every_steps)):
+    if every > 0 and every % per_call:
+      lines.append(f"{field}={every} rounds up to every {math.ceil(every / per_call) * per_call}"
+                   f" env steps (whole calls of {per_call} env steps)")
+  return lines + _network_warning(algorithm)
+
+
+def _network_warning(algorithm: Algorithm) -> list[str]:
+  shape = tuple(algorithm.env.spec.obs_shape)
+  if algorithm.config.network.name != "mlp" or len(shape) < 2:
+    return []
+  values = math.prod(shape)
+  if values <= MLP_IMAGE_VALUES:
+    return []
+  return [f"warning: network.name='mlp' flattens {algorithm.config.env.id}'s "
+          f"{'x'.join(map(str, shape))} images into {values} inputs; a convolutional network "
+          f"learns from them far better (--config.network.name=archnips or archnature)"]
+
+
+def returns_text(tracker: EpisodeTracker) -> str:
+  if not tracker.completed:
+    return "no finished episode yet"
+  return (f"return {tracker.mean_return:8.2f} (last {len(tracker.returns)} of "
+          f"{tracker.completed} episodes)")
+
+
+def speed_text(steady_steps: int, rate: float, compile_time: float) -> str:
+  """The steps/s of both lines, or the compile time while only the first call ran."""
+  return f"{rate:8.0f} steps/s" if steady_steps else f"compile {compile_time:6.1f}s"
+
+
+def done_lines(result: TrainResult, wall: float, steady_steps: int, tracker: EpisodeTracker
+               ) -> list[str]:
+  """The last lines: steps, time, speed and return; the energy where it was measured."""
+  speed = (f"{result.steps_per_second:.0f} steps/s" if steady_steps
+           else "one call: no steady rate")
+  returns = (f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} "
+             f"episodes" if tracker.completed else "no finished episode yet")
+  lines = [f"done: {result.env_steps} steps in {wall:.1f}s (compile "
+           f"{result.compile_time_s:.1f}s, {speed}); {returns}"]
+  if result.energy:
+    energy = result.energy
+    lines.append(f"energy: {energy['energy_kj']:.1f} kJ, mean {energy['mean_power_w']:.0f} W, "
+                 f"{energy['frames_per_kj']:.0f} frames/kJ")
+  return lines

@@ -1,0 +1,64 @@
+"""What a training run returns (`TrainResult`, also written as result.json) and when a
+run has nothing left to do (`finished_reason`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING
+
+from galax.core.types import JsonDict
+from galax.training import metrics as metrics_lib
+
+if TYPE_CHECKING:
+  from galax.algorithms.setup import LearnerState
+  from galax.training.clock import RunClock
+
+
+@dataclasses.dataclass
+class TrainResult:
+  env_steps: int
+  updates: int
+  wall_time_s: float  # incl. earlier runs if resumed
+  compile_time_s: float
+  steps_per_second: float  # steady state (after the first, compiling call); NaN if none
+  mean_return: float  # over the last `stats_window` completed episodes
+  episodes: int
+  state: LearnerState | None = dataclasses.field(repr=False, default=None)
+  train_time_s: float = 0.0  # wall time without evaluations (incl. earlier runs if resumed)
+  eval_time_s: float = 0.0  # wall time spent evaluating (this run)
+  evaluations: list = dataclasses.field(default_factory=list)  # eval_lib.EvalRecord
+  learner_returns: list = dataclasses.field(default_factory=list)  # with config.learner_stats
+  energy: dict | None = None  # EnergyReport.summary() on NVIDIA GPUs, else None
+  requested_env_steps: int = 0  # config.total_env_steps
+  planned_env_steps: int = 0  # ... rounded up to whole calls of updates_per_call updates
+  stopped: str = ""  # why it ended: budget, target return, time limit, preempted, diverged: ...
+  diverged: bool = False
+
+  @classmethod
+  def nothing_done(cls, env_steps: int, updates: int, clock: RunClock,
+                   tracker: metrics_lib.EpisodeTracker, state: LearnerState, stopped: str,
+                   planned: dict[str, int]) -> TrainResult:
+    """The result of a resumed run that had nothing left to do: the checkpoint's."""
+    return cls(env_steps=env_steps, updates=updates, wall_time_s=clock.elapsed_before,
+               compile_time_s=0.0, steps_per_second=float("nan"),
+               mean_return=tracker.mean_return, episodes=tracker.completed, state=state,
+               train_time_s=clock.train_before, stopped=stopped, **planned)
+
+  def summary(self) -> JsonDict:
+    d = dataclasses.asdict(self)
+    d.pop("state")
+    return metrics_lib.json_safe(d)
+
+
+def finished_reason(total_updates: int, updates: int, tracker: metrics_lib.EpisodeTracker,
+                    train_time_s: float, target_return: float, time_limit_s: float) -> str:
+  """Why a run at this point has nothing left to do ("" if it has); `target_return` and
+  `time_limit_s` are the config's (0 = none)."""
+  if updates >= total_updates:
+    return f"{updates} of {total_updates} updates done"
+  if target_return and tracker.mean_return >= target_return:
+    return (f"target return {target_return} reached (running mean "
+            f"{tracker.mean_return:.2f})")
+  if time_limit_s and train_time_s >= time_limit_s:
+    return f"time limit {time_limit_s}s reached"
+  return ""
