@@ -31,13 +31,12 @@ paper's settings (Table 1, section 3.1) and the authors' tensorpack code.
 import ml_collections
 
 from galax.config import base_config
+from galax.configs._atari import atari_envs
 
 
 def get_config():
   c = base_config()
-  c.env.id = "Breakout-v5"
-  c.env.episodic_life = False
-  c.env.reward_clip = True
+  atari_envs(c, "Breakout-v5", episodic_life=False)
   c.env.options = ml_collections.ConfigDict(dict(gray_scale=False))  # RGB, 12 channels
   c.network.name = "ba3c"
   c.network.fc_width = 128

@@ -7,25 +7,13 @@ training, up to 30 no-ops; 40M agent steps. Network: the GALA code's Nature-styl
 """
 
 from galax.config import base_config
+from galax.configs._atari import a2c_rmsprop, atari_envs
 
 
 def get_config():
-  c = base_config()
-  c.env.id = "Breakout-v5"
-  c.env.episodic_life = True
-  c.env.reward_clip = True
+  c = atari_envs(base_config(), "Breakout-v5")
   c.network.name = "gala"
-  c.envs_per_learner = 16
-  c.t_max = 5
-  c.gamma = 0.99
-  c.loss.entropy_coef = 0.01
-  c.loss.value_coef = 0.5
-  c.optimizer.name = "rmsprop"
-  c.optimizer.learning_rate = 7e-4
-  c.optimizer.rmsprop_convention = "torch"
-  c.optimizer.rmsprop_decay = 0.99
-  c.optimizer.eps = 0.01
-  c.optimizer.max_grad_norm = 0.5
+  a2c_rmsprop(c, eps=0.01)  # the GALA code's eps
   c.total_env_steps = 40_000_000
   c.updates_per_call = 50
   c.log_every_steps = 100_000

@@ -17,27 +17,15 @@ run one per env step, between envpool's send and recv (galax/algorithms/hts/segm
 """
 
 from galax.config import base_config
+from galax.configs._atari import a2c_rmsprop, atari_envs
 
 
 def get_config():
-  c = base_config()
+  c = atari_envs(base_config(), "Pong-v5")
   c.algorithm = "hts_a2c"
-  c.env.id = "Pong-v5"
-  c.env.episodic_life = True
-  c.env.reward_clip = True
   c.network.name = "archnature"
-  c.envs_per_learner = 16
-  c.t_max = 5
-  c.gamma = 0.99
+  a2c_rmsprop(c, eps=1e-5)  # Kostrikov's eps
   c.returns = "nstep"
-  c.loss.entropy_coef = 0.01
-  c.loss.value_coef = 0.5
-  c.optimizer.name = "rmsprop"
-  c.optimizer.learning_rate = 7e-4
-  c.optimizer.rmsprop_convention = "torch"
-  c.optimizer.rmsprop_decay = 0.99
-  c.optimizer.eps = 1e-5
-  c.optimizer.max_grad_norm = 0.5
   c.hts.alpha = 5  # = t_max: one A2C rollout per segment
   c.hts.delayed = True
   c.hts.microbatches = 5  # one per-step gradient unit per env step

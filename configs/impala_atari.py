@@ -20,14 +20,12 @@ and rewards clipped to [-1, 1], up to 30 no-ops. V-trace with rho-bar = c-bar = 
 """
 
 from galax.config import base_config
+from galax.configs._atari import atari_envs
 
 
 def get_config():
-  c = base_config()
+  c = atari_envs(base_config(), "Breakout-v5")
   c.algorithm = "impala"
-  c.env.id = "Breakout-v5"
-  c.env.episodic_life = True
-  c.env.reward_clip = True
   c.network.name = "impala_shallow"
   c.num_learners = 1
   c.envs_per_learner = 32

@@ -16,26 +16,14 @@ docs/results.md, "Pong-v5 on a 2-core CPU".
 """
 
 from galax.config import base_config
+from galax.configs._atari import a2c_rmsprop, atari_envs
 
 
 def get_config():
-  c = base_config()
+  c = atari_envs(base_config(), "Pong-v5")
   c.algorithm = "a2c"
-  c.env.id = "Pong-v5"
-  c.env.episodic_life = True
-  c.env.reward_clip = True
   c.network.name = "archnips"
-  c.envs_per_learner = 16
-  c.t_max = 5
-  c.gamma = 0.99
-  c.loss.entropy_coef = 0.01
-  c.loss.value_coef = 0.5
-  c.optimizer.name = "rmsprop"
-  c.optimizer.rmsprop_convention = "torch"
-  c.optimizer.learning_rate = 7e-4
-  c.optimizer.rmsprop_decay = 0.99
-  c.optimizer.eps = 1e-5
-  c.optimizer.max_grad_norm = 0.5
+  a2c_rmsprop(c, eps=1e-5)  # SB3's eps
   c.total_env_steps = 10_000_000
   c.target_return = 18.0
   c.updates_per_call = 50
