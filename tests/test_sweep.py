@@ -25,10 +25,51 @@ def test_axes_take_the_fields_type_and_make_a_grid():
     sweep.parse_axis(config, "envs_per_learner=8,x")
 
 
-def test_mean_ci_is_the_bootstrap_interval_around_the_mean():
-  mean, low, high = sweep.mean_ci([1.0, 2.0, 3.0, 4.0])
-  assert mean == 2.5 and 1.0 <= low < 2.5 < high <= 4.0
-  assert sweep.mean_ci([None, 5.0]) == (5.0, 5.0, 5.0)
+def _strict(text):
+  def reject(token):
+    raise ValueError(f"{token} is not JSON")
+  return json.loads(text, parse_constant=reject)
+
+
+def test_seed_stats_give_a_ci_from_three_seeds_up():
+  stats = sweep.seed_stats([1.0, 2.0, 3.0, 4.0])
+  assert stats["mean"] == 2.5 and stats["n"] == 4
+  assert 1.0 <= stats["low"] < 2.5 < stats["high"] <= 4.0
+  assert sweep.seed_stats([None, 5.0]) == dict(mean=5.0, low=None, high=None, n=1)
+  assert sweep.seed_stats([]) == dict(mean=None, low=None, high=None, n=0)
+
+
+def _point(out, lr, returns, finals=None):
+  folder = out / sweep.point_name({"optimizer.learning_rate": lr})
+  folder.mkdir(parents=True)
+  for seed, value in enumerate(returns):
+    record = dict(seed=seed, train_mean_return=value, steps_per_second=None,
+                  final_metric=None if finals is None else finals[seed])
+    (folder / f"seed{seed}.json").write_text(json.dumps(record))
+
+
+def test_sweep_refuses_to_call_two_seeds_a_ci(tmp_path):
+  _point(tmp_path, 1e-3, [1.0, 3.0])
+  _point(tmp_path, 3e-3, [1.0, 2.0, 6.0], finals=[4.0, float("nan"), 5.0])
+  rows = sweep.summarize(str(tmp_path), [{"optimizer.learning_rate": v} for v in (1e-3, 3e-3)])
+  sweep.write_table(str(tmp_path), rows, "toy")
+  table = (tmp_path / "sweep.md").read_text()
+  # Two seeds' bootstrap "CI" would be [min, max] = [1.00, 3.00].
+  assert "| 0.001 | 2 | 2.00 (n=2, no CI) | - | - |" in table
+  assert "| 0.003 | 3 | 3.00 [" in table and "4.50 (n=2, no CI)" in table
+  assert sweep.write_plot(str(tmp_path), rows).endswith("sweep.png")
+
+
+def test_sweep_json_is_strict_json_with_named_fields(tmp_path):
+  _point(tmp_path, 1e-3, [1.0])  # no final metric and no steps/s: NaN before, null now
+  _point(tmp_path, 3e-3, [1.0, 2.0, 4.0])
+  grid = [{"optimizer.learning_rate": v} for v in (1e-3, 3e-3)]
+  sweep.write_table(str(tmp_path), sweep.summarize(str(tmp_path), grid), "toy")
+  rows = _strict((tmp_path / "sweep.json").read_text())["rows"]
+  assert rows[0]["train_return"] == dict(mean=1.0, low=None, high=None, n=1)
+  assert rows[0]["final_metric"]["mean"] is None and rows[0]["steps_per_second"] is None
+  assert set(rows[1]["train_return"]) == {"mean", "low", "high", "n"}
+  assert rows[1]["train_return"]["low"] < rows[1]["train_return"]["high"]
 
 
 @pytest.mark.slow
@@ -41,7 +82,8 @@ def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
   table = (tmp_path / "sweep.md").read_text()
   assert "| 0.001 | 2 |" in table and "| 0.003 | 2 |" in table
   assert (tmp_path / "sweep.png").read_bytes()[:8] == PNG_MAGIC
-  rows = json.loads((tmp_path / "sweep.json").read_text())["rows"]
+  rows = _strict((tmp_path / "sweep.json").read_text())["rows"]
   assert [r["seeds"] for r in rows] == [[0, 1], [0, 1]]
+  assert "(n=2, no CI)" in table
   again = run_cli(*args, module="galax.sweep", timeout=300)
   assert again.returncode == 0 and again.stdout.count("done already; skipped") == 2

@@ -10,8 +10,11 @@ the field's type). Every point runs `galax.results.experiment` (one JSON per see
 `<out>/<point>/`); a point whose summary exists is skipped, so an interrupted sweep goes on
 where it stopped. At the end `<out>/sweep.md` and `sweep.json` give, per point, the final
 training return (running mean of the last games) and, where the config evaluates, the final
-evaluation metric, each as the mean over seeds with a 95% bootstrap CI
-(`scipy.stats.bootstrap`), and the steps/s; `sweep.png` plots them against the values.
+evaluation metric, each as the mean over seeds with a 95% bootstrap CI from 3 seeds up
+(`paper_protocols.bootstrap_ci`; with 1 or 2 seeds a bootstrap interval is the mean itself
+or [min, max], so the table gives the mean and "n=1, no CI"), and the steps/s; `sweep.png`
+plots the training return against the values. sweep.json is strict JSON: each statistic
+is {"mean", "low", "high", "n"}, null where undefined.
 """
 
 from __future__ import annotations
@@ -84,18 +87,21 @@ def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> 
   return config
 
 
-def mean_ci(values: Sequence[float | None], resamples: int = 2000) -> tuple[float, float, float]:
-  """Mean over seeds and its 95% bootstrap CI (NaN where undefined)."""
-  from scipy import stats  # pylint: disable=g-import-not-at-top
+MIN_SEEDS_FOR_CI = 3  # below this a bootstrap "CI" is the mean itself or [min, max]
+
+
+def seed_stats(values: Sequence[float | None], resamples: int = 2000) -> dict[str, Any]:
+  """{mean, low, high, n} over the seeds' finite values: low and high are the 95% bootstrap
+  CI from MIN_SEEDS_FOR_CI seeds up, None below; mean None without a value."""
+  from galax.results import paper_protocols  # pylint: disable=g-import-not-at-top
 
   x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
-  if x.size == 0:
-    return (math.nan, math.nan, math.nan)
-  if x.size == 1 or np.all(x == x[0]):
-    return (float(x.mean()), float(x.mean()), float(x.mean()))
-  ci = stats.bootstrap((x,), np.mean, n_resamples=resamples, confidence_level=0.95,
-                       method="percentile", random_state=0).confidence_interval
-  return (float(x.mean()), float(ci.low), float(ci.high))
+  out: dict[str, Any] = dict(mean=float(x.mean()) if x.size else None, low=None, high=None,
+                             n=int(x.size))
+  if x.size >= MIN_SEEDS_FOR_CI:
+    _, low, high = paper_protocols.bootstrap_ci(x, resamples=resamples)
+    out.update(low=float(low), high=float(high))
+  return out
 
 
 def summarize(out_dir: str, grid: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -108,42 +114,61 @@ def summarize(out_dir: str, grid: Sequence[dict[str, Any]]) -> list[dict[str, An
       if name.startswith("seed") and name.endswith(".json"):
         with open(os.path.join(exp_dir, name)) as f:
           records.append(json.load(f))
+    rates = [r["steps_per_second"] for r in records if r.get("steps_per_second")]
     rows.append(dict(point=point, seeds=[r["seed"] for r in records],
-                     train_return=mean_ci([r.get("train_mean_return") for r in records]),
-                     final_metric=mean_ci([r.get("final_metric") for r in records]),
-                     steps_per_second=float(np.mean([r["steps_per_second"] or math.nan
-                                                     for r in records])) if records else math.nan))
+                     train_return=seed_stats([r.get("train_mean_return") for r in records]),
+                     final_metric=seed_stats([r.get("final_metric") for r in records]),
+                     steps_per_second=float(np.mean(rates)) if rates else None))
   return rows
 
 
-def _fmt(triple: Sequence[float]) -> str:
-  mean, low, high = triple
-  return "-" if math.isnan(mean) else f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+def _fmt(stat: dict[str, Any]) -> str:
+  if stat["mean"] is None:
+    return "-"
+  if stat["low"] is None:
+    return f"{stat['mean']:.2f} (n={stat['n']}, no CI)"
+  return f"{stat['mean']:.2f} [{stat['low']:.2f}, {stat['high']:.2f}]"
+
+
+def _value(value: Any) -> str:
+  return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def write_table(out_dir: str, rows: Sequence[dict[str, Any]], title: str) -> str:
   keys = list(rows[0]["point"]) if rows else []
-  lines = [f"# {title}", "", "Mean over seeds [95% bootstrap CI].", "",
+  lines = [f"# {title}", "", f"Mean over seeds [95% bootstrap CI]; the CI from "
+           f"{MIN_SEEDS_FOR_CI} seeds up, with fewer the mean and 'n=1' or 'n=2, no CI'.", "",
            "| " + " | ".join(keys) + " | seeds | final training return | final evaluation "
            "metric | steps/s |", "|" + "---|" * (len(keys) + 4)]
   for row in rows:
-    values = [f"{row['point'][k]:g}" if isinstance(row["point"][k], float)
-              else str(row["point"][k]) for k in keys]
+    values = [_value(row["point"][k]) for k in keys]
+    rate = row["steps_per_second"]
     lines.append("| " + " | ".join(values) + f" | {len(row['seeds'])} | "
                  f"{_fmt(row['train_return'])} | {_fmt(row['final_metric'])} | "
-                 f"{row['steps_per_second']:.0f} |")
+                 + ("-" if rate is None else f"{rate:.0f}") + " |")
   path = os.path.join(out_dir, "sweep.md")
   with open(path, "w") as f:
     f.write("\n".join(lines) + "\n")
+  data = dict(kind="galax-sweep", title=title, min_seeds_for_ci=MIN_SEEDS_FOR_CI, rows=rows)
   with open(os.path.join(out_dir, "sweep.json"), "w") as f:
-    json.dump(dict(kind="galax-sweep", title=title, rows=rows), f, indent=1,
-              default=lambda x: None)
+    json.dump(_finite(data), f, indent=1, allow_nan=False)
   return path
 
 
+def _finite(x: Any) -> Any:
+  """JSON has no NaN or inf: None stands for them."""
+  if isinstance(x, dict):
+    return {k: _finite(v) for k, v in x.items()}
+  if isinstance(x, (list, tuple)):
+    return [_finite(v) for v in x]
+  if isinstance(x, float) and not math.isfinite(x):
+    return None
+  return x
+
+
 def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
-  """The final training return per point (with its CI): against the value for one axis,
-  one bar per point otherwise."""
+  """The final training return per point (with its CI from 3 seeds up): against the value
+  for one numeric axis, one horizontal bar per point otherwise (labels one per line)."""
   try:
     import matplotlib  # pylint: disable=g-import-not-at-top
 
@@ -151,23 +176,41 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
     import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   except ImportError:
     return None
-  means = np.array([r["train_return"][0] for r in rows])
-  errors = np.array([[r["train_return"][0] - r["train_return"][1],
-                      r["train_return"][2] - r["train_return"][0]] for r in rows]).T
-  fig, ax = plt.subplots(figsize=(6, 4))
+  stats = [r["train_return"] for r in rows]
+  means = np.array([np.nan if s["mean"] is None else s["mean"] for s in stats])
+  has_ci = np.array([s["low"] is not None for s in stats], bool)
+  errors = np.array([[s["mean"] - s["low"], s["high"] - s["mean"]] if s["low"] is not None
+                     else [0.0, 0.0] for s in stats]).T
   keys = list(rows[0]["point"])
   values = [r["point"][keys[0]] for r in rows]
+  label = f"final training return\n(mean over seeds; 95% CI from {MIN_SEEDS_FOR_CI} seeds)"
   if len(keys) == 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                             for v in values):
-    ax.errorbar(values, means, yerr=errors, marker="o", capsize=3)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(values, means, marker="o")
+    x = np.asarray(values, float)
+    ax.errorbar(x[has_ci], means[has_ci], yerr=errors[:, has_ci], fmt="none", capsize=3)
     if min(values) > 0 and max(values) / min(values) >= 10:
       ax.set_xscale("log")
     ax.set_xlabel(keys[0])
+    ax.set_ylabel(label)
   else:
-    labels = [point_name(r["point"]).replace("__", "\n") for r in rows]
-    ax.bar(range(len(rows)), means, yerr=errors, capsize=3)
-    ax.set_xticks(range(len(rows)), labels, fontsize=7)
-  ax.set_ylabel("final training return (mean over seeds, 95% CI)")
+    y = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * len(rows)))
+    ax.barh(y, means)
+    ax.errorbar(means[has_ci], y[has_ci], xerr=errors[:, has_ci], fmt="none", capsize=3,
+                color="k")
+    ax.set_yticks(y, [", ".join(_value(v) for v in r["point"].values()) for r in rows],
+                  fontsize=8)
+    ax.invert_yaxis()  # the grid's order, top to bottom
+    ax.set_ylabel(", ".join(keys), fontsize=8)
+    ax.set_xlabel(label)
+  numeric = ax.get_xlabel() == keys[0]
+  for i in np.flatnonzero(~has_ci & np.isfinite(means)):  # say why a point has no bar
+    xy = (values[i], means[i]) if numeric else (means[i], i)
+    ax.annotate(f"n={stats[i]['n']}, no CI", xy, xytext=(0, -12) if numeric else (4, 0),
+                textcoords="offset points", fontsize=7, va="center",
+                ha="center" if numeric else "left")
   fig.tight_layout()
   path = os.path.join(out_dir, "sweep.png")
   fig.savefig(path, dpi=100)
