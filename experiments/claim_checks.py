@@ -1,6 +1,7 @@
 """What each claim compares, per game: `CHECKS[claim](variants, target, resamples)` ->
 (numbers as JSON-able dict, markdown lines). `variants` maps a variant name (see
-experiments/claims.py) to its runs; `target` is the game's required-time target.
+experiments/claims.py) to its runs; `target` is the game's required-time target. Each
+comparison's label and each claim's verdict come from `galax.results.verdict`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from experiments.verdicts import (
   variant_table,
 )
 from galax.results import paper_protocols as protocols
+from galax.results import verdict as rule
 from galax.results.report import eval_series
 
 Variants = dict[str, list[Run]]
@@ -40,23 +42,25 @@ def _mean_time(group: Sequence[Run], target: float) -> float:
 
 
 def paac(variants: Variants, target: float, resamples: int) -> tuple[dict, list[str]]:
-  """Final returns within noise across n_e; required time falling as n_e grows."""
+  """Final returns equal across n_e; required time lower than n_e = 16's at every larger n_e."""
   names = sorted((v for v in variants if v.startswith("paac_ne")), key=lambda v: int(v[7:]))
   if "paac_ne16" not in variants:
     return {}, ["(no n_e = 16 baseline)"]
   checks, lines = {}, ["Each n_e against n_e = 16:"]
   for name in names[1:]:
-    checks[name] = compare(variants[name], variants["paac_ne16"], target, resamples)
+    checks[name] = compare(variants[name], variants["paac_ne16"], target, resamples,
+                           claims=("equal", "lower"))
     lines.append(format_compare(f"{name} vs paac_ne16", checks[name]))
+  cells = {n[5:]: checks[n] for n in names[1:]}
+  flat = rule.overall({n: c["final_verdict"] for n, c in cells.items()})
+  falling = rule.overall({n: c["time_verdict"] for n, c in cells.items()})
   times = [_mean_time(variants[n], target) for n in names]
-  falling = all(np.isfinite(times)) and all(b < a for a, b in zip(times, times[1:]))
-  same = all(c["within_noise"] for c in checks.values())
-  checks.update(mean_required_times=dict(zip(names, times)), time_falls=falling,
-                finals_within_noise=same)
+  checks.update(mean_required_times=dict(zip(names, times)), finals_equal=flat,
+                time_falls=falling)
   lines += ["", f"- mean required time by n_e ({', '.join(names)}): "
             + ", ".join(f"{t:.0f}s" if np.isfinite(t) else "-" for t in times),
-            f"- final returns within noise of n_e = 16: {'yes' if same else 'no'}; "
-            f"required time falling with n_e: {'yes' if falling else 'no'}"]
+            f"- final return equal to n_e = 16's: {flat}; required time below n_e = 16's: "
+            f"{falling}"]
   return checks, lines
 
 
@@ -66,7 +70,7 @@ def gala(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
   for gossip in (v for v in ("gala_ring", "gala_exponential", "gala_full") if v in variants):
     for base in (b for b in ("allreduce", "a3c") if b in variants):
       checks[f"{gossip}_vs_{base}"] = c = compare(variants[gossip], variants[base], target,
-                                                   resamples)
+                                                   resamples, claims=("at least", None))
       lines.append(format_compare(f"{gossip} vs {base}", c))
     checks[f"{gossip}_consensus"] = c = consensus_check(variants[gossip])
     lines.append(f"- {gossip} consensus distance inside Prop. 1's bound in {c['within']} of "
@@ -80,7 +84,7 @@ def hts(variants: Variants, target: float, resamples: int) -> tuple[dict, list[s
   for base in ("a2c", "ppo"):
     if base in variants and f"hts_{base}" in variants:
       checks[f"hts_{base}_vs_{base}"] = c = compare(variants[f"hts_{base}"], variants[base],
-                                                     target, resamples)
+                                                     target, resamples, claims=("equal", None))
       lines.append(format_compare(f"hts_{base} vs {base}", c))
   return checks, lines
 
@@ -106,30 +110,36 @@ def simulated_times(run: Run) -> list[float]:
 
 
 def ba3c(variants: Variants, target: float, resamples: int) -> tuple[dict, list[str]]:
-  """Adam vs RMSProp at large batch; dropping 1 of 4 vs waiting, in simulated time."""
+  """Adam above RMSProp at large batch; dropping 1 of 4 costs nothing at equal steps (no worse
+  than waiting, by the margin) and gains at equal simulated time."""
   checks, lines = {}, []
   if "adam_large" in variants and "rmsprop_large" in variants:
     checks["adam_vs_rmsprop"] = c = compare(variants["adam_large"], variants["rmsprop_large"],
-                                            target, resamples)
+                                            target, resamples, claims=("higher", None))
     lines.append(format_compare("adam_large vs rmsprop_large (training seconds)", c))
   if "drop_1" in variants and "wait_all" in variants:
     drop, wait = variants["drop_1"], variants["wait_all"]
     sim = ([simulated_times(r) for r in drop], [simulated_times(r) for r in wait])
-    checks["drop_vs_wait_simulated"] = c = compare(drop, wait, target, resamples, sim)
+    checks["drop_vs_wait_simulated"] = c = compare(drop, wait, target, resamples, sim,
+                                                   claims=("at least", "lower"))
     lines.append(format_compare("drop_1 vs wait_all at equal env steps (required time in "
                               "simulated step-time units)", c))
     limit = float(np.mean([t[-1] for t in sim[0]]))  # when dropping finishes its steps
     at_limit = np.array([protocols.final_time_metric(t, eval_series(r)[1], limit)
                          for t, r in zip(sim[1], wait)])
     drop_final = finals(drop)
-    d, lo, hi = bootstrap_two_groups(drop_final, at_limit, "diff", resamples)
+    gain = rule.difference(*bootstrap_two_groups(drop_final, at_limit, "diff", resamples),
+                           baseline=float(at_limit.mean()))
     checks.update(simulated_limit=limit, wait_at_limit=at_limit.tolist(),
-                  drop_final=drop_final.tolist(), equal_time_diff=(d, lo, hi),
+                  drop_final=drop_final.tolist(), equal_time_diff=gain[:3],
+                  equal_time_label=rule.label(gain),
+                  equal_time_verdict=rule.verdict("higher", gain),
                   simulated_speedup=float(np.mean([w[-1] for w in sim[1]]) / limit))
     lines.append(f"- at equal simulated time ({limit:.0f} units, when dropping finishes): "
                  f"keep 3 of 4 {drop_final.mean():.2f} vs wait for 4 of 4 "
-                 f"{at_limit.mean():.2f} (final time metric), difference {d:+.2f} "
-                 f"[{lo:+.2f}, {hi:+.2f}]; waiting needs "
+                 f"{at_limit.mean():.2f} (final time metric), difference "
+                 f"{rule.describe(gain)}, claimed higher: "
+                 f"{checks['equal_time_verdict']}; waiting needs "
                  f"{checks['simulated_speedup']:.2f}x the simulated time for the same steps")
   return checks, lines
 

@@ -21,8 +21,8 @@ A method's best rate per game is the rate with the highest mean over seeds 0-2 (
 seeds), among all rates swept; best against best then uses every seed run at that rate
 (seeds 0-4, and 5-9 where run). Differences are the difference of the means with a 95%
 percentile bootstrap CI, each group resampled separately
-(experiments.verdicts.bootstrap_two_groups); one whose CI includes 0 is reported as within
-noise.
+(experiments.verdicts.bootstrap_two_groups), labelled "different" (bold), "equivalent" or
+"inconclusive" by `galax.results.verdict` (margin: 10% of the second group's mean).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import numpy as np
 
 from experiments.verdicts import bootstrap_two_groups
 from galax.results import paper_protocols as protocols
+from galax.results import verdict as rule
 
 METHODS = ("ring", "allreduce", "a3c")
 LABELS = dict(ring="GALA-A2C ring", allreduce="all-reduce A2C", a3c="A3C",
@@ -129,12 +130,14 @@ def cell(x: np.ndarray) -> str:
   return f"{mean:.2f} [{lo:.2f}, {hi:.2f}] (n={len(x)})"
 
 
-def diff_cell(a: np.ndarray, b: np.ndarray) -> str:
+def diff_cell(a: np.ndarray, b: np.ndarray, claim: str | None = None) -> str:
+  """a - b [95% CI] and its label; with a claim about a against b, its verdict."""
   if not len(a) or not len(b):
     return "-"
-  d, lo, hi = bootstrap_two_groups(a, b, "diff")
-  text = f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-  return f"{text} (within noise)" if lo <= 0 <= hi else f"**{text}**"
+  c = rule.difference(*bootstrap_two_groups(a, b, "diff"), baseline=float(np.mean(b)))
+  text = f"{c.estimate:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"
+  text = f"**{text}**" if rule.label(c) == "different" else text
+  return f"{text} {rule.label(c)}" + (f" ({claim}: {rule.verdict(claim, c)})" if claim else "")
 
 
 def sweep_table(runs: Runs) -> str:
@@ -270,11 +273,17 @@ def fig1a_table(runs_json: str) -> str:
     runs = json.load(f)
   sims = sorted({int(k.split("|")[1]) for k in runs})
   table = gala_sweep.collect(runs, sims, same_rate=False)
-  lines = ["| simulators | A2C | GALA-A2C | GALA - A2C |", "| --- | --- | --- | --- |"]
+  lines = ["| simulators | A2C | GALA-A2C | GALA - A2C (claim: higher) |",
+           "| --- | --- | --- | --- |"]
+  verdicts = {}
   for n in sims:
     a = np.array(table["A2C"].get(n, []))
     g = np.array(table["GALA-A2C"].get(n, []))
-    lines.append(f"| {n} | {cell(a)} | {cell(g)} | {diff_cell(g, a)} |")
+    lines.append(f"| {n} | {cell(a)} | {cell(g)} | {diff_cell(g, a, 'higher')} |")
+    if len(a) and len(g):
+      verdicts[str(n)] = rule.verdict("higher", rule.difference(
+          *bootstrap_two_groups(g, a, "diff"), baseline=float(np.mean(a))))
+  lines += ["", f"GALA-A2C above A2C, by simulators: {rule.overall(verdicts)}"]
   return "\n".join(lines) + "\n"
 
 

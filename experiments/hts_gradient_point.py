@@ -1,7 +1,9 @@
 """HTS-PPO at both gradient points against PPO, from `galax.results.sweep` output (issue: the
 confounded HTS-PPO verdict). Reads per-seed run JSONs and prints a markdown table of the
 final training returns (mean of the last 100 episodes) with 95% bootstrap CIs, and each
-HTS-PPO point's difference from PPO (seeds resampled separately per group).
+HTS-PPO point's difference from PPO (seeds resampled separately per group), labelled and
+judged against the claim HTS-PPO = PPO by `galax.results.verdict` (margin: 10% of PPO's
+mean), with one verdict per point over the games.
 
   python -m experiments.hts_gradient_point --ppo=<sweep dir> --hts=<sweep dir> \
       --label="Table A6 PPO" [--out=table.md]
@@ -22,6 +24,7 @@ import numpy as np
 
 from experiments.verdicts import bootstrap_two_groups
 from galax.results import paper_protocols as protocols
+from galax.results import verdict as rule
 
 
 def read_runs(sweep_dir: str) -> dict[tuple[str, str], np.ndarray]:
@@ -41,6 +44,7 @@ def table(runs: dict[tuple[str, str], np.ndarray], label: str) -> str:
   lines = [f"### {label}", "",
            "| game | PPO | HTS-PPO current | HTS-PPO stale (Eq. 6) | current - PPO | "
            "stale - PPO |", "| --- | --- | --- | --- | --- | --- |"]
+  verdicts: dict[str, dict[str, str]] = dict(current={}, stale={})
   for game in sorted({g for g, _ in runs}):
     cells, diffs = [], []
     for point in ("ppo", "current", "stale"):
@@ -52,12 +56,16 @@ def table(runs: dict[tuple[str, str], np.ndarray], label: str) -> str:
       cells.append(f"{mean:.2f} [{lo:.2f}, {hi:.2f}] (n={len(values)})")
     for point in ("current", "stale"):
       if (game, point) in runs and (game, "ppo") in runs:
-        d, lo, hi = bootstrap_two_groups(runs[(game, point)], runs[(game, "ppo")], "diff")
-        noise = " (within noise)" if lo <= 0 <= hi else ""
-        diffs.append(f"{d:+.2f} [{lo:+.2f}, {hi:+.2f}]{noise}")
+        base = runs[(game, "ppo")]
+        c = rule.difference(*bootstrap_two_groups(runs[(game, point)], base, "diff"),
+                            baseline=float(base.mean()))
+        verdicts[point][game] = rule.verdict("equal", c)
+        diffs.append(f"{rule.describe(c)}, {verdicts[point][game]}")
       else:
         diffs.append("-")
     lines.append(f"| {game} | " + " | ".join(cells + diffs) + " |")
+  lines.append("")
+  lines += [f"- HTS-PPO {point} = PPO: {rule.overall(v)}" for point, v in verdicts.items() if v]
   return "\n".join(lines) + "\n"
 
 

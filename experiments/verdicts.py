@@ -12,11 +12,13 @@ to the weakest variant's mean final metric,
 so that every variant whose mean learning curve ends at F_v is expected to reach it and
 the time to reach it compares speeds rather than whether a variant learns at all.
 
-Comparisons of a variant A with a baseline B over independent seeds use the bootstrap:
-resample A's and B's seeds separately (10,000 times) and take the 2.5% and 97.5%
-percentiles of mean(A*) - mean(B*) (final metrics) or mean(A*) / mean(B*) (required
-times; only where every seed of both reached the target). "Within noise" means the CI of
-the difference contains 0.
+A variant A against a baseline B over independent seeds: the difference of the final
+metrics' means and the ratio of the required times' means (only where every seed of both
+reached the target), each with a 95% bootstrap CI, A's and B's seeds resampled separately
+(`paper_protocols.two_sample_ci`, 10,000 resamples), and the probability that a seed of A
+beats a seed of B (`paper_protocols.probability_of_improvement`). Each CI is labelled
+"different", "equivalent" or "inconclusive", and each claim's verdict follows, by the rule
+of `galax.results.verdict` (margin: 10% of B's mean, or of 1 for a ratio).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from galax.results import paper_protocols as protocols
+from galax.results import verdict as rule
 from galax.results.report import eval_series, group_experiments
 
 Run = dict[str, Any]
@@ -71,13 +74,7 @@ def required_times(group: Sequence[Run], target: float,
 def bootstrap_two_groups(a: np.ndarray, b: np.ndarray, op: str, resamples: int = 10_000,
                          seed: int = 0) -> tuple[float, float, float]:
   """(op(mean a, mean b), lo, hi): 95% percentile CI with a and b resampled separately."""
-  rng = np.random.default_rng(seed)
-  fn = {"diff": np.subtract, "ratio": np.divide}[op]
-  ma = rng.choice(a, (resamples, len(a))).mean(1)
-  mb = rng.choice(b, (resamples, len(b))).mean(1)
-  stats = fn(ma, mb)
-  lo, hi = np.percentile(stats, [2.5, 97.5])
-  return float(fn(a.mean(), b.mean())), float(lo), float(hi)
+  return protocols.two_sample_ci(a, b, op, resamples=resamples, seed=seed)
 
 
 def _ci(a: np.ndarray, resamples: int) -> str:
@@ -92,29 +89,49 @@ def _time_cell(t: np.ndarray) -> str:
   return f"{reached.mean():.0f} ({len(reached)}/{len(t)})"
 
 
+Claims = tuple[str | None, str | None]  # (final metric, required time): a rule.CLAIMS or None
+
+
 def compare(a: Sequence[Run], b: Sequence[Run], target: float, resamples: int,
-            times: tuple[Any, Any] = (None, None)) -> dict[str, Any]:
-  """Variant a vs baseline b: final-metric difference and required-time ratio, with CIs."""
+            times: tuple[Any, Any] = (None, None),
+            claims: Claims = (None, None)) -> dict[str, Any]:
+  """Variant a vs baseline b: final-metric difference and required-time ratio with CIs, their
+  labels, P(a > b) on the final metric, and the verdicts of `claims` (None: no claim)."""
   fa, fb = finals(a), finals(b)
   diff = bootstrap_two_groups(fa, fb, "diff", resamples)
+  final = rule.difference(*diff, baseline=float(fb.mean()))
   ta, tb = required_times(a, target, times[0]), required_times(b, target, times[1])
   ratio = (bootstrap_two_groups(ta, tb, "ratio", resamples)
            if np.all(np.isfinite(ta)) and np.all(np.isfinite(tb)) else None)
-  return dict(final_diff=diff, within_noise=bool(diff[1] <= 0.0 <= diff[2]),
-              time_ratio=ratio, reached=(int(np.isfinite(ta).sum()), int(np.isfinite(tb).sum())),
-              seeds=(len(a), len(b)))
+  time = rule.ratio(*ratio) if ratio else None
+  out = dict(final_diff=diff, final_label=rule.label(final), final_margin=final.margin,
+             probability_of_improvement=protocols.probability_of_improvement(
+                 [fa], [fb], resamples=resamples),
+             time_ratio=ratio, time_label=rule.label(time) if time else "inconclusive",
+             reached=(int(np.isfinite(ta).sum()), int(np.isfinite(tb).sum())),
+             seeds=(len(a), len(b)))
+  if claims[0]:
+    out["final_verdict"] = rule.verdict(claims[0], final)
+  if claims[1]:
+    out["time_verdict"] = rule.verdict(claims[1], time) if time else rule.INCONCLUSIVE
+  return out
 
 
 def format_compare(label: str, c: dict[str, Any]) -> str:
   d, lo, hi = c["final_diff"]
-  text = f"- {label}: final metric difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-  text += " (within noise)" if c["within_noise"] else " (outside noise)"
+  claimed = f", {c['final_verdict']}" if "final_verdict" in c else ""
+  p, plo, phi = c["probability_of_improvement"]
+  text = (f"- {label}: final metric difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}], "
+          f"{c['final_label']} (margin +-{c['final_margin']:.2f}){claimed}; "
+          f"P(A > B) {p:.2f} [{plo:.2f}, {phi:.2f}]")
+  timed = f", {c['time_verdict']}" if "time_verdict" in c else ""
   if c["time_ratio"]:
     r, rlo, rhi = c["time_ratio"]
-    text += f"; required-time ratio {r:.2f} [{rlo:.2f}, {rhi:.2f}]"
+    text += (f"; required-time ratio {r:.2f} [{rlo:.2f}, {rhi:.2f}], {c['time_label']} "
+             f"(margin +-{rule.MARGIN_FRACTION:.2f}){timed}")
   else:
     text += (f"; required-time ratio n/a (target reached by {c['reached'][0]}/{c['seeds'][0]}"
-             f" vs {c['reached'][1]}/{c['seeds'][1]} seeds)")
+             f" vs {c['reached'][1]}/{c['seeds'][1]} seeds){timed}")
   return text
 
 

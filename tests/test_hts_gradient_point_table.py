@@ -25,5 +25,20 @@ def test_table_has_each_point_and_its_difference_from_ppo(tmp_path):
   row = [line for line in text.splitlines() if line.startswith("| Breakout-MinAtar")][0]
   cells = [c.strip() for c in row.split("|")[1:-1]]
   assert cells[1].startswith("11.00") and cells[2].startswith("6.00")
-  assert cells[4].startswith("-5.00") and "within noise" not in cells[4]
-  assert cells[5].startswith("+0.00") and "within noise" in cells[5]
+  assert cells[4].startswith("-5.00") and "different" in cells[4]
+  assert cells[5].startswith("+0.00") and "inconclusive" in cells[5]
+  assert "- HTS-PPO current = PPO: not reproduced" in text
+  assert "- HTS-PPO stale = PPO: inconclusive" in text
+
+
+def test_a_small_difference_whose_ci_excludes_zero_is_not_equal(tmp_path):
+  """Table A6's Breakout cell: stale - PPO +0.14 [+0.02, +0.27] on the plateau near 6."""
+  ppo, hts = str(tmp_path / "ppo"), str(tmp_path / "hts")
+  _write(ppo, "ppo", "current", "Breakout-MinAtar", [5.74, 5.80, 5.81, 5.83, 5.87])
+  _write(hts, "hts_ppo", "stale", "Breakout-MinAtar", [5.86, 5.90, 5.94, 5.97, 6.05])
+  _write(ppo, "ppo", "current", "SpaceInvaders-MinAtar", [22.0, 23.0, 24.0])
+  _write(hts, "hts_ppo", "stale", "SpaceInvaders-MinAtar", [22.5, 23.0, 23.5])
+  text = hts_gradient_point.main([f"--ppo={ppo}", f"--hts={hts}", "--label=toy"])
+  row = [line for line in text.splitlines() if line.startswith("| Breakout-MinAtar")][0]
+  assert "different" in row and "not reproduced" in row and "within noise" not in text
+  assert "- HTS-PPO stale = PPO: mixed: not reproduced at Breakout-MinAtar; " in text

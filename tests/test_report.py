@@ -169,6 +169,11 @@ def test_report_across_games(two_games):
     lo, hi = (float(x) for x in row[4].strip("[]").split(","))
     assert lo < iqm < hi
   assert "- PPO, 16 simulators: left out, it ran in 1 of 2 games" in text
+  # P(A2C > GALA): Pong 13 of 16 pairs (0.8125), Breakout none (GALA's 10 beats 2..8).
+  improvement = rows["A2C, 16 simulators vs GALA-A2C, 64 simulators"]
+  assert improvement[1] == "0.41"
+  lo, hi = (float(x) for x in improvement[2].strip("[]").split(","))
+  assert lo < 0.41 <= hi <= 0.5 and improvement[3] == "inconclusive"
   path = os.path.join(out, "performance_profile.png")
   assert open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
   assert "![performance_profile.png](performance_profile.png)" in text

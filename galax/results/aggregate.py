@@ -17,16 +17,22 @@ adds a section "Across games" and the plot `performance_profile.png`:
                 bootstrap CI (runs resampled within each game), `protocols.aggregate_iqm`
   profile       the fraction of runs x games with normalised score > tau, with pointwise
                 95% CIs from the same bootstrap, `protocols.performance_profile`
+  improvement   for each pair of algorithms, P(X > Y): the chance that a run of X beats a
+                run of Y on a game, averaged over games, with the same bootstrap's CI
+                (`protocols.probability_of_improvement`), labelled by
+                `galax.results.verdict` (null 0.5)
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from galax.results import paper_protocols as protocols
+from galax.results import verdict as rule
 from galax.results.experiment import RunRecord
 
 PROFILE_FILE = "performance_profile.png"
@@ -123,10 +129,30 @@ def section(data: GameScores | None, resamples: int) -> list[str]:
       mean = np.mean(np.concatenate(protocols.normalize_scores(scores, data.low, data.high)))
       lines.append(f"| {label} | {len(scores)} | {sum(map(len, scores))} | {iqm:.3f} "
                    f"| [{lo:.3f}, {hi:.3f}] | {mean:.3f} |")
+    lines += improvement_table(data, resamples)
   else:
     lines += ["", "No algorithm ran in two or more games that normalise: no aggregate."]
   if data.notes:
     lines += [""] + [f"- {note}" for note in data.notes]
+  return lines
+
+
+def improvement_table(data: GameScores, resamples: int) -> list[str]:
+  """P(X > Y) for each pair of algorithms, with its CI and label (none for one algorithm).
+  Raw final metrics serve: per-game normalisation does not change which run wins."""
+  if len(data.scores) < 2:
+    return []
+  lines = ["", "Probability of improvement P(X > Y): the chance that a run of X beats a run "
+           "of Y on a game (a tie counts half), averaged over games; 95% CI: the same "
+           "stratified bootstrap. Label: 'different' where the CI excludes 0.5, "
+           f"'equivalent' where it lies inside 0.5 +- {rule.PROBABILITY_MARGIN}, else "
+           "'inconclusive' (galax/results/verdict.py).", "",
+           "| X vs Y | P(X > Y) | 95% CI | label |", "| --- | --- | --- | --- |"]
+  for x, y in itertools.combinations(data.scores, 2):
+    p = rule.probability(*protocols.probability_of_improvement(
+        data.scores[x], data.scores[y], resamples=resamples))
+    lines.append(f"| {x} vs {y} | {p.estimate:.2f} | [{p.low:.2f}, {p.high:.2f}] "
+                 f"| {rule.label(p)} |")
   return lines
 
 

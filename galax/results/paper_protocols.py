@@ -17,7 +17,8 @@ papers).
 * success rate (GALA Fig. 1a): the fraction of runs whose score beats a threshold (GALA:
   50% of the nominal 16-simulator A2C score).
 * 95% bootstrap confidence intervals of the mean over seeds (HTS-RL Fig. 5: 10,000
-  resamples), by `scipy.stats.bootstrap`.
+  resamples), by `scipy.stats.bootstrap`; of a difference or ratio of two groups' means,
+  each group's seeds resampled separately (`two_sample_ci`).
 
 Across games (Agarwal et al. 2021, "Deep RL at the edge of the statistical precipice", as
 its rliable library defines them), on scores normalised per game g,
@@ -27,7 +28,12 @@ its rliable library defines them), on scores normalised per game g,
 * interquartile mean (IQM): the mean of the middle 50% of all runs x games normalised
   scores, with a stratified bootstrap CI (each game's runs resampled on their own);
 * performance profile: the fraction of runs x games with normalised score > tau, over a
-  grid of tau, with the same bootstrap's pointwise CIs.
+  grid of tau, with the same bootstrap's pointwise CIs;
+* probability of improvement P(X > Y): the chance that a run of X beats a run of Y on a
+  game, averaged over games, with the same stratified bootstrap (`probability_of_improvement`).
+
+rliable's definitions, computed with scipy (rliable itself would add arch, pandas and
+seaborn to galax's dependencies). `galax.results.verdict` labels the comparisons.
 
 Windows are counted in policies (evaluations), and the episodes inside a window are
 pooled, so an evaluation that lost an episode (`galax.evaluate.evaluator` drops unfinished ones)
@@ -227,34 +233,98 @@ def interquartile_mean(values: np.ndarray) -> float:
   return float(stats.trim_mean(x, 0.25, axis=None))
 
 
-def _stratified_bootstrap(games: list[np.ndarray], pooled: Callable[[np.ndarray], np.ndarray],
-                          confidence: float, resamples: int, seed: int) -> Interval:
-  """pooled(all runs x games) and its percentile bootstrap CI, each game's runs resampled
-  with replacement on their own (scipy resamples each sample of `data` independently).
+def _bootstrap(samples: list[np.ndarray], statistic: Callable[[list[np.ndarray]], np.ndarray],
+               confidence: float, resamples: int, seed: int, numbers: int = 0) -> Interval:
+  """statistic(samples) and its percentile bootstrap CI, each sample's runs (its last axis)
+  resampled with replacement on their own (scipy resamples each sample of `data`
+  independently). A sample of one run stays as it is; where no sample varies, the interval
+  is the estimate itself.
 
-  games[g]: [..., runs_g]; pooled: [..., N] -> [...]. A game with one run stays as it is.
+  samples[i]: [..., runs_i]; statistic: the list, each [..., (batch,) runs_i] -> [...].
+  numbers: the numbers the statistic holds per resample, if more than the samples'.
   """
   _check_bootstrap(confidence, resamples)
-  estimate = np.asarray(pooled(np.concatenate(games, axis=-1)), float)
-  moving = [g for g in games if g.shape[-1] > 1]
-  fixed = [g for g in games if g.shape[-1] == 1]
-  if not moving:
+  estimate = np.asarray(statistic(samples), float)
+  moving = [i for i, s in enumerate(samples) if s.shape[-1] > 1]
+  if not any(np.ptp(samples[i], axis=-1).any() for i in moving):
     return estimate, estimate.copy(), estimate.copy()
 
-  def statistic(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
+  def resampled_statistic(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
     del axis  # always the last: scipy moves the runs there
     lead = resampled[0].shape[:-1]  # [..., resamples in this batch]
-    kept = [np.broadcast_to(f.reshape(f.shape[:-1] + (1,) * (len(lead) - f.ndim + 1) + (1,)),
-                            lead + (1,)) for f in fixed]
-    return pooled(np.concatenate(list(resampled) + kept, axis=-1))
+    full = []
+    for i, s in enumerate(samples):
+      if i in moving:
+        full.append(resampled[moving.index(i)])
+      else:
+        shape = s.shape[:-1] + (1,) * (len(lead) - s.ndim + 1) + s.shape[-1:]
+        full.append(np.broadcast_to(s.reshape(shape), lead + s.shape[-1:]))
+    return statistic(full)
 
-  numbers = sum(g.size for g in games)
-  result = stats.bootstrap(moving, statistic, n_resamples=resamples, axis=-1,
-                           confidence_level=confidence, method="percentile",
-                           batch=_batch(resamples, numbers), vectorized=True,
-                           **{_RNG_ARG: np.random.default_rng(seed)})
+  numbers = max(numbers, sum(s.size for s in samples))
+  result = stats.bootstrap([samples[i] for i in moving], resampled_statistic,
+                           n_resamples=resamples, axis=-1, confidence_level=confidence,
+                           method="percentile", batch=_batch(resamples, numbers),
+                           vectorized=True, **{_RNG_ARG: np.random.default_rng(seed)})
   low, high = (np.asarray(v, float) for v in result.confidence_interval)
   return estimate, low, high
+
+
+def _stratified_bootstrap(games: list[np.ndarray], pooled: Callable[[np.ndarray], np.ndarray],
+                          confidence: float, resamples: int, seed: int) -> Interval:
+  """pooled(all runs x games) and its CI, each game's runs resampled on their own.
+
+  games[g]: [..., runs_g]; pooled: [..., N] -> [...].
+  """
+  return _bootstrap(games, lambda gs: pooled(np.concatenate(gs, axis=-1)), confidence,
+                    resamples, seed)
+
+
+def two_sample_ci(a: Sequence[float], b: Sequence[float], op: str = "diff",
+                  confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+                  ) -> tuple[float, float, float]:
+  """mean(a) - mean(b) (op 'diff') or mean(a) / mean(b) ('ratio') over independent seeds,
+  and its percentile bootstrap CI with a's and b's seeds resampled separately.
+  Returns (estimate, low, high).
+  """
+  fn = {"diff": np.subtract, "ratio": np.divide}.get(op)
+  if fn is None:
+    raise ValueError(f"op must be 'diff' or 'ratio', got {op!r}.")
+  x, y = np.asarray(a, float), np.asarray(b, float)
+  if x.ndim != 1 or y.ndim != 1 or not x.size or not y.size:
+    raise ValueError("two_sample_ci needs two non-empty lists of run scores.")
+  est, lo, hi = _bootstrap([x, y], lambda s: fn(s[0].mean(-1), s[1].mean(-1)), confidence,
+                           resamples, seed)
+  return float(est), float(lo), float(hi)
+
+
+def probability_of_improvement(x: GameScores, y: GameScores, confidence: float = 0.95,
+                               resamples: int = 10_000, seed: int = 0
+                               ) -> tuple[float, float, float]:
+  """P(X > Y) as rliable defines it: per game g the Mann-Whitney probability that a run of
+  X beats a run of Y (a tie counts half),
+
+      P_g = (1 / (N_g M_g)) sum_i sum_j [1(x_gi > y_gj) + 0.5 * 1(x_gi = y_gj)],
+
+  averaged over games, with a stratified bootstrap CI (each game's runs of X and of Y
+  resampled on their own). x[g], y[g]: the runs' scores on game g. Returns (p, low, high).
+  """
+  if not len(x) or len(x) != len(y):
+    raise ValueError(f"{len(x)} games of X for {len(y)} games of Y (need the same, >= 1).")
+  samples = [np.asarray(s, float) for pair in zip(x, y) for s in pair]
+  if any(s.ndim != 1 or not s.size for s in samples):
+    raise ValueError("every game needs a non-empty list of run scores for X and for Y.")
+
+  def statistic(s: list[np.ndarray]) -> np.ndarray:
+    per_game = []
+    for xs, ys in zip(s[::2], s[1::2]):
+      a, b = xs[..., :, None], ys[..., None, :]
+      per_game.append(((a > b) + 0.5 * (a == b)).mean(axis=(-2, -1)))
+    return np.mean(per_game, axis=0)
+
+  pairs = sum(a.size * b.size for a, b in zip(samples[::2], samples[1::2]))
+  p, lo, hi = _bootstrap(samples, statistic, confidence, resamples, seed, numbers=2 * pairs)
+  return float(p), float(lo), float(hi)
 
 
 def aggregate_iqm(scores: GameScores, low: Sequence[float], high: Sequence[float],
