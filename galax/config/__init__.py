@@ -232,6 +232,10 @@ def _running_fields() -> ml_collections.ConfigDict:
   c.track_project = "galax"  # the W&B project
   c.track_entity = ""  # "" = wandb's default entity
   c.track_mode = "online"  # "online", "offline" (upload later: wandb sync) or "disabled"
+  # Video of one episode of the evaluated policy at each evaluation (needs eval.every_steps
+  # > 0): <workdir>/videos/step<N>.mp4 (.gif without ffmpeg), TensorBoard and W&B; outside
+  # the training clock (galax/training/videos.py; CleanRL's name)
+  c.capture_video = False
   c.distributed = False  # call jax.distributed.initialize() (multi-host pods)
   c.time_limit_s = 0.0  # stop after this much training time (HTS final time metric); 0 = none
   c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)

@@ -64,6 +64,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
   envs.check_env_id(config.env.id)
   envs.backend_for(config.env.id).validate(envs.EnvSettings.from_config(config))
+  if config.capture_video:
+    _validate_video(config.env.id, config.eval.every_steps)
   algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
   return config
 
@@ -159,3 +161,13 @@ def _validate_anneal_steps(anneal: str, anneal_steps: int | None) -> None:
   if anneal != "linear":
     raise ValueError(f"config.optimizer.anneal_steps={anneal_steps} acts only with "
                      f"optimizer.anneal='linear', not {anneal!r}.")
+
+
+def _validate_video(env_id: str, eval_every_steps: int) -> None:
+  """Videos are recorded at evaluations, of an env the backend draws."""
+  if eval_every_steps <= 0:
+    raise ValueError("config.capture_video=True records an episode at each evaluation: set "
+                     "config.eval.every_steps > 0 (e.g. --config.eval.every_steps=100000).")
+  from galax.envs import video  # pylint: disable=g-import-not-at-top
+
+  video.check_capture(env_id)

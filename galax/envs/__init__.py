@@ -1,7 +1,8 @@
 """Environments behind one interface (`base.Env`), from backends that each describe
 themselves with an `EnvBackend` (`backend.py`): envpool pools stepped inside jitted code
-(`pool.py`) and gymnax's JAX envs vmapped inside the learner program (`gymnax_env.py`, ids
-"gymnax/..."). See docs/environments.md."""
+(`pool.py`), gymnax's JAX envs vmapped inside the learner program (`gymnax_env.py`, ids
+"gymnax/...") and envs registered with gymnasium, stepped on the host (`gymnasium_env.py`,
+ids "gymnasium/..."). See docs/environments.md."""
 
 from __future__ import annotations
 
@@ -42,7 +43,11 @@ def check_env_id(env_id: str) -> None:
       if same:
         raise ValueError(f"Unknown env id {env_id!r}: {owner.name} has no such environment; "
                          f"{other.name} has it as {same[0]!r}.") from e
-    raise
+    # An id that fell through to the backend of unprefixed ids: say what the others take.
+    forms = [f"{b.name}: {b.id_form}" for b in backends() if b is not owner and b.id_form]
+    if owner.id_form or not forms:
+      raise
+    raise ValueError(f"{e} Other backends' ids: {'; '.join(forms)}.") from None
 
 
 def make_env(env: EnvSettings, num_envs: int, seed: int, num_shards: int = 1,

@@ -1,6 +1,7 @@
 """What the rest of galax may know about an env backend: its `EnvBackend`.
 
-Each backend module (galax/envs/pool.py: envpool; galax/envs/gymnax_env.py: gymnax) defines
+Each backend module (galax/envs/pool.py: envpool; galax/envs/gymnax_env.py: gymnax;
+galax/envs/gymnasium_env.py: registered gymnasium envs, host-stepped) defines
 `BACKEND` next to its `Env`; galax/envs/registry.py gives env ids to their owners.
 Training envs (`make_env`), config checks, evaluation envs, videos, the frames-per-step
 count and `galax.aot.compile` ask the backend, so no module outside a backend's own tells backends
@@ -77,7 +78,10 @@ class EnvBackend:
     rewards, the evaluation's no-op starts where the backend has them).
   validate: raises one ValueError line for an env option the backend would ignore.
   episodes: `episodes(env, policy, episodes, seed)` -> `Frames` for `galax.envs.video`.
+  renders: whether `episodes` draws frames of an id (`config.capture_video` asks first; a
+    backend may raise one ValueError line saying why not).
   frames_per_step: emulator frames per agent step (Atari's frame skip; else 1).
+  id_form: how its ids look, for the line that rejects an id no backend has.
   in_program: the envs step inside the XLA program (vmapped JAX code), so a program that
     holds them compiles for any accelerator (`galax.aot.compile`) and has no host stepping to
     overlap (HTS-RL's micro-batches); False for envs stepped by host threads.
@@ -92,5 +96,7 @@ class EnvBackend:
   make_eval: Callable[[EnvSettings, int, int], Env]
   validate: Callable[[EnvSettings], None] = lambda env: None
   episodes: Callable[[EnvSettings, Policy, int, int], Frames] = _no_videos
+  renders: Callable[[str], bool] = lambda env_id: False
   frames_per_step: Callable[[EnvSettings], int] = lambda env: 1
+  id_form: str = ""
   in_program: bool = False

@@ -234,6 +234,11 @@ def _validate(env: EnvSettings) -> None:
                      f"{env.max_episode_steps}.")
 
 
+def _renders(env_id: str) -> bool:
+  name = env_id.removeprefix(PREFIX)
+  return "MinAtar" in name or name.startswith("CartPole")
+
+
 def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` gymnax games."""
   import gymnax  # pylint: disable=g-import-not-at-top
@@ -241,16 +246,16 @@ def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: in
   from galax.envs.video import cartpole_frame, minatar_frame  # pylint: disable=g-import-not-at-top
 
   name = env_settings.id.removeprefix(PREFIX)
+  if not _renders(env_settings.id):
+    raise ValueError(f"no renderer for {env_settings.id!r}: videos cover Atari, MinAtar and "
+                     "CartPole.")
   env, params = gymnax.make(name)
   if env_settings.max_episode_steps:
     params = params.replace(max_steps_in_episode=env_settings.max_episode_steps)
   if "MinAtar" in name:
     draw = minatar_frame
-  elif name.startswith("CartPole"):  # obs = (x, x', theta, theta')
+  else:  # CartPole: obs = (x, x', theta, theta')
     draw = lambda obs: cartpole_frame(float(obs[0]), float(obs[2]))
-  else:
-    raise ValueError(f"no renderer for {env_settings.id!r}: videos cover Atari, MinAtar and "
-                     "CartPole.")
   reset = jax.jit(lambda k: env.reset(k, params))
   step = jax.jit(lambda k, s, a: env.step(k, s, a, params))
   key = jax.random.PRNGKey(seed)
@@ -273,4 +278,4 @@ def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: in
 BACKEND = EnvBackend(
     name="gymnax", owns=is_gymnax_id, known_ids=gymnax_env_ids, check_id=check_gymnax_id,
     family=lambda env_id: "gymnax", make=_make, make_eval=_make_eval, validate=_validate,
-    episodes=_episodes, in_program=True)
+    episodes=_episodes, renders=_renders, id_form="gymnax/<gymnax id>", in_program=True)

@@ -296,6 +296,11 @@ def _frames_per_step(env: EnvSettings) -> int:
   return int(env.options.get("frame_skip", ATARI_DEFAULTS["frame_skip"]))
 
 
+def _renders(env_id: str) -> bool:
+  """Atari draws its screen; CartPole's observation is drawn."""
+  return env_id.startswith("CartPole") or env_family(env_id) == "atari"
+
+
 def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
   CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
@@ -333,4 +338,4 @@ def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -
 BACKEND = EnvBackend(  # last in `registry.MODULES`: it owns every id without a prefix
     name="envpool", owns=lambda env_id: True, known_ids=known_env_ids,
     check_id=check_env_id, family=env_family, make=_make, make_eval=_make_eval,
-    episodes=_episodes, frames_per_step=_frames_per_step, in_program=False)
+    episodes=_episodes, renders=_renders, frames_per_step=_frames_per_step, in_program=False)

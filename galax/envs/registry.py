@@ -15,7 +15,7 @@ from galax.envs.backend import EnvBackend
 
 # Under galax.envs, each with BACKEND; ids go to the first owner, so envpool (which owns
 # every id without a prefix) comes last.
-MODULES = ("gymnax_env", "pool")
+MODULES = ("gymnax_env", "gymnasium_env", "pool")
 _extra: list[EnvBackend] = []  # `register`ed outside MODULES (tests, user code)
 
 

@@ -14,7 +14,9 @@ backend plays its games (`EnvBackend.episodes`) with the frame drawings here.
 
 from __future__ import annotations
 
+import io
 import os
+import warnings
 
 import numpy as np
 
@@ -42,6 +44,20 @@ def check_video_path(path: str) -> None:
     raise ValueError(f"--video {path!r}: directory {directory!r} does not exist.")
   if not os.access(directory, os.W_OK):
     raise ValueError(f"--video {path!r}: directory {directory!r} is not writable.")
+
+
+def check_capture(env_id: str) -> None:
+  """One ValueError line unless training-time videos (`config.capture_video`) of `env_id`
+  can be drawn (its backend's `renders`) and written (imageio, pillow)."""
+  if not backend_for(env_id).renders(env_id):
+    raise ValueError(f"config.capture_video=True: no renderer for {env_id!r} (videos cover "
+                     "Atari, MinAtar, CartPole and gymnasium envs that render rgb_array).")
+  try:
+    import imageio  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+    import PIL  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  except ImportError:
+    raise ValueError("config.capture_video=True needs imageio and pillow: pip install "
+                     "imageio imageio-ffmpeg pillow (galax's 'video' extra).") from None
 
 
 def minatar_frame(obs: np.ndarray, cell: int = 16) -> np.ndarray:
@@ -89,11 +105,33 @@ def record(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> list[n
           for frame, total, episode in play(env, policy, episodes, seed)]
 
 
+def gif_bytes(frames: list[np.ndarray], fps: int = FPS) -> bytes:
+  """An animated GIF of `frames`, in memory (TensorBoard's image dashboard plays it)."""
+  from PIL import Image  # pylint: disable=g-import-not-at-top
+
+  images = [Image.fromarray(np.asarray(f, np.uint8)) for f in frames]
+  out = io.BytesIO()
+  images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
+                 duration=int(1000 / fps), loop=0)
+  return out.getvalue()
+
+
+def default_extension() -> str:
+  """".mp4" where ffmpeg is installed (the imageio-ffmpeg wheel), else ".gif"."""
+  try:
+    import imageio_ffmpeg  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+  except ImportError:
+    return ".gif"
+  return ".mp4"
+
+
 def write_video(path: str, frames: list[np.ndarray], fps: int = FPS) -> None:
   """MP4 or GIF by the extension of `path` (checked by `check_video_path`)."""
   import imageio.v2 as imageio  # pylint: disable=g-import-not-at-top
 
   if path.lower().endswith(".gif"):
     imageio.mimwrite(path, frames, duration=1000 / fps, loop=0)
-  else:
+    return
+  with warnings.catch_warnings():  # JAX's, on the fork of ffmpeg's process (which only execs)
+    warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
     imageio.mimwrite(path, frames, fps=fps, macro_block_size=16)

@@ -33,7 +33,7 @@ import dataclasses
 import json
 import os
 import time
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -232,13 +232,30 @@ def best_mean_return(records: Sequence[EvalRecord]) -> float:
   return max(means, default=float("-inf"))
 
 
+class VideoRecorder(Protocol):
+  """Records a video at each evaluation (`config.capture_video`: galax/training/videos.py)."""
+
+  def record(self, params: ParamsBlock, env_steps: int) -> str: ...
+
+
+def eval_line(env_steps: int, records: Sequence[EvalRecord]) -> str:
+  """The progress line of one evaluation's records."""
+  means = [r.mean_return for r in records]
+  if len(records) == 1:
+    who = "average params" if records[0].learner < 0 else f"learner {records[0].learner}"
+  else:
+    who = f"{len(records)} learners (min {min(means):.2f}, max {max(means):.2f})"
+  return (f"eval  {env_steps:>10d} | return {np.mean(means):8.2f} over "
+          f"{len(records[0].returns)} episodes | {who}")
+
+
 class EvalHook:
   """Runs evaluations from the training loop and keeps their records.
 
   `next_due(env_steps)` is the step count of the next periodic evaluation; `run(...)`
   evaluates, appends rows to `<workdir>/eval.csv` (process 0) and returns the new
-  records. `eval_time_s` accumulates the wall time spent evaluating, which `train`
-  subtracts to report training time.
+  records. `eval_time_s` accumulates the wall time spent evaluating (and recording the
+  `videos`, if given: process 0 only), which `train` subtracts to report training time.
   """
 
   FIELDS = ("env_steps", "train_time_s", "wall_time_s", "learner", "mean_return",
@@ -246,14 +263,14 @@ class EvalHook:
 
   def __init__(self, settings: EvalSettings, apply_fn: Callable, num_learners: int,
                workdir: str | None = None, resume: bool = False,
-               log: Callable[[str], None] = print):
+               log: Callable[[str], None] = print, videos: VideoRecorder | None = None):
     self.every = settings.every_steps
     self.which = settings.learners
     self.num_learners = num_learners
     policies = num_learners if self.which == "all" else 1
     self.records: list[EvalRecord] = []
     self.eval_time_s = 0.0
-    self._log = log
+    self._log, self._videos = log, videos
     self._is_writer = jax.process_index() == 0
     self._evaluator = Evaluator(settings, apply_fn, policies) if self._is_writer else None
     self.path = os.path.join(workdir, "eval.csv") if workdir else None
@@ -277,6 +294,8 @@ class EvalHook:
     start = time.perf_counter()
     chosen, learners = select_params(host_params, self.which, self.num_learners)
     out = self._evaluator.evaluate(chosen)
+    if self._videos is not None:
+      self._videos.record(host_params, env_steps)
     self.eval_time_s += time.perf_counter() - start
     new = []
     for p, learner in enumerate(learners):

@@ -108,7 +108,7 @@ def check(workdir: str) -> None:
 # multi-process job's supervisor fills before training starts, nor unknown files).
 RUN_MARKERS = ("config.json", "metrics.csv", "result.json", "checkpoints")
 RUN_FILES = (*RUN_MARKERS, "eval.csv", "tb", "best", "checkpoints.damaged", "wandb",
-             "wandb_id.txt")
+             "wandb_id.txt", "videos")
 
 
 def earlier_run(workdir: str) -> list[str]:

@@ -47,6 +47,7 @@ from galax.training.clock import RunClock
 from galax.training.header import done_lines, header_lines, returns_text, speed_text
 from galax.training.progress import OnCall
 from galax.training.result import TrainResult, finished_reason
+from galax.training.videos import VideoHook
 
 
 def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
@@ -62,6 +63,8 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
   `preemption.Preempted` (a SystemExit, status 143) after a SIGTERM's checkpoint.
   """
   config_lib.validate(config)
+  if config.capture_video and not workdir:
+    raise ValueError("config.capture_video=True writes <workdir>/videos: give a workdir.")
   if config.track and jax.process_index() == 0:
     tracking.check(config.track_mode)  # before anything is made
   made = workdir_lock.first_missing(workdir) if workdir else None  # removed if nothing starts
@@ -216,9 +219,11 @@ class _Run:
     if self.workdir:
       self.log(f"workdir {rundir.absolute(self.workdir)}")
     if config.eval.every_steps > 0:
-      self.evals = eval_lib.EvalHook(eval_lib.EvalSettings.from_config(config),
-                                     algorithm.network.apply, algorithm.layout.num_learners,
-                                     files_dir, resume, self.log)
+      settings, apply_fn = eval_lib.EvalSettings.from_config(config), algorithm.network.apply
+      videos = (VideoHook(settings, apply_fn, algorithm.layout.num_learners, files_dir,
+                          self.writer) if config.capture_video else None)
+      self.evals = eval_lib.EvalHook(settings, apply_fn, algorithm.layout.num_learners,
+                                     files_dir, resume, self.log, videos)
       self.next_eval = self.evals.next_due(self.env_steps)
       if self.workdir:  # the best evaluation's state, <workdir>/best (evaluate --step=best)
         self.best = ckpt_lib.BestCheckpoint(
@@ -283,12 +288,7 @@ class _Run:
                         self.state, self.meta())
     if not records:
       return
-    if len(records) == 1:
-      who = "average params" if records[0].learner < 0 else f"learner {records[0].learner}"
-    else:
-      who = f"{len(records)} learners (min {min(means):.2f}, max {max(means):.2f})"
-    self.log(f"eval  {self.env_steps:>10d} | return {np.mean(means):8.2f} over "
-             f"{len(records[0].returns)} episodes | {who}")
+    self.log(eval_lib.eval_line(self.env_steps, records))
     if self.writer:
       self.writer.write_scalars(self.env_steps, {"eval/mean_return": float(np.mean(means))})
 

@@ -119,6 +119,8 @@ class Tracker(Protocol):
 
   def log(self, step: int, scalars: Mapping[str, float]) -> None: ...
 
+  def log_video(self, step: int, tag: str, path: str) -> None: ...
+
   def close(self) -> None: ...
 
 
@@ -168,6 +170,23 @@ class MetricsWriter:
       self._tb.flush()
     if self._tracker is not None:
       self._tracker.log(step, tagged)
+
+  def write_video(self, step: int, tag: str, frames: list[np.ndarray], path: str) -> None:
+    """A video: to TensorBoard as an animated GIF image (tensorboardX's add_video needs
+    moviepy), to the tracker as its file `path`."""
+    if self._tb is not None:
+      from tensorboardX.proto.summary_pb2 import Summary  # pylint: disable=g-import-not-at-top
+
+      from galax.envs.video import gif_bytes  # pylint: disable=g-import-not-at-top
+
+      height, width = frames[0].shape[:2]
+      image = Summary.Image(height=height, width=width, colorspace=3,
+                            encoded_image_string=gif_bytes(frames))
+      summary = Summary(value=[Summary.Value(tag=tag, image=image)])
+      self._tb._get_file_writer().add_summary(summary, step)  # pylint: disable=protected-access
+      self._tb.flush()
+    if self._tracker is not None:
+      self._tracker.log_video(step, tag, path)
 
   def close(self) -> None:
     self._file.close()

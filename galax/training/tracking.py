@@ -90,5 +90,10 @@ class WandbTracker:
   def log(self, step: int, scalars: Mapping[str, float]) -> None:
     self._run.log({"global_step": step, **scalars})
 
+  def log_video(self, step: int, tag: str, path: str) -> None:
+    """A video file (.mp4 or .gif) of `config.capture_video` (galax/training/videos.py)."""
+    wandb = _import_wandb()
+    self._run.log({"global_step": step, tag: wandb.Video(path, format=path.rsplit(".", 1)[-1])})
+
   def close(self) -> None:
     self._run.finish()
