@@ -1,5 +1,6 @@
-"""HTS-A2C and HTS-PPO as galax algorithms: the `hts` config section and its checks, a
-segment's shape (`SegmentShape`), the learner a segment hosts, `make_hts` and `SPECS`.
+"""HTS-A2C and HTS-PPO as galax algorithms, one builder each over the shared segment: the
+`hts` config section and its checks, a segment's shape (`SegmentShape`), the learner a
+segment hosts, `make_hts_a2c`, `make_hts_ppo` and `SPECS`.
 
 The segment itself (alpha env steps overlapping the learner's units; the one-step-delayed
 gradients of Eq. 6) is galax/algorithms/hts/segment.py.
@@ -7,7 +8,7 @@ gradients of Eq. 6) is galax/algorithms/hts/segment.py.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import jax
 import numpy as np
@@ -53,30 +54,24 @@ class SegmentShape(NamedTuple):
     """What `hts.microbatches` pieces divide (`AlgorithmSpec.segment_units`)."""
     return self.units, self.alpha
 
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> SegmentShape:
-    alpha = int(config.hts.alpha or config.t_max)
-    if config.algorithm == "hts_a2c":
-      return cls(alpha, alpha, 1)
-    units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-    return cls(alpha, units, units)
+
+def a2c_shape(alpha: int) -> SegmentShape:
+  """HTS-A2C: one unit (a time step's gradient) per env step, one optimizer step."""
+  return SegmentShape(alpha, alpha, 1)
 
 
-def make_learner(config: ConfigDict, setup: Setup, alpha: int, combiner: Combiner,
-                 optimizer: LearnerOptimizer) -> SegmentLearner:
-  """HTS-A2C's or HTS-PPO's learner, stepping the learners' `optimizer`."""
-  layout = setup.layout
-  if config.algorithm == "hts_a2c":
-    learner = A2CStepLearner(setup.network.apply, ReturnSettings.from_config(config),
-                             losses.LossSettings.from_config(config), int(config.t_max),
-                             optimizer, combiner, layout.learners_per_device, alpha)
-  else:
-    ppo = PPOLearner(setup.network.apply, PPOSettings.from_config(config), optimizer,
-                     combiner, layout.learners_per_device, alpha, layout.envs_per_learner,
-                     setup.plan.grad_chunks)
-    stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: same
-    learner = StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
-  return learner
+def ppo_shape(alpha: int, epochs: int, minibatches: int) -> SegmentShape:
+  """HTS-PPO: epochs x minibatches units, each an optimizer step."""
+  return SegmentShape(alpha, epochs * minibatches, epochs * minibatches)
+
+
+# A config's segment: alpha env steps per env (hts.alpha; 0 = t_max) and the variant's units.
+_alpha = lambda c: int(c.hts.alpha or c.t_max)
+_a2c_shape = lambda c: a2c_shape(_alpha(c))
+_ppo_shape = lambda c: ppo_shape(_alpha(c), int(c.ppo.epochs), int(c.ppo.minibatches))
+
+# (setup, alpha, combiner, optimizer) -> the learner a segment hosts
+MakeLearner = Callable[[Setup, int, Combiner, LearnerOptimizer], SegmentLearner]
 
 
 def hts_config() -> ConfigDict:
@@ -97,10 +92,10 @@ def hts_config() -> ConfigDict:
   return c
 
 
-def _validate(config: ConfigDict) -> None:
+def _validate(config: ConfigDict, shape: SegmentShape, ppo: bool) -> None:
   """The `hts` section (and `ppo`'s for HTS-PPO): alpha whole rollouts, actor groups that
   divide the envs, micro-batches that divide both alpha and the learner's units."""
-  if config.algorithm == "hts_ppo":
+  if ppo:
     validate_ppo(config)
   check_positive(config, "hts.num_actors")
   if config.hts.alpha < 0 or config.hts.microbatches < 0:
@@ -115,32 +110,30 @@ def _validate(config: ConfigDict) -> None:
   if config.hts.gradient_point not in ("current", "stale"):
     raise ValueError(f"config.hts.gradient_point={config.hts.gradient_point!r} is not one of "
                      "'current', 'stale'.")
-  stale = config.hts.gradient_point == "stale"
-  if config.algorithm == "hts_a2c" and stale:
+  if not ppo and config.hts.gradient_point == "stale":
     raise ValueError("config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
                      "gradient at theta_{k-1} always (Eq. 6).")
   m = int(config.hts.microbatches)
-  alpha, units, _ = SegmentShape.from_config(config)
-  if m and (alpha % m or units % m):
-    raise ValueError(f"config.hts.microbatches={m} must divide both alpha={alpha} and the "
-                     f"learner's {units} units per segment.")
+  if m and (shape.alpha % m or shape.units % m):
+    raise ValueError(f"config.hts.microbatches={m} must divide both alpha={shape.alpha} and "
+                     f"the learner's {shape.units} units per segment.")
 
 
-def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> Algorithm:
-  """HTS-A2C (`algorithm = "hts_a2c"`) or HTS-PPO (`"hts_ppo"`) from a config."""
-  alpha, _, optimizer_steps = SegmentShape.from_config(config)
+def _make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None,
+              own_spec: spec.AlgorithmSpec, shape: SegmentShape, make_learner: MakeLearner
+              ) -> Algorithm:
+  """An HTS algorithm: segments of `shape` hosting the learner `make_learner` builds."""
+  alpha, optimizer_steps = shape.alpha, shape.optimizer_steps
 
   def actor_groups(layout):
     return ActorGroups(EnvSettings.from_config(config), config.seed,
                        int(config.hts.num_actors), layout.learners_per_device,
                        layout.envs_per_learner, layout.local_devices, layout.first_env)
 
-  own_spec = next(s for s in SPECS if s.name == config.algorithm)
   setup, combiner, optimizer, schedule = make_learners(
       config, own_spec, devices, optimizer_steps, make_envs=actor_groups)
   layout, groups = setup.layout, setup.env
-  learner = make_learner(config, setup, alpha, combiner, optimizer)
+  learner = make_learner(setup, alpha, combiner, optimizer)
   local_learners = layout.local_learners
 
   def init_extra(params):
@@ -156,15 +149,50 @@ def make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                   schedule, alpha, combiner, init_extra)
 
 
-_HTS = dict(build=make_hts, steps_per_env=lambda c: SegmentShape.from_config(c).alpha,
-            validate=_validate,
-            config_sections=lambda: dict(hts=hts_config(), ppo=ppo_config()),
-            features=frozenset({spec.MICROBATCHES}),
-            segment_units=lambda c: SegmentShape.from_config(c).units_and_steps)
+def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+                 ) -> Algorithm:
+  """HTS-A2C (`algorithm = "hts_a2c"`): per-time-step gradient units at theta_{k-1}."""
+  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
+  t_max = int(config.t_max)
+
+  def learner(setup, alpha, combiner, optimizer):
+    return A2CStepLearner(setup.network.apply, returns, loss, t_max, optimizer, combiner,
+                          setup.layout.learners_per_device, alpha)
+
+  return _make_hts(config, devices, SPECS[0], _a2c_shape(config), learner)
+
+
+def make_hts_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
+                 ) -> Algorithm:
+  """HTS-PPO (`algorithm = "hts_ppo"`): PPO's epochs x minibatches units, starting at
+  theta_k ("current") or theta_{k-1} ("stale")."""
+  settings = PPOSettings.from_config(config)
+  stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: the same
+
+  def learner(setup, alpha, combiner, optimizer):
+    layout = setup.layout
+    ppo = PPOLearner(setup.network.apply, settings, optimizer, combiner,
+                     layout.learners_per_device, alpha, layout.envs_per_learner,
+                     setup.plan.grad_chunks)
+    return StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
+
+  return _make_hts(config, devices, SPECS[1], _ppo_shape(config), learner)
+
+
+_SECTIONS = dict(config_sections=lambda: dict(hts=hts_config(), ppo=ppo_config()),
+                 features=frozenset({spec.MICROBATCHES}))
 SPECS = (
-    spec.AlgorithmSpec("hts_a2c", chunked_batch=lambda c: (
-        1, 1, "time step of an HTS-A2C unit (it does not chunk)"), **_HTS),
-    spec.AlgorithmSpec("hts_ppo", chunked_batch=lambda c: spec.ppo_minibatch(
-        SegmentShape.from_config(c).alpha, int(c.envs_per_learner), int(c.ppo.minibatches)),
-        **_HTS),
+    spec.AlgorithmSpec(
+        "hts_a2c", make_hts_a2c, steps_per_env=lambda c: _a2c_shape(c).alpha,
+        validate=lambda c: _validate(c, _a2c_shape(c), ppo=False),
+        segment_units=lambda c: _a2c_shape(c).units_and_steps,
+        chunked_batch=lambda c: (1, 1, "time step of an HTS-A2C unit (it does not chunk)"),
+        **_SECTIONS),
+    spec.AlgorithmSpec(
+        "hts_ppo", make_hts_ppo, steps_per_env=lambda c: _ppo_shape(c).alpha,
+        validate=lambda c: _validate(c, _ppo_shape(c), ppo=True),
+        segment_units=lambda c: _ppo_shape(c).units_and_steps,
+        chunked_batch=lambda c: spec.ppo_minibatch(
+            _alpha(c), int(c.envs_per_learner), int(c.ppo.minibatches)),
+        **_SECTIONS),
 )
