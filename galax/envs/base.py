@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
+import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
@@ -155,3 +156,25 @@ def to_timestep(state: EnvState, obs: jax.Array, reward: jax.Array, terminated: 
       episode_length=episode_length,
   )
   return new_state, timestep
+
+
+class StepsInRecv:
+  """For envs whose `send` only records the actions and whose `recv` does the step
+  (gymnax's vmapped step, a Gymnasium vector env's host call): `step` is the two in turn."""
+
+  num_envs: int
+
+  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
+           ) -> tuple[EnvState, Timestep]:
+    return self.recv(state.replace(handle=self.send(state, action, shard_index)), shard_index)
+
+  def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
+    """Records the actions: they are the handle `recv` steps with."""
+    del state, shard_index
+    chex.assert_shape(action, (self.num_envs,))
+    return action.astype(jnp.int32)
+
+  def recv(self, state: EnvState, shard_index: int | jax.Array = 0
+           ) -> tuple[EnvState, Timestep]:
+    raise NotImplementedError
+

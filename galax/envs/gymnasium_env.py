@@ -30,14 +30,13 @@ import difflib
 import importlib
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
 from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
-from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+from galax.envs.base import EnvSpec, EnvState, StepsInRecv, Timestep, to_timestep
 
 if TYPE_CHECKING:
   import gymnasium
@@ -112,7 +111,7 @@ def _time_limit(env: EnvSettings, limit: int | None) -> int:
   return int(limit)
 
 
-class GymnasiumEnv:
+class GymnasiumEnv(StepsInRecv):
   """`num_envs * num_shards` envs of a registered gymnasium id (see the module docstring).
 
   Args:
@@ -161,16 +160,6 @@ class GymnasiumEnv:
     jax.effects_barrier()  # no dispatched step may still call into a closed env
     for env in self._envs:
       env.close()
-
-  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
-           ) -> tuple[EnvState, Timestep]:
-    return self.recv(state.replace(handle=self.send(state, action, shard_index)), shard_index)
-
-  def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
-    """Records the actions: they are the handle `recv` steps with."""
-    del state, shard_index
-    chex.assert_shape(action, (self.num_envs,))
-    return action.astype(jnp.int32)
 
   def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     """Steps the shard's vector env on the host with the actions in `state.handle`; each

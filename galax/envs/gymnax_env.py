@@ -36,14 +36,13 @@ import difflib
 import functools
 from typing import TYPE_CHECKING, Callable, Sequence
 
-import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
-from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+from galax.envs.base import EnvSpec, EnvState, StepsInRecv, Timestep, to_timestep
 
 if TYPE_CHECKING:
   from gymnax.environments.environment import Environment, EnvParams
@@ -82,7 +81,7 @@ class GymnaxCarry:
   # truncated step: the new episode's first observation, shown on the following step)
 
 
-class GymnaxEnv:
+class GymnaxEnv(StepsInRecv):
   """`num_envs * num_shards` gymnax envs of one id (see the module docstring).
 
   Args:
@@ -125,16 +124,6 @@ class GymnaxEnv:
 
   def close(self) -> None:
     pass
-
-  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
-           ) -> tuple[EnvState, Timestep]:
-    return self.recv(state.replace(handle=self.send(state, action, shard_index)), shard_index)
-
-  def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
-    """Records the actions: they are the handle `recv` steps with."""
-    del state, shard_index
-    chex.assert_shape(action, (self.num_envs,))
-    return action.astype(jnp.int32)
 
   def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     """One vmapped gymnax step with the actions in `state.handle`."""
