@@ -59,6 +59,23 @@ class EnvSettings:
     return self.eval_max_episode_steps or self.max_episode_steps or None
 
 
+def reject_envpool_options(env: EnvSettings, family: str, options: bool = True) -> None:
+  """One line for a setting only envpool acts on (episodic life, reward clipping, worker
+  threads and, unless the family takes them, `env.options`), and for a negative time
+  limit: the validate hook of a backend that is not envpool."""
+  envpool_only = dict(episodic_life=env.episodic_life, reward_clip=env.reward_clip,
+                      num_threads=env.num_threads)
+  if options:
+    envpool_only["options"] = dict(env.options)
+  for name, value in envpool_only.items():
+    if value:
+      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the {family} env "
+                       f"{env.id!r} has no such setting (leave it unset).")
+  if env.max_episode_steps < 0:
+    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
+                     f"{env.max_episode_steps}.")
+
+
 def _no_videos(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   raise ValueError(f"no renderer for {env.id!r}: its backend draws no frames.")
 

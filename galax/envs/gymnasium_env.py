@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import io_callback
 
-from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
+from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy, reject_envpool_options
 from galax.envs.base import EnvSpec, EnvState, StepsInRecv, Timestep, to_timestep
 
 if TYPE_CHECKING:
@@ -208,16 +208,9 @@ def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> GymnasiumEnv:
 
 
 def _validate(env: EnvSettings) -> None:
-  """Rejects envpool's options (a gymnasium env has none of them); checks the time limit."""
-  envpool_only = dict(episodic_life=env.episodic_life, reward_clip=env.reward_clip,
-                      num_threads=env.num_threads)
-  for name, value in envpool_only.items():
-    if value:
-      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnasium env "
-                       f"{env.id!r} has no such setting (leave it unset).")
-  if env.max_episode_steps < 0:
-    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
-                     f"{env.max_episode_steps}.")
+  """Rejects envpool's settings (`env.options` are the env's own keyword arguments);
+  checks the time limit."""
+  reject_envpool_options(env, "gymnasium", options=False)
   _time_limit(env, env.max_episode_steps)
 
 

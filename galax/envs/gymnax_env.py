@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
+from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy, reject_envpool_options
 from galax.envs.base import EnvSpec, EnvState, StepsInRecv, Timestep, to_timestep
 
 if TYPE_CHECKING:
@@ -212,15 +212,7 @@ def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> GymnaxEnv:
 
 def _validate(env: EnvSettings) -> None:
   """Rejects the envpool-only options a gymnax env would ignore."""
-  envpool_only = dict(episodic_life=env.episodic_life, reward_clip=env.reward_clip,
-                      num_threads=env.num_threads, options=dict(env.options))
-  for name, value in envpool_only.items():
-    if value:
-      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the gymnax env "
-                       f"{env.id!r} has no such setting (leave it unset).")
-  if env.max_episode_steps < 0:
-    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
-                     f"{env.max_episode_steps}.")
+  reject_envpool_options(env, "gymnax")
 
 
 def _renders(env_id: str) -> bool:
