@@ -2,6 +2,7 @@
 
   python benchmarks/fault_injection.py                 # 20 kills (about 10 minutes on 2 cores)
   python benchmarks/fault_injection.py --kills=3 --total_env_steps=8000
+  python benchmarks/fault_injection.py --env_id=gymnax/CartPole-v1   # gymnax's CartPole
 
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
 checkpoint's final rename is slowed down (`--save_delay_s`, patched into orbax in the
@@ -45,6 +46,11 @@ def run_args(total_env_steps: int) -> list[str]:
           "--config.target_return=0", "--config.tensorboard=False"]
 
 
+def env_args(env_id: str) -> list[str]:
+  """--config.env.id for another CartPole than the config's (envpool's)."""
+  return [f"--config.env.id={env_id}"] if env_id else []
+
+
 def child_main(argv: list[str]) -> None:
   """run.py with orbax's final rename of each checkpoint slowed down by $SAVE_DELAY_S."""
   import runpy  # pylint: disable=g-import-not-at-top
@@ -72,12 +78,13 @@ def tmp_dirs(workdir: str) -> set[str]:
   return set(glob.glob(os.path.join(workdir, "checkpoints", "*.orbax-checkpoint-tmp*")))
 
 
-def launch(workdir: str, total: int, delay: float, log_path: str) -> subprocess.Popen:
+def launch(workdir: str, total: int, delay: float, log_path: str,
+           env_id: str) -> subprocess.Popen:
   resume = ["--resume"] if has_checkpoint(workdir) else []
   env = dict(os.environ, SAVE_DELAY_S=str(delay), PYTHONUNBUFFERED="1")
   with open(log_path, "w") as out:
     return subprocess.Popen([sys.executable, __file__, "--child", f"--workdir={workdir}",
-                             *run_args(total), *resume], stdout=out,
+                             *run_args(total), *env_args(env_id), *resume], stdout=out,
                             stderr=subprocess.STDOUT, env=env, cwd=ROOT)
 
 
@@ -117,7 +124,7 @@ def lineage(starts: list[int | None]) -> list[int]:
   return chain[::-1]
 
 
-def reference_state(steps: list[int], total: int, workdir: str):
+def reference_state(steps: list[int], total: int, workdir: str, env_id: str):
   """A run without kills that stops at each of `steps` and resumes (fresh envs) from it."""
   from galax.config import (
     cli,  # pylint: disable=g-import-not-at-top
@@ -125,7 +132,7 @@ def reference_state(steps: list[int], total: int, workdir: str):
   )
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
-  config = load("cartpole_a2c")
+  config = load("cartpole_a2c", **({"env__id": env_id} if env_id else {}))
   for arg in run_args(total):
     key, value = arg[len("--config."):].split("=")
     assert cli.unknown_override(config, key) is None
@@ -156,14 +163,15 @@ def check_metrics(workdir: str, total: int) -> tuple[bool, int]:
   return increasing, len(expected - set(steps))
 
 
-def inject(kills: int, total: int, delay: float, seed: int, workdir: str) -> dict:
+def inject(kills: int, total: int, delay: float, seed: int, workdir: str,
+           env_id: str) -> dict:
   rng = random.Random(seed)
   counts = dict(kills=0, resumes=0, kills_in_startup=0, kills_in_save=0, damaged_reported=0)
   starts = []
   for launch_index in range(kills + 1):
     log_path = os.path.join(workdir, f"launch{launch_index}.log")
     resuming, tmp_before = has_checkpoint(workdir), tmp_dirs(workdir)
-    proc = launch(workdir, total, delay, log_path)
+    proc = launch(workdir, total, delay, log_path, env_id)
     if launch_index < kills:
       if launch_index % 4 == 3:  # every 4th: during start-up / compilation
         time.sleep(rng.uniform(0.5, 8.0))
@@ -194,12 +202,15 @@ def main() -> None:
   parser.add_argument("--save_delay_s", type=float, default=0.2)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--workdir", default="")
+  parser.add_argument("--env_id", default="",
+                      help="another CartPole (default: the config's, envpool's)")
   args = parser.parse_args()
   root = args.workdir or tempfile.mkdtemp(prefix="galax_faults_")
   killed, reference = os.path.join(root, "killed"), os.path.join(root, "reference")
   os.makedirs(killed, exist_ok=True)
   start = time.time()
-  counts = inject(args.kills, args.total_env_steps, args.save_delay_s, args.seed, killed)
+  counts = inject(args.kills, args.total_env_steps, args.save_delay_s, args.seed, killed,
+                  args.env_id)
 
   import json  # pylint: disable=g-import-not-at-top
 
@@ -213,7 +224,7 @@ def main() -> None:
     finished = counts["final_exit"] == 0 and json.load(f)["env_steps"] == args.total_env_steps
   increasing, rows_lost = check_metrics(killed, args.total_env_steps)
   chain = lineage(counts["starts"])
-  expected = reference_state(chain, args.total_env_steps, reference)
+  expected = reference_state(chain, args.total_env_steps, reference, args.env_id)
   actual = saved_state(killed, expected)
   pairs = zip(jax.tree.leaves(to_host(_saveable(expected))),
               jax.tree.leaves(to_host(_saveable(actual))))

@@ -61,3 +61,57 @@ def _no_env_step_outlives_its_test():
 
   jax.effects_barrier()
 
+
+
+# --- scheduling under `-n 2` (`--dist loadgroup`, pyproject.toml) ------------------------
+#
+# Each test is its own unit of work, handed to whichever worker is free, except the tests
+# that share a module-scoped fixture or a per-process cache of runs: those go to one worker
+# as one group (else each worker builds the shared run, or rebuilds it after tests of other
+# modules tore it down). Groups are handed out first, the largest first; then the tests
+# marked slow (the longest of them first), then the rest, so that short tests fill the end
+# of the run instead of one long test running alone on one worker.
+
+# Modules that share runs through a cache of their own (not a fixture), by group.
+_CACHE_GROUPS = {
+    "test_golden_updates.py": "golden",  # cached_run_case: a mutation reuses its case's run
+    "test_hts.py": "hts",  # delay_off_run, shared with test_hts_gradient_point
+    "test_hts_gradient_point.py": "hts",
+    "test_ppo_metrics.py": "ppo_metrics",  # _compiled
+}
+# The longest single tests (over ~40 s on 2 busy cores), started before the other slow ones.
+_LONGEST = (
+    "test_device_benchmark.py::test_every_phase_of_the_smoke_scale",
+    "test_pong_learning.py::",
+    "test_experiments_claims.py::test_claim_command",
+    "test_reliability.py::test_fault_injection_small",
+    "test_notebooks.py::test_notebook_runs",
+    "test_lost_peer.py::test_the_survivor",
+    "test_preemption.py::test_two_processes",
+)
+
+
+def _group(item):
+  module = item.path.name
+  if module in _CACHE_GROUPS:
+    return _CACHE_GROUPS[module]
+  fixtures = getattr(item, "_fixtureinfo", None)
+  for defs in (fixtures.name2fixturedefs.values() if fixtures else ()):
+    if any(d.scope in ("module", "session") and d.baseid.endswith(module) for d in defs):
+      return module.removesuffix(".py")
+  return None
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+  del config
+  for item in items:
+    group = _group(item)
+    if group:
+      item.add_marker(pytest.mark.xdist_group(group))
+
+  def order(item):
+    longest = any(key in item.nodeid for key in _LONGEST)
+    return (not longest, item.get_closest_marker("slow") is None)
+
+  items.sort(key=order)  # stable: the collection order within each class

@@ -35,9 +35,9 @@ def test_galax_command_lists_every_config_in_its_help(tmp_path):
 
 @pytest.mark.slow
 def test_python_m_galax_trains_like_run_py(tmp_path):
-  proc = run_cli("--config=cartpole_a2c", "--config.total_env_steps=800",
-                 "--config.updates_per_call=10", "--config.tensorboard=False",
-                 f"--workdir={tmp_path}", module="galax")
+  proc = run_cli("--config=cartpole_a2c", "--config.env.id=gymnax/CartPole-v1",
+                 "--config.total_env_steps=800", "--config.updates_per_call=10",
+                 "--config.tensorboard=False", f"--workdir={tmp_path}", module="galax")
   assert proc.returncode == 0, proc.stderr[-2000:]
   assert "done: 800 steps" in proc.stdout
   assert (tmp_path / "result.json").exists()

@@ -103,6 +103,10 @@ def test_select_params():
 
 
 def _small(config, total=4000, every=1600):
+  """The training loop's evaluation schedule on gymnax's CartPole, whose training program
+  is run_helpers.tiny_config's (the compile cache serves it; envpool's CartPole, whose
+  programs carry their pool's handle, is compiled afresh by every build)."""
+  config.env.id = "gymnax/CartPole-v1"
   config.updates_per_call = 10  # 800 env steps per call
   config.total_env_steps = total
   config.target_return = 0.0
@@ -174,7 +178,7 @@ def test_per_learner_params_and_evaluating_every_learner(tmp_path):
   joint = to_host(algorithm.init().params)
   algorithm.env.close()
   for i in range(2):
-    single = load_config("cartpole_a2c")
+    single = load_config("cartpole_a2c", env__id=config.env.id)
     single.seed = config.seed + i
     algorithm = make_algorithm(single)
     alone = to_host(algorithm.init().params)

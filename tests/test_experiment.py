@@ -56,7 +56,8 @@ def test_learners_config_keeps_per_seed_budgets():
 
 
 def _config():
-  config = load_config("cartpole_a2c")
+  # gymnax's CartPole: run_helpers.tiny_config's program, which the compile cache serves.
+  config = load_config("cartpole_a2c", env__id="gymnax/CartPole-v1")
   config.target_return = 0.0
   config.total_env_steps = 3200
   config.updates_per_call = 10
@@ -111,7 +112,8 @@ def test_seeds_as_learners_match_sequential_runs(tmp_path):
 @pytest.mark.slow
 def test_cli(tmp_path):
   args = [sys.executable, "-m", "galax.experiment", "--seeds=2", f"--out={tmp_path}",
-          "--config.total_env_steps=800", "--config.updates_per_call=10",
+          "--config.env.id=gymnax/CartPole-v1", "--config.total_env_steps=800",
+          "--config.updates_per_call=10",
           "--config.tensorboard=False", "--config.eval.every_steps=800",
           "--config.eval.episodes=2", "--best_policy_episodes=2", "--method=A2C-test"]
   proc = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300,

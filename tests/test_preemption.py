@@ -22,10 +22,12 @@ from galax.runtime import checkpoint as ckpt_lib
 from galax.training.loop import train
 
 # CartPole in calls of 800 env steps (16 envs x t_max 5 x 10 updates), a row per call, no
-# periodic checkpoints.
-CALLS = ["--config=cartpole_a2c", "--config.updates_per_call=10",
-         "--config.log_every_steps=800", "--config.target_return=0",
-         "--config.checkpoint_every_steps=0", "--config.tensorboard=False"]
+# periodic checkpoints. gymnax's CartPole, as run_helpers.tiny_config: the compile cache
+# serves its program to every process (an envpool program carries its pool's handle).
+CALLS = ["--config=cartpole_a2c", "--config.env.id=gymnax/CartPole-v1",
+         "--config.updates_per_call=10", "--config.log_every_steps=800",
+         "--config.target_return=0", "--config.checkpoint_every_steps=0",
+         "--config.tensorboard=False"]
 
 
 class SigtermReachedTheTest(Exception):

@@ -361,7 +361,8 @@ def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypa
 def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
   proc = subprocess.Popen(
       [sys.executable, os.path.join(ROOT, "run.py"), f"--workdir={tmp_path}",
-       "--config.total_env_steps=100000000", "--config.updates_per_call=10",
+       "--config.env.id=gymnax/CartPole-v1", "--config.total_env_steps=100000000",
+       "--config.updates_per_call=10",
        "--config.log_every_steps=800", "--config.target_return=0"],
       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
       # As from a terminal: a child inherits an ignored SIGINT, and a pytest-xdist worker
@@ -512,13 +513,15 @@ def test_resumed_params_match_the_checkpoint(tmp_path):
     np.testing.assert_array_equal(a, b)
 
 
-# The fault-injection script, CI-sized.
+# The fault-injection script, CI-sized, on gymnax's CartPole: the compile cache serves its
+# program to every launch and to the reference (the script's default, envpool's CartPole,
+# compiles afresh in each).
 
 @pytest.mark.slow
 def test_fault_injection_small(tmp_path):
   proc = subprocess.run(
       [sys.executable, os.path.join(ROOT, "benchmarks", "fault_injection.py"), "--kills=2",
-       "--total_env_steps=4000", f"--workdir={tmp_path}"],
+       "--total_env_steps=4000", "--env_id=gymnax/CartPole-v1", f"--workdir={tmp_path}"],
       cwd=ROOT, capture_output=True, text=True, timeout=1200)
   assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
   assert "rows lost: 0" in proc.stdout and "bitwise equal" in proc.stdout

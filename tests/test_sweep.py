@@ -74,9 +74,11 @@ def test_sweep_json_is_strict_json_with_named_fields(tmp_path):
 
 @pytest.mark.slow
 def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
+  # gymnax's CartPole: the two seeds of a point share one compile (an envpool program
+  # carries its pool's handle, so each run compiled its own).
   args = ["--config=cartpole_a2c", "--set=optimizer.learning_rate=1e-3,3e-3", "--seeds=0-1",
           "--steps=800", "--config.updates_per_call=10", "--config.tensorboard=False",
-          f"--out={tmp_path}"]
+          "--config.env.id=gymnax/CartPole-v1", f"--out={tmp_path}"]
   proc = run_cli(*args, module="galax.sweep", timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
   table = (tmp_path / "sweep.md").read_text()

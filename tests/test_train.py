@@ -32,7 +32,9 @@ def test_default_job_solves_cartpole(tmp_path):
 
 @pytest.mark.slow
 def test_resume_continues_from_the_checkpoint(tmp_path):
-  config = load_config("cartpole_a2c")
+  # gymnax's CartPole: the program of run_helpers.tiny_config, which the compile cache
+  # serves (envpool's resume: test_exact_resume).
+  config = load_config("cartpole_a2c", env__id="gymnax/CartPole-v1")
   config.updates_per_call = 10
   config.total_env_steps = 1600  # 2 calls of 10 updates x 80 steps
   config.target_return = 0.0

@@ -53,9 +53,11 @@ def test_second_cli_run_exits_2_and_resume_takes_over_after_sigkill(tmp_path):
   """run.py holds its workdir: a second run.py (a --resume) exits 2 with one line and
   writes nothing; after SIGKILL of the first, --resume warns, takes over and finishes."""
   workdir = str(tmp_path)
-  args = [f"--workdir={workdir}", "--config.updates_per_call=10",
-          "--config.log_every_steps=800", "--config.checkpoint_every_steps=800",
-          "--config.target_return=0", "--config.tensorboard=False"]
+  # gymnax's CartPole (tiny_config's program, which the compile cache serves to each run).
+  args = [f"--workdir={workdir}", "--config.env.id=gymnax/CartPole-v1",
+          "--config.updates_per_call=10", "--config.log_every_steps=800",
+          "--config.checkpoint_every_steps=800", "--config.target_return=0",
+          "--config.tensorboard=False"]
   first = subprocess.Popen(
       [sys.executable, os.path.join(ROOT, "run.py"), *args,
        "--config.total_env_steps=100000000"],
