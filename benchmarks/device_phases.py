@@ -310,6 +310,16 @@ def minatar_rejax(ctx: Context) -> dict[str, Any]:
                                 for k, v in ctx.figures.items()))
 
 
+def smoke_fields(config: str, scale: Scale) -> list[str]:
+  """The config fields (`name=value`) that a smoke run of `config` sets at `scale`."""
+  fields = [f"time_limit_s={scale.smoke_seconds}", "updates_per_call=1",
+            "checkpoint_every_steps=0", "tensorboard=False", "log_every_steps=1",
+            *_overrides(scale)]
+  if scale.envs and config == "hts_ppo_gfootball":  # 16 steps per update, not 128
+    fields += [f"{k}={v}" for k, v in _SMALL_PPO.items()]
+  return fields
+
+
 def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
   """`python run.py --config=<config>` for smoke_seconds, one update per call."""
 
@@ -317,12 +327,7 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
     workdir = ctx.workdir("run")
     shutil.rmtree(workdir, ignore_errors=True)
     cmd = [sys.executable, os.path.join(REPO, "run.py"), f"--config={config}",
-           f"--workdir={workdir}", f"--config.time_limit_s={ctx.scale.smoke_seconds}",
-           "--config.updates_per_call=1", "--config.checkpoint_every_steps=0",
-           "--config.tensorboard=False", "--config.log_every_steps=1"]
-    cmd += [f"--config.{item}" for item in _overrides(ctx.scale)]
-    if ctx.scale.envs and config == "hts_ppo_gfootball":  # 16 steps per update, not 128
-      cmd += [f"--config.{k}={v}" for k, v in _SMALL_PPO.items()]
+           f"--workdir={workdir}", *(f"--config.{f}" for f in smoke_fields(config, ctx.scale))]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", flush=True)
     if proc.returncode:
@@ -337,6 +342,7 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
                 f"{result['compile_time_s']:.1f} s"
                 + (f", {sps:,.0f} steps/s" if sps else ""))
 
+  phase.config = config  # what the phase runs (tests/test_device_benchmark.py)
   return phase
 
 
