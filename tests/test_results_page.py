@@ -1,0 +1,121 @@
+"""docs/results.md: short (at most 400 lines), its links and those of the dated sections in
+docs/results/history/ resolve (files and #anchors), and every Verdicts label and verdict is
+what galax/results/verdict.py computes from the row's statistic, CI and baseline."""
+
+import glob
+import math
+import os
+import re
+
+import pytest
+
+from galax.results import verdict as rule
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+PAGE = os.path.join(ROOT, "docs", "results.md")
+HISTORY = sorted(glob.glob(os.path.join(ROOT, "docs", "results", "history", "*.md")))
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+CELLS_HEADER = ("| id | cell | claim | statistic | B | A vs B | CI low | CI high | margin | label "
+                "| verdict |")
+SUMMARY_HEADER = ("| id | the paper's claim | regime | statistic "
+                  "| verdict, by the rule over the cells | data |")
+
+
+def _read(path):
+  with open(path) as f:
+    return f.read()
+
+
+def _slug(heading):
+  """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+  return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(path):
+  anchors, fenced = set(), False
+  for line in _read(path).splitlines():
+    if line.startswith("```"):
+      fenced = not fenced
+    match = None if fenced else re.match(r"^#+ (.*)$", line)
+    if match:
+      anchors.add(_slug(match.group(1)))
+  return anchors
+
+
+def _table(text, header):
+  """The rows (lists of cells) of the table that starts with `header`."""
+  lines = text.splitlines()
+  tables = [i for i, line in enumerate(lines) if line.strip() == header]
+  assert tables, f"no table with the header {header!r}"
+  rows = []
+  for start in tables:
+    for line in lines[start + 2:]:
+      if not line.startswith("|"):
+        break
+      rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+  return rows
+
+
+def _number(text):
+  return math.nan if text in ("-", "") else float(text)
+
+
+def test_the_page_is_at_most_400_lines():
+  assert len(_read(PAGE).splitlines()) <= 400
+
+
+def test_history_has_the_dated_files():
+  names = [os.path.basename(p) for p in HISTORY]
+  assert "README.md" in names
+  assert sum(re.fullmatch(r"\d{4}-\d{2}-\d{2}\.md", n) is not None for n in names) >= 4
+
+
+@pytest.mark.parametrize("path", [PAGE, *HISTORY], ids=lambda p: os.path.relpath(p, ROOT))
+def test_links_and_images_resolve(path):
+  missing = []
+  for target in LINK.findall(_read(path)):
+    if re.match(r"^[a-z]+:", target):
+      continue  # a URL
+    file, _, anchor = target.partition("#")
+    resolved = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+    if not os.path.exists(resolved):
+      missing.append(target)
+    elif anchor and resolved.endswith(".md") and anchor not in _anchors(resolved):
+      missing.append(target)
+  assert not missing, f"{os.path.relpath(path, ROOT)}: {missing}"
+
+
+def _cells():
+  rows = _table(_read(PAGE), CELLS_HEADER)
+  assert len(rows) >= 20
+  return rows
+
+
+def _comparison(statistic, baseline, estimate, low, high):
+  if statistic == "A - B":
+    return rule.difference(_number(estimate), _number(low), _number(high), _number(baseline))
+  assert statistic == "A / B" and baseline == "-", statistic
+  return rule.ratio(_number(estimate), _number(low), _number(high))
+
+
+@pytest.mark.parametrize("row", _cells(), ids=lambda r: f"{r[0]} {r[1]}")
+def test_each_cell_is_labelled_by_the_rule(row):
+  id_, cell, claim, statistic, baseline, estimate, low, high, margin, label, verdict = row
+  assert claim in rule.CLAIMS
+  c = _comparison(statistic, baseline, estimate, low, high)
+  assert abs(float(margin) - c.margin) <= 0.005 + 1e-9  # printed to 2 decimals
+  assert label == rule.label(c)
+  assert verdict == rule.verdict(claim, c)
+
+
+def test_each_summary_verdict_is_the_rule_over_its_cells():
+  cells = {}
+  for row in _cells():
+    id_, cell, claim, statistic, baseline, estimate, low, high = row[:8]
+    cells.setdefault(id_, {})[cell] = rule.verdict(
+        claim, _comparison(statistic, baseline, estimate, low, high))
+  summary = _table(_read(PAGE), SUMMARY_HEADER)
+  ids = [row[0] for row in summary]
+  assert sorted(ids) == sorted(cells), "every summary row has cells and every cell a row"
+  for row in summary:
+    assert row[4].strip("*") == rule.overall(cells[row[0]]), row[0]
