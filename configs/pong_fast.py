@@ -12,7 +12,7 @@ last 100 full games reaches 18 and prints the minutes since the start, compile i
 Measured on a 2-core CPU (seed 0, 1,368 agent steps/s): the floor until ~0.8M agent steps,
 -16.5 at 1.25M, -5.7 at 30 minutes, 18.04 at 52.2 minutes (4.28M agent steps, compile
 included; greedy evaluation 20.4). Every setting tried, with its curve:
-docs/results.md, "Pong-v5 on a 2-core CPU".
+docs/results.md, "Atari: Pong and Breakout".
 """
 
 from galax.config import base_config
