@@ -34,8 +34,6 @@ from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.algorithm import block_policy, initial_params
 from galax.algorithms.registry import spec_for
 from galax.algorithms.setup import make_setup
-from galax.core.losses import LossSettings
-from galax.core.returns import ReturnSettings
 from galax.core.rollout import init_action_keys, rollout, sample_actions
 from galax.parallel import layout as lx
 
@@ -58,7 +56,7 @@ def _pieces(config) -> dict:
   apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
   updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks
   policy = block_policy(apply_fn, 1, how)
-  settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
+  settings = setup.settings.returns, setup.settings.loss
 
   def env_steps(choose):
     def one_update(carry, _):

@@ -11,8 +11,7 @@ from trajectories import random_trajectory
 from galax import config as config_lib
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.core.losses import LossSettings
-from galax.core.returns import ReturnSettings
+from galax.config.settings import RunSettings
 from galax.parallel.layout import to_host
 
 
@@ -69,7 +68,8 @@ def test_different_seeds_differ():
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   from galax.algorithms.a2c import a2c_grads
   config = load_config("cartpole_a2c", loss__sum_over_time=True)
-  settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
+  run = RunSettings.from_config(config)
+  settings = run.returns, run.loss
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]

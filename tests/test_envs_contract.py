@@ -19,6 +19,7 @@ from galax.algorithms.algorithm import block_policy, initial_state
 from galax.algorithms.registry import spec_for
 from galax.algorithms.setup import make_setup
 from galax.config import base_config, validate
+from galax.config.settings import RunSettings
 from galax.core.rollout import rollout
 from galax.envs import EnvSettings, make_env
 from galax.parallel import layout as lx
@@ -222,7 +223,7 @@ def test_evaluator_plays_full_gymnax_episodes():
   always_right = lambda params, obs: (jnp.stack([jnp.zeros(obs.shape[:-1]),
                                                  jnp.ones(obs.shape[:-1])], -1),
                                       jnp.zeros(obs.shape[:-1]))
-  evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_config(config), always_right,
+  evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, always_right,
                                    num_policies=1)
   out = evaluator.evaluate({"w": np.zeros((1,))})
   assert out.completed.all() and out.returns.shape == (1, 6)

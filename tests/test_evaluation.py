@@ -12,7 +12,7 @@ import pytest
 
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.envs import EnvSettings
+from galax.config.settings import RunSettings
 from galax.evaluate import evaluator as evaluation
 from galax.parallel.layout import to_host
 from galax.training.loop import train
@@ -49,7 +49,7 @@ def test_greedy_episodes_match_envpool():
   config.seed = 7
   config.eval.episodes = 6
   config.eval.num_envs = 3  # 2 episodes per env
-  evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_config(config), _always(1),
+  evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, _always(1),
                                    num_policies=1)
   out = evaluator.evaluate({"w": np.zeros((1,))})
   evaluator.close()
@@ -70,7 +70,7 @@ def test_sampled_evaluation_is_reproducible():
 
   runs = []
   for _ in range(2):
-    evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_config(config), uniform)
+    evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, uniform)
     runs.append([evaluator.evaluate(params).returns for _ in range(2)])
     evaluator.close()
   np.testing.assert_array_equal(runs[0][0], runs[1][0])
@@ -82,13 +82,13 @@ def test_sampled_evaluation_is_reproducible():
 def test_eval_envs_play_full_games_with_raw_rewards():
   config = load_config("breakout_a2c")  # trains with episodic life and clipped rewards
   config.eval.noop_max = 5
-  env = evaluation.eval_env(EnvSettings.from_config(config), config.seed, num_envs=1)
+  env = evaluation.eval_env(RunSettings.from_config(config).env, config.seed, num_envs=1)
   assert env.options["episodic_life"] is False
   assert env.options["reward_clip"] is False
   assert env.options["noop_max"] == 5
   env.close()
-  assert evaluation.frames_per_step(EnvSettings.from_config(config)) == 4
-  assert evaluation.frames_per_step(EnvSettings.from_config(load_config("cartpole_a2c"))) == 1
+  assert evaluation.frames_per_step(RunSettings.from_config(config).env) == 4
+  assert evaluation.frames_per_step(RunSettings.from_config(load_config("cartpole_a2c")).env) == 1
 
 
 def test_select_params():

@@ -10,6 +10,7 @@ from algorithm_runs import small_mlp_config
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.config import validate
+from galax.config.settings import RunSettings
 from galax.core import networks
 from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry
@@ -131,7 +132,7 @@ def test_minatar_configs_validate_with_their_network(name):
   config = validate(load_config(name))
   assert config.env.id == "gymnax/Breakout-MinAtar"
   spec = EnvSpec("gymnax/Breakout-MinAtar", "gymnax", (10, 10, 4), np.float32, 3, "HWC", 1000)
-  net = networks.NetworkSettings.from_config(config.network).build(spec)
+  net = RunSettings.from_config(config).network.build(spec)
   shapes = jax.eval_shape(lambda: networks.init_params(net, spec, jax.random.PRNGKey(0)))
   expected = MINATAR_PARAMS[config.network.name]
   assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) == expected

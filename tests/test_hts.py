@@ -14,8 +14,6 @@ from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.hts.ordering import after
 from galax.config import set_fields, validate
-from galax.core.losses import LossSettings
-from galax.core.returns import ReturnSettings
 from galax.core.rollout import Trajectory
 
 
@@ -108,7 +106,7 @@ def test_updates_follow_eq6(a2c_sgd_run):
   algo, states, _ = a2c_sgd_run
   config, apply_fn = algo.config, algo.network.apply
   lr = config.optimizer.learning_rate
-  settings = ReturnSettings.from_config(config), LossSettings.from_config(config)
+  settings = algo.setup.settings.returns, algo.setup.settings.loss
   squeeze = lambda tree: jax.tree.map(lambda x: x[0], tree)
   # Jitted once (op by op, each op compiles apart): the network and the recomputed gradient.
   apply_fn = jax.jit(apply_fn)

@@ -100,10 +100,10 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunk
   from trajectories import random_trajectory
 
   from galax.algorithms.impala import VTraceSettings, impala_grads
-  from galax.core.losses import LossSettings
+  from galax.config.settings import RunSettings
   config = load_config("cartpole_a2c", impala__reduction=reduction)
   settings = (VTraceSettings(float(config.gamma), 1.0, 1.0, reduction),
-              LossSettings.from_config(config))
+              RunSettings.from_config(config).loss)
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]

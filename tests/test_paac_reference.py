@@ -34,8 +34,8 @@ import pytest
 
 from galax.algorithms.a2c import a2c_grads
 from galax.config import load as load_config
-from galax.core import losses, networks, optimizers
-from galax.core.returns import ReturnSettings
+from galax.config.settings import RunSettings
+from galax.core import networks, optimizers
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
 
@@ -111,15 +111,16 @@ def authors_run(apply: Callable, params0: Any, data: dict[str, np.ndarray]):
 def galax_run(config, data: dict[str, np.ndarray]):
   """U updates of pong_paac's update on the batch, from its own initial parameters:
   (params0, apply, params, [U] losses, [U] unclipped global norms)."""
-  network = networks.NetworkSettings.from_config(config.network).build(SPEC)
+  run = RunSettings.from_config(config)
+  network = run.network.build(SPEC)
   params = networks.init_params(network, SPEC, jax.random.PRNGKey(int(config.seed)))
-  settings = optimizers.OptimizerSettings.from_config(config)
+  settings = run.optimizer
   env_steps_per_update = T * int(config.envs_per_learner)
   total_updates = int(config.total_env_steps) // env_steps_per_update
   optimizer, _ = optimizers.make_optimizer(
       settings, int(config.envs_per_learner), 1,
       settings.anneal_updates(total_updates, env_steps_per_update))
-  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
+  returns, loss = run.returns, run.loss
   over = jnp.asarray(data["over"])
 
   @jax.jit
@@ -158,7 +159,7 @@ def assert_updates_close(actual, expected, start) -> None:
 def test_pong_paac_initialises_as_the_authors():
   """networks.py:24-96: every weight and bias U(+-1/sqrt(fan_in)), heads included."""
   config = load_config("pong_paac")
-  network = networks.NetworkSettings.from_config(config.network).build(SPEC)
+  network = RunSettings.from_config(config).network.build(SPEC)
   params = networks.init_params(network, SPEC, jax.random.PRNGKey(0))["params"]
   fan_ins = {"Conv_0": 8 * 8 * 4, "Conv_1": 4 * 4 * 16, "Dense_0": 9 * 9 * 32}
   layers = {**params["torso"], "policy": params["Dense_0"], "value": params["Dense_1"]}
@@ -179,7 +180,7 @@ def test_pong_paac_anneals_as_the_authors():
   80M agent steps whatever the run's length."""
   for total in (80_000_000, 15_000_000):
     config = load_config("pong_paac", total_env_steps=total)
-    settings = optimizers.OptimizerSettings.from_config(config)
+    settings = RunSettings.from_config(config).optimizer
     per_update = T * config.envs_per_learner
     schedule = optimizers.make_schedule(
         settings, config.envs_per_learner, 1,

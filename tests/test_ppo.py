@@ -9,8 +9,9 @@ import numpy as np
 import optax
 import pytest
 
-from galax.algorithms.ppo import PPOLearner, PPOSettings
+from galax.algorithms.ppo import PPOLearner, ppo_settings
 from galax.config import base_config
+from galax.config.settings import RunSettings
 from galax.core import losses
 from galax.core.rollout import Trajectory
 from galax.parallel.combine import Independent
@@ -112,8 +113,8 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   steps, envs, learners = 4, 2, 2
   apply_fn = lambda p, obs: (jnp.zeros(obs.shape[:-1] + (2,)), jnp.sum(obs * p["w"], -1))
   optimizer = ReplicatedOptimizer(optax.sgd(0.0), Independent())
-  learner = PPOLearner(apply_fn, PPOSettings.from_config(c), optimizer, Independent(), learners,
-                       steps, envs)
+  settings = ppo_settings(RunSettings.from_config(c), c.ppo)
+  learner = PPOLearner(apply_fn, settings, optimizer, Independent(), learners, steps, envs)
   n = learners * envs
   ids = jnp.arange(steps * n, dtype=jnp.float32).reshape(steps, n)
   zeros = jnp.zeros((steps, n))
@@ -151,8 +152,8 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
 
   def learner(chunks):
     optimizer = ReplicatedOptimizer(optax.sgd(0.1), Independent())
-    return PPOLearner(apply_fn, PPOSettings.from_config(c), optimizer, Independent(), 1, 8, 4,
-                      chunks)
+    settings = ppo_settings(RunSettings.from_config(c), c.ppo)
+    return PPOLearner(apply_fn, settings, optimizer, Independent(), 1, 8, 4, chunks)
 
   whole, chunked = learner(1), learner(c.grad_chunks)
   assert (whole.chunks, chunked.chunks) == (1, 4)

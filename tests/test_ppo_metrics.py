@@ -13,6 +13,7 @@ from trajectories import random_trajectory
 from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
 from galax.config import base_config
+from galax.config.settings import RunSettings
 from galax.parallel.combine import Independent
 from galax.parallel.learner_optimizer import ReplicatedOptimizer
 
@@ -38,8 +39,8 @@ def _learner(epochs, minibatches, lr):
   c = base_config()
   c.ppo.epochs, c.ppo.minibatches = epochs, minibatches
   optimizer = ReplicatedOptimizer(optax.sgd(lr), Independent())
-  return ppo.PPOLearner(_apply, ppo.PPOSettings.from_config(c), optimizer, Independent(), 1,
-                        STEPS, ENVS)
+  settings = ppo.ppo_settings(RunSettings.from_config(c), c.ppo)
+  return ppo.PPOLearner(_apply, settings, optimizer, Independent(), 1, STEPS, ENVS)
 
 
 @functools.lru_cache(maxsize=None)

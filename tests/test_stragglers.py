@@ -12,6 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 from galax.config import base_config, validate
 from galax.config import load as load_config
+from galax.config.settings import RunSettings
 from galax.core import optimizers
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
@@ -108,7 +109,7 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
   grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32)
            for k, s in shapes.items()}
-  cfg = dataclasses.replace(optimizers.OptimizerSettings.from_config(base_config()),
+  cfg = dataclasses.replace(RunSettings.from_config(base_config()).optimizer,
                             name="sgd", learning_rate=1.0, max_grad_norm=0.0,
                             clip_average_norm=clip)
   if sharded:

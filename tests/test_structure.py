@@ -268,6 +268,23 @@ def test_learner_carries_are_typed_not_string_keyed_dicts():
   assert not found, found
 
 
+def test_setup_carries_the_settings_not_the_config():
+  """The algorithms take the run's config read once (`RunSettings`), not the ConfigDict:
+  `Setup` has no config field, and its settings are frozen dataclasses all the way down."""
+  import dataclasses  # pylint: disable=g-import-not-at-top
+
+  from galax.algorithms.setup import Setup  # pylint: disable=g-import-not-at-top
+  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
+
+  fields = {f.name: f.type for f in dataclasses.fields(Setup)}
+  assert "config" not in fields and not any("ConfigDict" in str(t) for t in fields.values())
+  assert fields["settings"] == "RunSettings"
+  settings = RunSettings.from_config(config_lib.load("cartpole_a2c"))
+  views = [settings] + [getattr(settings, f.name) for f in dataclasses.fields(settings)
+                        if dataclasses.is_dataclass(getattr(settings, f.name))]
+  assert len(views) >= 7 and all(type(v).__dataclass_params__.frozen for v in views)
+
+
 # Functions that may take the whole run config: its boundaries (builders, validate hooks,
 # `Settings.from_config` readers, entry points). Deeper code takes typed values.
 MAX_CONFIG_PARAMS = 40

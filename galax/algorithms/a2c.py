@@ -74,13 +74,12 @@ def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combine
                     stragglers: StragglerModel | None = None) -> BlockUpdate:
   """The block update (see module docstring) for `compile_step`; `optimizer` applies the
   gradients (`galax.parallel.learner_optimizer`)."""
-  config = setup.config
+  settings = setup.settings
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply
   how, chunks = setup.plan.learner_map, setup.plan.grad_chunks
   policy = block_policy(apply_fn, learners, how)
-  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
-  t_max, grad_similarity = int(config.t_max), bool(config.grad_similarity)
+  returns, loss, t_max = settings.returns, settings.loss, settings.t_max
 
   def update(state: LearnerState):
     env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
@@ -95,7 +94,7 @@ def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combine
       weights, metrics["stragglers"] = stragglers.weights(learners, state.update_count[0])
     params, opt_state, metrics["grad_norm"] = optimizer.apply_gradients(
         grads, state.opt_state, state.params, weights)
-    if grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
+    if settings.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
       metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(grads)
     return finish_update(state, combiner, params=params, opt_state=opt_state,
                          env_state=env_state, action_keys=keys, metrics=metrics)
@@ -111,7 +110,7 @@ def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   stragglers = make_straggler_model(config.num_learners, s.num_kept, s.step_time, s.scale,
                                     config.seed)
   update = make_a2c_update(setup, optimizer, combiner, stragglers)
-  return assemble(setup, update, optimizer, schedule, config.t_max, combiner)
+  return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner)
 
 
 SPECS = (spec.AlgorithmSpec("a2c", make_a2c, features=frozenset({

@@ -40,6 +40,7 @@ all of them, so all copies stay equal.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import flax.struct
@@ -53,9 +54,7 @@ from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.algorithm import Algorithm, assemble, block_policy, finish_update
 from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_setup
 from galax.config.checks import check_choice
-from galax.core import losses
-from galax.core.optimizers import OptimizerSettings, make_optimizer
-from galax.core.returns import ReturnSettings
+from galax.core.optimizers import make_optimizer
 from galax.core.rollout import episode_log, rollout
 from galax.core.types import ParamsBlock
 from galax.parallel import layout as lx
@@ -81,19 +80,27 @@ def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: 
   raise ValueError(f"Unknown staleness {kind!r}; use 'uniform' or 'fixed'.")
 
 
-def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation
+@dataclasses.dataclass(frozen=True)
+class A3CSettings:
+  """The `a3c` section, read once (`make_a3c`): the bound on the staleness s, how s is drawn
+  ("uniform" or "fixed"), and whether a round applies its gradients in a random order."""
+
+  max_staleness: int
+  staleness: str
+  shuffle_order: bool
+
+
+def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation, a3c: A3CSettings
                     ) -> BlockUpdate:
   """The round (see the module docstring) for `compile_step`."""
-  config = setup.config
   learners = setup.layout.learners_per_device
   n = setup.layout.num_learners
   apply_fn = setup.network.apply
   policy = block_policy(apply_fn, learners)
   chunks = setup.plan.grad_chunks
-  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
-  t_max, a3c = int(config.t_max), config.a3c
-  max_staleness, staleness_kind = int(a3c.max_staleness), str(a3c.staleness)
-  shuffle_order, slots = bool(a3c.shuffle_order), int(a3c.max_staleness) + 1
+  returns, loss, t_max = setup.settings.returns, setup.settings.loss, setup.settings.t_max
+  max_staleness, staleness_kind = a3c.max_staleness, a3c.staleness
+  shuffle_order, slots = a3c.shuffle_order, a3c.max_staleness + 1
 
   def update(state: LearnerState):
     key, staleness_key, order_key = jax.random.split(state.extra.key[0], 3)
@@ -149,9 +156,11 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a
   # block of learners: no `LearnerOptimizer`); per-tensor clipping, first in the chain,
   # thus clips each learner's gradient on its own, the meaning it has everywhere.
-  optimizer, schedule = make_optimizer(OptimizerSettings.from_config(config),
+  optimizer, schedule = make_optimizer(setup.settings.optimizer,
                                        layout.envs_per_learner, n, setup.anneal_updates * n)
-  slots = config.a3c.max_staleness + 1
+  c = config.a3c
+  a3c = A3CSettings(int(c.max_staleness), str(c.staleness), bool(c.shuffle_order))
+  slots = a3c.max_staleness + 1
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     devices = layout.local_devices
@@ -160,7 +169,7 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     key = jax.random.fold_in(jax.random.PRNGKey(config.seed), STREAM)
     return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
-  return assemble(setup, make_a3c_update(setup, optimizer), optimizer,
+  return assemble(config, setup, make_a3c_update(setup, optimizer, a3c), optimizer,
                   lambda update: schedule(update * n),  # rounds -> applications
                   config.t_max, init_extra=init_extra)
 

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import optax
 from jax.sharding import PartitionSpec as P
+from ml_collections import ConfigDict
 
 from galax.algorithms.plan import ExecutionPlan
 from galax.algorithms.setup import BlockUpdate, LearnerState, Setup
@@ -40,8 +41,10 @@ ExtraInit = Callable[[ParamsBlock], PyTree]  # this process's initial params -> 
 @dataclasses.dataclass
 class Algorithm:
   """A compiled training program over a `Setup`. `step` is jitted; `init` builds fresh
-  state."""
+  state. `config`: the config it was built from, for the host code around it (the
+  training loop, the run header); the program itself takes `setup.settings`."""
 
+  config: ConfigDict
   setup: Setup
   init: Callable[[], LearnerState]
   abstract_init: Callable[[], LearnerState]  # shapes and shardings only (`galax.aot.compile`)
@@ -49,7 +52,6 @@ class Algorithm:
   env_steps_per_update: int
   learning_rate: optax.Schedule
 
-  config = property(lambda self: self.setup.config)
   layout = property(lambda self: self.setup.layout)
   mesh = property(lambda self: self.setup.mesh)
   env = property(lambda self: self.setup.env)
@@ -62,20 +64,21 @@ class Algorithm:
 
   @property
   def updates_per_call(self) -> int:
-    return int(self.config.updates_per_call)
+    return self.setup.settings.updates_per_call
 
 
-def assemble(setup: Setup, update: BlockUpdate, optimizer: Optimizer,
+def assemble(config: ConfigDict, setup: Setup, update: BlockUpdate, optimizer: Optimizer,
              learning_rate: optax.Schedule, steps_per_env: int,
              combiner: Combiner | None = None, init_extra: ExtraInit | None = None
              ) -> Algorithm:
-  """The `Algorithm` of a block update: fresh state from `initial_state`, the update
-  compiled by `compile_step`. `steps_per_env` env steps per env and update (t_max, alpha);
-  `optimizer` is a `LearnerOptimizer` (or anything with a per-learner `init`); the state
-  holds `combiner`'s state (none without one) and `init_extra`'s."""
+  """The `Algorithm` of a block update over `setup` (built from `config`): fresh state from
+  `initial_state`, the update compiled by `compile_step`. `steps_per_env` env steps per env
+  and update (t_max, alpha); `optimizer` is a `LearnerOptimizer` (or anything with a
+  per-learner `init`); the state holds `combiner`'s state (none without one) and
+  `init_extra`'s."""
   init_combiner = combiner.init if combiner is not None else None
   return Algorithm(
-      setup=setup,
+      config=config, setup=setup,
       init=lambda: initial_state(setup, optimizer, init_combiner, init_extra),
       abstract_init=lambda: abstract_initial_state(setup, optimizer, init_combiner,
                                                    init_extra),
@@ -87,13 +90,13 @@ def assemble(setup: Setup, update: BlockUpdate, optimizer: Optimizer,
 def initial_params(setup: Setup) -> ParamsBlock:
   """This process's learners' initial parameters, [local_learners, ...].
 
-  `config.initial_params="shared"` (default): one set from `config.seed`, copied to every
+  `initial_params="shared"` (default): one set from the run's seed, copied to every
   learner; all learners start identical (GALA's and all-reduce's requirement).
-  "per_learner": global learner i starts from `config.seed + i`, so n independent learners
+  "per_learner": global learner i starts from seed + i, so n independent learners
   are n seeds (learner i's params equal those of a single-learner run with seed + i).
   """
-  seed, count = setup.config.seed, setup.layout.local_learners
-  if setup.config.initial_params == "per_learner":
+  seed, count = setup.settings.seed, setup.layout.local_learners
+  if setup.settings.initial_params == "per_learner":
     first = setup.layout.first_learner
     each = [networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
             for i in range(first, first + count)]
@@ -134,7 +137,7 @@ def local_initial_state(setup: Setup, optimizer: Optimizer,
       params=params,
       opt_state=jax.vmap(optimizer.init)(params),
       env_state=setup.env.reset(),
-      action_keys=init_action_keys(setup.config.seed + 1, layout.first_env, layout.local_envs),
+      action_keys=init_action_keys(setup.settings.seed + 1, layout.first_env, layout.local_envs),
       update_count=jnp.zeros((layout.local_learners,), jnp.int32),
       combiner=init_combiner(params) if init_combiner else (),
       extra=init_extra(params) if init_extra else (),
@@ -185,7 +188,7 @@ def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
 
 def compile_step(setup: Setup, update_block: BlockUpdate,
                  state_specs: P | PyTree | None = None) -> Callable:
-  """jit(shard_map(scan(update_block))) over `config.updates_per_call` updates, or with
+  """jit(shard_map(scan(update_block))) over the run's `updates_per_call` updates, or with
   `plan.update_loop = "host"` a Python loop of jitted single updates.
 
   `update_block(block_state) -> (block_state, metrics)` works on a device's block of
@@ -193,7 +196,7 @@ def compile_step(setup: Setup, update_block: BlockUpdate,
   in front, so the global metrics are [U, n, ...] or [U, n * b, ...].
   """
   update_block = divergence.with_finite_flags(update_block)  # metrics["finite"], every algorithm
-  updates = int(setup.config.updates_per_call)
+  updates = setup.settings.updates_per_call
   in_specs = P(lx.AXIS) if state_specs is None else state_specs
 
   def sharded(fn):

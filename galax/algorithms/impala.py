@@ -26,7 +26,8 @@ With K = 0 the data are on-policy, V-trace gives the n-step returns and IMPALA (
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Sequence
+import dataclasses
+from typing import Callable, Sequence
 
 import chex
 import flax.struct
@@ -58,7 +59,8 @@ class ImpalaExtra:
   queue: ParamsBlock  # [n, K, ...]: theta_v sits in slot v mod K (K = policy_lag; empty if K = 0)
 
 
-class VTraceSettings(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class VTraceSettings:
   """V-trace's targets and the loss's reduction: discount, rho-bar, c-bar, "mean"/"sum"."""
 
   gamma: float
@@ -114,15 +116,12 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
   return grads, aux
 
 
-def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner
-                       ) -> BlockUpdate:
-  """The block update (see the module docstring) for `compile_step`."""
-  config = setup.config
+def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner,
+                       vtrace: VTraceSettings, lag: int) -> BlockUpdate:
+  """The block update (see the module docstring) for `compile_step`: actors `lag` updates
+  behind the learner."""
   learners = setup.layout.learners_per_device
-  impala, t_max = config.impala, int(config.t_max)
-  lag, loss = int(impala.policy_lag), losses.LossSettings.from_config(config)
-  vtrace = VTraceSettings(float(config.gamma), float(impala.rho_bar), float(impala.c_bar),
-                          str(impala.reduction))
+  loss, t_max = setup.settings.loss, setup.settings.t_max
   apply_fn = setup.network.apply
   policy = block_policy(apply_fn, learners)
   chunks = setup.plan.grad_chunks
@@ -161,15 +160,17 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                 ) -> Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
-  lag = config.impala.policy_lag
+  impala, lag = config.impala, int(config.impala.policy_lag)
+  vtrace = VTraceSettings(setup.settings.returns.gamma, float(impala.rho_bar),
+                          float(impala.c_bar), str(impala.reduction))
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     queue = jax.tree.map(
         lambda x: jnp.repeat(x[:, None], lag, axis=1), params)
     return ImpalaExtra(queue)
 
-  update = make_impala_update(setup, optimizer, combiner)
-  return assemble(setup, update, optimizer, schedule, config.t_max, combiner,
+  update = make_impala_update(setup, optimizer, combiner, vtrace, lag)
+  return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner,
                   init_extra)
 
 

@@ -25,6 +25,7 @@ GFootball config) counts minibatch steps: it reaches zero after the last one.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, NamedTuple, Sequence
 
 import flax.struct
@@ -43,6 +44,7 @@ from galax.algorithms.algorithm import (
 from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
 from galax.algorithms.units import run_units
 from galax.config.checks import check_positive
+from galax.config.settings import RunSettings
 from galax.core import losses
 from galax.core import returns as returns_lib
 from galax.core.returns import ReturnSettings
@@ -148,7 +150,8 @@ class PPOExtra:
   shuffle_key: jax.Array
 
 
-class PPOSettings(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class PPOSettings:
   """PPO's settings inside the traced update: targets, loss weights, clip epsilon, the
   batch's epochs x minibatches and whether advantages are normalised per batch."""
 
@@ -159,12 +162,12 @@ class PPOSettings(NamedTuple):
   minibatches: int
   normalize_advantages: bool
 
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> PPOSettings:
-    ppo = config.ppo
-    return cls(ReturnSettings.from_config(config), losses.LossSettings.from_config(config),
-               float(ppo.clip), int(ppo.epochs), int(ppo.minibatches),
-               bool(ppo.normalize_advantages))
+
+def ppo_settings(run: RunSettings, ppo: ConfigDict) -> PPOSettings:
+  """The `ppo` section, read once (PPO's and HTS-PPO's builders), with the run's targets and
+  loss weights."""
+  return PPOSettings(run.returns, run.loss, float(ppo.clip), int(ppo.epochs),
+                     int(ppo.minibatches), bool(ppo.normalize_advantages))
 
 
 class PPOLearner:
@@ -267,7 +270,7 @@ class PPOLearner:
 
 
 def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
-  t_max = int(setup.config.t_max)
+  t_max = setup.settings.t_max
   learners = setup.layout.learners_per_device
   policy = block_policy(setup.network.apply, learners)
   unroll = setup.plan.unroll_units
@@ -292,13 +295,14 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices, units)
   layout = setup.layout
-  learner = PPOLearner(setup.network.apply, PPOSettings.from_config(config), optimizer,
-                       combiner, layout.learners_per_device, config.t_max,
+  learner = PPOLearner(setup.network.apply, ppo_settings(setup.settings, config.ppo),
+                       optimizer, combiner, layout.learners_per_device, config.t_max,
                        layout.envs_per_learner, setup.plan.grad_chunks)
+
   def init_extra(params):
     return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 
-  return assemble(setup, make_ppo_update(setup, learner), optimizer, schedule,
+  return assemble(config, setup, make_ppo_update(setup, learner), optimizer, schedule,
                   config.t_max, combiner, init_extra)
 
 

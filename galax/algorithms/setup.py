@@ -1,7 +1,8 @@
 """What every algorithm builds first, and the state it trains.
 
-`make_setup` lays the learners out over the devices, builds their envs and the network,
-and makes the run's `ExecutionPlan` (galax/algorithms/plan.py) for those devices and envs:
+`make_setup` reads the run's config once (`RunSettings`, galax/config/settings.py), lays the
+learners out over the devices, builds their envs and the network, and makes the run's
+`ExecutionPlan` (galax/algorithms/plan.py) for those devices and envs:
 a `Setup`. `make_learners` adds the learners' combiner and optimizer (`UpdateParts`).
 `LearnerState` is the state of n learners, and a `BlockUpdate` advances a device's block of
 them by one update. The learner optimizers (galax/parallel/learner_optimizer.py), the
@@ -22,8 +23,8 @@ from ml_collections import ConfigDict
 
 from galax.algorithms.plan import ExecutionPlan, plan_for
 from galax.algorithms.spec import AlgorithmSpec
+from galax.config.settings import RunSettings
 from galax.core import networks
-from galax.core.optimizers import OptimizerSettings
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
 from galax.envs import Env, EnvSettings, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
@@ -53,59 +54,59 @@ BlockUpdate = Callable[[LearnerState], tuple[LearnerState, Metrics]]
 
 @dataclasses.dataclass
 class Setup:
-  """Layout, mesh, envs (and the settings they were built from), network and execution
-  plan for a config (before the algorithm-specific parts;
-  `galax.algorithms.setup.make_setup`)."""
+  """The run's settings (its config read once), layout, mesh, envs, network and execution
+  plan (before the algorithm-specific parts; `make_setup`)."""
 
-  config: ConfigDict
+  settings: RunSettings
   layout: lx.Layout
   mesh: Mesh
-  env: Env
-  env_settings: EnvSettings
+  env: Envs
   network: networks.ActorCritic
   plan: ExecutionPlan
   total_updates: int
   anneal_updates: int  # updates over which optimizer.anneal="linear" reaches 0
 
   @property
+  def env_settings(self) -> EnvSettings:
+    return self.settings.env
+
+  @property
   def envs_per_update(self) -> int:
     return self.layout.num_learners * self.layout.envs_per_learner
 
 
-MakeEnvs = Callable[[lx.Layout], Envs]  # a layout -> this process's training envs
+MakeEnvs = Callable[[lx.Layout, RunSettings], Envs]  # -> this process's training envs
 
 
-def default_envs(env: EnvSettings, seed: int) -> MakeEnvs:
-  """`make_env` for a layout: this process's learners' envs, seeded `seed` (the run's) plus
+def default_envs(layout: lx.Layout, settings: RunSettings) -> Env:
+  """`make_env` for a layout: this process's learners' envs, seeded the run's seed plus
   their global env index."""
-  return lambda layout: make_env(
-      env, num_envs=layout.learners_per_device * layout.envs_per_learner,
-      seed=seed + layout.first_env, num_shards=layout.local_devices)
+  return make_env(settings.env, num_envs=layout.learners_per_device * layout.envs_per_learner,
+                  seed=settings.seed + layout.first_env, num_shards=layout.local_devices)
 
 
 def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | None = None,
                devices: Sequence[jax.Device] | None = None) -> Setup:
   """The setup of `config` for its algorithm's `spec` (its env steps per update, and what
-  the plan's rules ask of it). `make_envs`: builds the envs for the layout (e.g. HTS actor
-  groups); default `default_envs`. `devices`: the devices to build for (default
-  `jax.devices()`; `galax.aot.compile` passes a TPU or GPU topology's compile-only devices)."""
+  the plan's rules ask of it); the config is read here, once (`RunSettings`). `make_envs`:
+  builds the envs for the layout (e.g. HTS actor groups); default `default_envs`.
+  `devices`: the devices to build for (default `jax.devices()`; `galax.aot.compile` passes
+  a TPU or GPU topology's compile-only devices)."""
   layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
                           devices)
   mesh = lx.make_mesh(layout, devices)
-  env_settings = EnvSettings.from_config(config)
-  env = (make_envs or default_envs(env_settings, config.seed))(layout)
+  settings = RunSettings.from_config(config)
+  env = (make_envs or default_envs)(layout, settings)
   plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
                   layout.learners_per_device)
-  network = networks.NetworkSettings.from_config(config.network).build(env.spec,
-                                                                   plan.conv_impl)
+  network = settings.network.build(env.spec, plan.conv_impl)
   env_steps_per_update = (layout.num_learners * layout.envs_per_learner
                           * spec.steps_per_env(config))
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
-  per_call = int(config.updates_per_call)
+  per_call = settings.updates_per_call
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
-  anneal_updates = OptimizerSettings.from_config(config).anneal_updates(
-      calls * per_call, env_steps_per_update)
-  return Setup(config, layout, mesh, env, env_settings, network, plan,
+  anneal_updates = settings.optimizer.anneal_updates(calls * per_call, env_steps_per_update)
+  return Setup(settings, layout, mesh, env, network, plan,
                total_updates=calls * per_call, anneal_updates=anneal_updates)
 
 
@@ -134,6 +135,6 @@ def make_learners(config: ConfigDict, spec: AlgorithmSpec,
   combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
                            g.delay, g.metrics)
   optimizer, schedule = make_learner_optimizer(
-      OptimizerSettings.from_config(config), setup.layout, lambda: params_shapes(setup),
+      setup.settings.optimizer, setup.layout, lambda: params_shapes(setup),
       combiner, setup.anneal_updates, steps_per_update=steps_per_update)
   return UpdateParts(setup, combiner, optimizer, schedule)

@@ -61,9 +61,10 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   _validate_batches(algorithm, config.grad_chunks, algorithm.chunked_batch(config),
                     config.hts.microbatches)  # chunked_batch: PPO checks its minibatches
   from galax import envs  # pylint: disable=g-import-not-at-top
+  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
 
   envs.check_env_id(config.env.id)
-  envs.backend_for(config.env.id).validate(envs.EnvSettings.from_config(config))
+  envs.backend_for(config.env.id).validate(RunSettings.from_config(config).env)
   if config.capture_video:
     _validate_video(config.env.id, config.eval.every_steps)
   algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)

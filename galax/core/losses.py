@@ -9,7 +9,8 @@ envs each compute exactly the update of one learner over n * b envs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+import dataclasses
+from typing import NamedTuple
 
 import chex
 import jax
@@ -18,22 +19,14 @@ import jax.numpy as jnp
 Array = chex.Array
 
 
-if TYPE_CHECKING:
-  from ml_collections import ConfigDict
-
-
-class LossSettings(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class LossSettings:
   """The actor-critic loss's weights (`config.loss`): c_H, c_V, and for A2C whether the
   time axis is summed (the PAAC paper) rather than averaged."""
 
   entropy_coef: float
   value_coef: float
   sum_over_time: bool = False
-
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> LossSettings:
-    return cls(float(config.loss.entropy_coef), float(config.loss.value_coef),
-               bool(config.loss.sum_over_time))
 
 
 class LossTerms(NamedTuple):

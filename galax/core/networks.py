@@ -42,7 +42,6 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import numpy as np
-from ml_collections import ConfigDict
 
 from galax.core.types import Params
 from galax.envs import EnvSpec
@@ -262,8 +261,8 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
 
 @dataclasses.dataclass(frozen=True)
 class NetworkSettings:
-  """A config's `network` section, read once (`from_config`); `build` makes the network
-  for an env."""
+  """A config's `network` section, read once (`galax.config.settings`); `build` makes the
+  network for an env."""
 
   name: str
   fc_width: int
@@ -271,13 +270,6 @@ class NetworkSettings:
   init: str
   activation: str
   shared_torso: bool
-
-  @classmethod
-  def from_config(cls, network_config: ConfigDict) -> NetworkSettings:
-    c = network_config
-    return cls(c.name, c.fc_width, tuple(c.mlp_hidden), c.init,
-               c.get("activation", ""),  # config.json of runs before the fields
-               bool(c.get("shared_torso", True)))
 
   def build(self, spec: EnvSpec, conv_impl: str = "xla") -> ActorCritic:
     """The network for an env. `conv_impl`: how its convolutions run (a training run's

@@ -27,14 +27,13 @@ import math
 import jax
 import jax.numpy as jnp
 import optax
-from ml_collections import ConfigDict
 
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
 
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerSettings:
-  """The `optimizer` section of a run's config, read once (`from_config`)."""
+  """The `optimizer` section of a run's config, read once (`galax.config.settings`)."""
 
   name: str  # rmsprop | adam | sgd
   learning_rate: float
@@ -50,16 +49,6 @@ class OptimizerSettings:
   clip_average_norm: float  # per tensor, each learner's own gradient; 0 = off
   sharded_state: bool  # ZeRO-1 (galax/parallel/learner_optimizer.py)
   anneal_steps: int | None = None  # linear: agent steps to reach 0 (None: the run's length)
-
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> OptimizerSettings:
-    c = config.optimizer
-    anneal_steps = c.get("anneal_steps")  # absent in older runs' config.json
-    return cls(str(c.name), float(c.learning_rate), str(c.lr_scaling), str(c.anneal),
-               float(c.eps), float(c.rmsprop_decay), str(c.rmsprop_convention),
-               float(c.rmsprop_initial_scale), float(c.adam_b1), float(c.adam_b2),
-               float(c.max_grad_norm), float(c.clip_average_norm), bool(c.sharded_state),
-               None if anneal_steps is None else int(anneal_steps))
 
   def anneal_updates(self, total_updates: int, env_steps_per_update: int) -> int:
     """The updates over which a linear anneal takes the lr to 0: the run's `total_updates`,

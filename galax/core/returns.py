@@ -24,6 +24,7 @@ cuts its traces the same way.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, NamedTuple
 
 import chex
@@ -31,8 +32,6 @@ import jax
 import jax.numpy as jnp
 
 if TYPE_CHECKING:
-  from ml_collections import ConfigDict
-
   from galax.core.rollout import Trajectory
 
 Array = chex.Array
@@ -183,23 +182,20 @@ def vtrace(rewards: Array, discounts: Array, values: Array, truncated: Array, lo
   return VTraceReturns(vs, pg_advantages)
 
 
-class ReturnSettings(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class ReturnSettings:
   """What the value targets are (`compute_targets`): discount, "nstep" or "gae", lambda."""
 
   gamma: float
   kind: str
   gae_lambda: float
 
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> ReturnSettings:
-    return cls(float(config.gamma), str(config.returns), float(config.gae_lambda))
-
 
 def compute_targets(traj: Trajectory, settings: ReturnSettings) -> jax.Array:
   """A2C's targets G_t [T, b] from a learner's trajectory (its behaviour values bootstrap):
   n-step returns (`settings.kind="nstep"`) or lambda-returns (`"gae"`), with
   discount_t = gamma (1 - terminated_t)."""
-  gamma, kind, gae_lambda = settings
+  gamma, kind, gae_lambda = settings.gamma, settings.kind, settings.gae_lambda
   discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
   if kind == "nstep":
     return nstep_returns(traj.rewards, discounts, traj.values, traj.truncated)

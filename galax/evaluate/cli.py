@@ -39,6 +39,7 @@ from galax.envs.backend import EnvSettings
 from galax.runtime import workdir as rundir
 
 if TYPE_CHECKING:
+  from galax.config.settings import RunSettings
   from galax.envs.base import EnvSpec
   from galax.evaluate.evaluator import EvalSettings
 
@@ -133,14 +134,13 @@ def _env_spec(env_settings: EnvSettings, seed: int) -> EnvSpec:
     env.close()
 
 
-def policy_from_params(config: ConfigDict, params: Params) -> PolicyFn:
+def policy_from_params(settings: RunSettings, params: Params) -> PolicyFn:
   """policy_fn(obs) -> greedy actions [B] for observations [B, *obs_shape];
-  policy_fn(obs, key) -> actions sampled from the policy of `params` (no learner axis)."""
-  from galax.core import networks  # pylint: disable=g-import-not-at-top
-
+  policy_fn(obs, key) -> actions sampled from the policy of `params` (no learner axis), a
+  network of the run's `settings`."""
   params = jax.tree.map(jnp.asarray, params)
-  env_spec = _env_spec(EnvSettings.from_config(config), config.seed)
-  apply = networks.NetworkSettings.from_config(config.network).build(env_spec).apply
+  env_spec = _env_spec(settings.env, settings.seed)
+  apply = settings.network.build(env_spec).apply
 
   @jax.jit
   def greedy(obs):
@@ -162,9 +162,12 @@ def load_policy(workdir: str, step: int | None = None, learner: str = "first"
   `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
   config gets `restored_step` set.
   """
+  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
+
   config = read_config(workdir)
   block, restored = restore_params(workdir, step)
-  policy_fn = policy_from_params(config, pick_learner(block, str(learner)))
+  policy_fn = policy_from_params(RunSettings.from_config(config),
+                                 pick_learner(block, str(learner)))
   config.restored_step = restored
   return policy_fn, config
 
@@ -214,14 +217,14 @@ def main(argv: Sequence[str]) -> None:
                      "--name=value.")
   if FLAGS.workdir is None:
     raise ValueError("--workdir is required: the run directory to evaluate.")
+  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
   from galax.envs import video  # pylint: disable=g-import-not-at-top
-  from galax.evaluate.evaluator import EvalSettings  # pylint: disable=g-import-not-at-top
 
   if FLAGS.episodes < 1 or FLAGS.video_episodes < 1:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
   if FLAGS.video:
     video.check_video_path(FLAGS.video)
-  config = read_config(FLAGS.workdir)
+  settings = RunSettings.from_config(read_config(FLAGS.workdir))
   best = FLAGS.step == "best"
   if FLAGS.step is not None and not best and not FLAGS.step.isdigit():
     raise ValueError(f"--step={FLAGS.step}: give a step number or 'best'.")
@@ -229,7 +232,7 @@ def main(argv: Sequence[str]) -> None:
                                    else int(FLAGS.step), kind="best" if best else "checkpoints")
   params = pick_learner(block, FLAGS.learner)
   record = dict(step=restored, learner=FLAGS.learner,
-                **evaluate(EvalSettings.from_config(config), params, FLAGS.episodes,
+                **evaluate(settings.eval, params, FLAGS.episodes,
                            FLAGS.greedy, FLAGS.seed))
   print(f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "
         f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
@@ -239,14 +242,14 @@ def main(argv: Sequence[str]) -> None:
   rundir.path(path).write_text(json.dumps(record, indent=1))
   print(f"wrote {path}")
   if FLAGS.video:
-    policy_fn = policy_from_params(config, params)  # the evaluated checkpoint, restored once
+    policy_fn = policy_from_params(settings, params)  # the evaluated checkpoint, restored once
     act = (lambda obs, key: policy_fn(obs)) if FLAGS.greedy else policy_fn
     with warnings.catch_warnings():
       # gymnasium, on the float64 bounds of envpool's spaces (galax/envs/pool.py holds it
       # back too); JAX, on the fork of ffmpeg's subprocess, which only execs.
       warnings.filterwarnings("ignore", ".*precision lowered by casting", UserWarning)
       warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
-      frames = video.record(EnvSettings.from_config(config), act, FLAGS.video_episodes,
+      frames = video.record(settings.env, act, FLAGS.video_episodes,
                             seed=10_000 + FLAGS.seed)
       video.write_video(FLAGS.video, frames)
     print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x"

@@ -54,8 +54,8 @@ _EVAL_KEY_TAG = 0x5EED  # folded into the sampling key so eval draws differ from
 
 @dataclasses.dataclass(frozen=True)
 class EvalSettings:
-  """What evaluation reads of a run's config, read once (`from_config`): the `eval`
-  section, the run's seed, its env and its network."""
+  """What evaluation reads of a run's config, read once (`RunSettings.from_config`): the
+  `eval` section, the run's seed, its env and its network."""
 
   episodes: int  # per evaluated policy
   num_envs: int  # envs per policy; 0 = one per episode
@@ -67,11 +67,13 @@ class EvalSettings:
   network: NetworkSettings  # builds the policy where no apply_fn is given
 
   @classmethod
-  def from_config(cls, config: ConfigDict) -> EvalSettings:
+  def from_config(cls, config: ConfigDict, env: EnvSettings, network: NetworkSettings
+                  ) -> EvalSettings:
+    """The `eval` section and the seed of `config`, with the run's `env` and `network`
+    (`galax.config.settings.RunSettings.from_config` reads them)."""
     e = config.eval
     return cls(int(e.episodes), int(e.num_envs), bool(e.greedy), str(e.learners),
-               int(e.every_steps), int(config.seed), EnvSettings.from_config(config),
-               NetworkSettings.from_config(config.network))
+               int(e.every_steps), int(config.seed), env, network)
 
 
 @dataclasses.dataclass

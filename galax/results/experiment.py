@@ -42,8 +42,8 @@ from galax.runtime import jax_quiet
 
 jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
+from galax.config.settings import RunSettings
 from galax.core.types import JsonDict, Params
-from galax.envs.backend import EnvSettings
 from galax.evaluate import evaluator as eval_lib
 from galax.results import paper_protocols as protocols
 from galax.results import provenance
@@ -219,7 +219,7 @@ def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_
   if is_writer:
     for record in records:
       _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
-  summary = best_policy_summary(eval_lib.EvalSettings.from_config(config), records,
+  summary = best_policy_summary(RunSettings.from_config(config).eval, records,
                                 final_params, best_policy_episodes)
   summary.update(kind=SUMMARY_KIND, name=name, method=method, env_id=config.env.id,
                  seeds=list(seeds), seed_mode=mode,
@@ -243,7 +243,7 @@ def _train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[
   workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
   result = train(learners_config(config, seeds), workdir=workdir, log=log)
   by_learner = eval_lib.records_by_learner(result.evaluations)
-  frames = eval_lib.frames_per_step(EnvSettings.from_config(config))  # the same for every seed
+  frames = eval_lib.frames_per_step(RunSettings.from_config(config).env)  # the same for every seed
   records: list[RunRecord] = []
   final_params: list[Params] = []
   for i, seed in enumerate(seeds):
@@ -279,7 +279,7 @@ def _train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int]
     workdir = os.path.join(exp_dir, "runs", f"seed{seed}")
     result = train(run_config, workdir=workdir, log=log)
     curve = read_curve(os.path.join(workdir, "metrics.csv"))
-    frames = eval_lib.frames_per_step(EnvSettings.from_config(run_config))
+    frames = eval_lib.frames_per_step(RunSettings.from_config(run_config).env)
     records.append(run_record(
         name=name, method=method, config_json=json.loads(run_config.to_json_best_effort()),
         frames_per_step=frames, seed=seed, mode="sequential",

@@ -219,7 +219,7 @@ class _Run:
     if self.workdir:
       self.log(f"workdir {rundir.absolute(self.workdir)}")
     if config.eval.every_steps > 0:
-      settings, apply_fn = eval_lib.EvalSettings.from_config(config), algorithm.network.apply
+      settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
       videos = (VideoHook(settings, apply_fn, algorithm.layout.num_learners, files_dir,
                           self.writer) if config.capture_video else None)
       self.evals = eval_lib.EvalHook(settings, apply_fn, algorithm.layout.num_learners,

@@ -25,16 +25,13 @@ from galax.algorithms.hts.learners import (
 from galax.algorithms.hts.segment import HTSExtra, Segment, empty_storage
 from galax.algorithms.ppo import (
   PPOLearner,
-  PPOSettings,
   learner_keys,
   ppo_config,
+  ppo_settings,
   validate_ppo,
 )
 from galax.algorithms.setup import Setup, make_learners
 from galax.config.checks import check_positive
-from galax.core import losses
-from galax.core.returns import ReturnSettings
-from galax.envs import EnvSettings
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
@@ -125,10 +122,10 @@ def _make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None,
   """An HTS algorithm: segments of `shape` hosting the learner `make_learner` builds."""
   alpha, optimizer_steps = shape.alpha, shape.optimizer_steps
 
-  def actor_groups(layout):
-    return ActorGroups(EnvSettings.from_config(config), config.seed,
-                       int(config.hts.num_actors), layout.learners_per_device,
-                       layout.envs_per_learner, layout.local_devices, layout.first_env)
+  def actor_groups(layout, settings):
+    return ActorGroups(settings.env, settings.seed, int(config.hts.num_actors),
+                       layout.learners_per_device, layout.envs_per_learner,
+                       layout.local_devices, layout.first_env)
 
   setup, combiner, optimizer, schedule = make_learners(
       config, own_spec, devices, optimizer_steps, make_envs=actor_groups)
@@ -145,18 +142,17 @@ def _make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None,
         storage_version=versions(-1),
         key=learner_keys(config.seed, layout.first_learner, local_learners))
 
-  return assemble(setup, Segment(setup, learner, alpha, bool(config.hts.delayed)), optimizer,
-                  schedule, alpha, combiner, init_extra)
+  segment = Segment(setup, learner, alpha, bool(config.hts.delayed))
+  return assemble(config, setup, segment, optimizer, schedule, alpha, combiner, init_extra)
 
 
 def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                  ) -> Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`): per-time-step gradient units at theta_{k-1}."""
-  returns, loss = ReturnSettings.from_config(config), losses.LossSettings.from_config(config)
-  t_max = int(config.t_max)
-
   def learner(setup, alpha, combiner, optimizer):
-    return A2CStepLearner(setup.network.apply, returns, loss, t_max, optimizer, combiner,
+    settings = setup.settings
+    return A2CStepLearner(setup.network.apply, settings.returns, settings.loss,
+                          settings.t_max, optimizer, combiner,
                           setup.layout.learners_per_device, alpha)
 
   return _make_hts(config, devices, SPECS[0], _a2c_shape(config), learner)
@@ -166,14 +162,13 @@ def make_hts_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
                  ) -> Algorithm:
   """HTS-PPO (`algorithm = "hts_ppo"`): PPO's epochs x minibatches units, starting at
   theta_k ("current") or theta_{k-1} ("stale")."""
-  settings = PPOSettings.from_config(config)
   stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: the same
 
   def learner(setup, alpha, combiner, optimizer):
     layout = setup.layout
-    ppo = PPOLearner(setup.network.apply, settings, optimizer, combiner,
-                     layout.learners_per_device, alpha, layout.envs_per_learner,
-                     setup.plan.grad_chunks)
+    ppo = PPOLearner(setup.network.apply, ppo_settings(setup.settings, config.ppo),
+                     optimizer, combiner, layout.learners_per_device, alpha,
+                     layout.envs_per_learner, setup.plan.grad_chunks)
     return StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
 
   return _make_hts(config, devices, SPECS[1], _ppo_shape(config), learner)

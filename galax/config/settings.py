@@ -1,0 +1,68 @@
+"""`RunSettings`: a run's config read once, into the typed settings the code below takes.
+
+`make_setup` (galax/algorithms/setup.py) builds them once per run and `Setup.settings`
+carries them to the algorithms, the evaluation hook and the loop. Consumers outside a
+training run (the evaluate command, experiments, config checks) read a config through the
+same `RunSettings.from_config`. The types live with the code that takes them (core/,
+envs/, evaluate/); core/ never sees a ConfigDict, and the env and eval sections' readers
+sit beside their types, called from here. An algorithm's own section (`ppo`, `impala`,
+`a3c`, `hts`) is read by its builder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ml_collections import ConfigDict
+
+from galax.core.losses import LossSettings
+from galax.core.networks import NetworkSettings
+from galax.core.optimizers import OptimizerSettings
+from galax.core.returns import ReturnSettings
+from galax.envs.backend import EnvSettings
+from galax.evaluate.evaluator import EvalSettings
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+  """The shared fields of a run's config, read once (`from_config`)."""
+
+  seed: int
+  t_max: int  # env steps per env and rollout
+  updates_per_call: int  # updates per jitted call
+  initial_params: str  # shared | per_learner
+  grad_similarity: bool  # GALA Fig. 2b's gradient cosines (A2C)
+  env: EnvSettings
+  network: NetworkSettings
+  optimizer: OptimizerSettings
+  returns: ReturnSettings
+  loss: LossSettings
+  eval: EvalSettings
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> RunSettings:
+    env = EnvSettings.from_config(config)
+    n = config.network
+    network = NetworkSettings(n.name, n.fc_width, tuple(n.mlp_hidden), n.init,
+                              n.get("activation", ""),  # absent in older runs' config.json
+                              bool(n.get("shared_torso", True)))
+    o = config.optimizer
+    anneal_steps = o.get("anneal_steps")  # absent in older runs' config.json
+    optimizer = OptimizerSettings(
+        str(o.name), float(o.learning_rate), str(o.lr_scaling), str(o.anneal), float(o.eps),
+        float(o.rmsprop_decay), str(o.rmsprop_convention), float(o.rmsprop_initial_scale),
+        float(o.adam_b1), float(o.adam_b2), float(o.max_grad_norm),
+        float(o.clip_average_norm), bool(o.sharded_state),
+        None if anneal_steps is None else int(anneal_steps))
+    loss = config.loss
+    return cls(
+        seed=int(config.seed), t_max=int(config.t_max),
+        updates_per_call=int(config.updates_per_call),
+        initial_params=str(config.initial_params),
+        grad_similarity=bool(config.grad_similarity), env=env, network=network,
+        optimizer=optimizer,
+        returns=ReturnSettings(float(config.gamma), str(config.returns),
+                               float(config.gae_lambda)),
+        loss=LossSettings(float(loss.entropy_coef), float(loss.value_coef),
+                          bool(loss.sum_over_time)),
+        eval=EvalSettings.from_config(config, env, network))
