@@ -250,8 +250,8 @@ def _galax_sources():
 
 
 def test_learner_carries_are_typed_not_string_keyed_dicts():
-  """Loop carries are NamedTuples: no `carry["key"]`, and no unit/begin/finish/run_units
-  that takes or returns a `dict` carry."""
+  """Loop carries are NamedTuples: no `carry["key"]`, and no unit/begin/finish/run_epochs/
+  minibatch_update/scan_loop that takes or returns a `dict` carry."""
   found = []
   for path, tree in _galax_sources():
     for node in ast.walk(tree):
@@ -259,10 +259,10 @@ def test_learner_carries_are_typed_not_string_keyed_dicts():
           and "carry" in node.value.id and isinstance(node.slice, ast.Constant)
           and isinstance(node.slice.value, str)):
         found.append(f"{path}:{node.lineno} {node.value.id}[{node.slice.value!r}]")
-      if isinstance(node, ast.FunctionDef) and node.name in ("unit", "begin", "finish",
-                                                             "run_units"):
+      stepping = ("unit", "begin", "run_epochs", "minibatch_update", "scan_loop")
+      if isinstance(node, ast.FunctionDef) and node.name in (*stepping, "finish"):
         annotations = [a.annotation for a in node.args.args if a.arg == "carry"]
-        annotations.append(node.returns if node.name in ("unit", "begin", "run_units") else None)
+        annotations.append(node.returns if node.name in stepping else None)
         if any(isinstance(a, ast.Name) and a.id == "dict" for a in annotations):
           found.append(f"{path}:{node.lineno} {node.name} with a dict carry")
   assert not found, found

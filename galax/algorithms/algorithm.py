@@ -8,8 +8,9 @@ An algorithm writes its update for one device's block of learners as plain JAX, 
 `finish_update` (the combiner's step after the optimizer, the update counted). The
 wrappers here carry out the run's `ExecutionPlan` (galax/algorithms/plan.py) on it:
 `block_policy` runs the learners' networks (`plan.learner_map`), `chunked` computes a
-gradient in `plan.grad_chunks` pieces, and `compile_step` compiles `updates_per_call`
-updates into one jitted `shard_map` (`plan.update_loop`).
+gradient in `plan.grad_chunks` pieces, `scan_loop` runs a learner's steps (PPO's epochs and
+minibatches, HTS's units) as a scan or unrolled (`plan.unroll_units`), and `compile_step`
+compiles `updates_per_call` updates into one jitted `shard_map` (`plan.update_loop`).
 """
 
 from __future__ import annotations
@@ -184,6 +185,18 @@ def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
   if chunks == 1:
     return fn
   return lambda tree: combine([fn(part) for part in env_chunks(tree, chunks, axis)])
+
+
+def scan_loop(body: Callable[[PyTree, int | jax.Array], PyTree], carry: PyTree, count: int,
+              unroll: bool, first: int | jax.Array = 0) -> PyTree:
+  """`body(carry, i)` for i = first .. first + count - 1 in order (`first` an int or a traced
+  int32): a Python loop (`unroll`, `ExecutionPlan.unroll_units`) or a `lax.scan` over i."""
+  if unroll or count <= 1:
+    for i in range(count):
+      carry = body(carry, first + i)
+    return carry
+  ids = first + jnp.arange(count, dtype=jnp.int32)
+  return jax.lax.scan(lambda c, i: (body(c, i), None), carry, ids)[0]
 
 
 def compile_step(setup: Setup, update_block: BlockUpdate,

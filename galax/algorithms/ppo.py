@@ -14,9 +14,10 @@ Diagnostics beside the losses (CleanRL's): `clip_fraction` and `approx_kl` (the 
 mean; `first_clip_fraction` the first minibatch's), and `explained_variance` of the value
 targets by the behaviour values (`approx_kl`, `explained_variance` below).
 
-The minibatch updates are `PPOLearner` "units": `begin` prepares the batch, `unit(u)` runs
-minibatch update u (epoch u // minibatches), `finish` returns the parameters. HTS-PPO
-(galax/algorithms/hts/segment.py) runs the same units spread over the next rollout's env steps.
+`PPOLearner`: `begin` prepares the batch, `run_epochs` runs `for epoch: for minibatch:
+minibatch_update`, `finish` returns the parameters. HTS-PPO (galax/algorithms/hts/segment.py)
+runs the same minibatch updates as "units" (`unit(u)`: minibatch u % minibatches of epoch
+u // minibatches), spread over the next rollout's env steps.
 
 Shuffling keys derive from `config.seed`, the learner's global index and the update count,
 so a seed reproduces a run bit for bit. The learning rate (Adam, linearly annealed in the
@@ -40,9 +41,9 @@ from galax.algorithms.algorithm import (
   block_policy,
   chunked,
   finish_update,
+  scan_loop,
 )
 from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
-from galax.algorithms.units import run_units
 from galax.config.checks import check_positive
 from galax.config.settings import RunSettings
 from galax.core import losses
@@ -171,7 +172,7 @@ def ppo_settings(run: RunSettings, ppo: ConfigDict) -> PPOSettings:
 
 
 class PPOLearner:
-  """The PPO update of a device's block of L learners, as `epochs * minibatches` units.
+  """The PPO update of a device's block of L learners: `epochs` x `minibatches` steps.
 
   All arrays carry the learner axis [L, ...] first; per-learner maths is vmapped.
   """
@@ -236,9 +237,25 @@ class PPOLearner:
     loss and clip fraction are means with a fixed normaliser: the same up to rounding)."""
     return chunked(lambda chunk: self._grads(params, chunk), self.chunks, axis=0)(mb)
 
+  def run_epochs(self, carry: PPOCarry, unroll: bool) -> PPOCarry:
+    """Every minibatch update of the batch, `for epoch: for minibatch:` (two `lax.scan`s,
+    or Python loops with `unroll`: `ExecutionPlan.unroll_units`)."""
+
+    def epoch(carry, e):
+      minibatch = lambda carry, m: self.minibatch_update(carry, e, m)
+      return scan_loop(minibatch, carry, self.minibatches, unroll)
+
+    return scan_loop(epoch, carry, self.epochs, unroll)
+
   def unit(self, carry: PPOCarry, u: int | jax.Array) -> PPOCarry:
-    """Minibatch update u (0 <= u < num_units; a Python int or a traced int32)."""
-    epoch, index = u // self.minibatches, u % self.minibatches
+    """Minibatch update u in `run_epochs`' order, as one unit (HTS-PPO spreads them over its
+    segment's env steps)."""
+    return self.minibatch_update(carry, u // self.minibatches, u % self.minibatches)
+
+  def minibatch_update(self, carry: PPOCarry, epoch: int | jax.Array, index: int | jax.Array
+                       ) -> PPOCarry:
+    """One optimizer step on minibatch `index` of epoch `epoch`'s sample order (Python ints
+    or traced int32s)."""
     size = self.minibatch_size
 
     def minibatch(batch, perms):
@@ -252,7 +269,7 @@ class PPOLearner:
         grads, carry.opt_state, carry.params)
     # The first minibatch's: how far the start of the epochs is from the behaviour policy
     # (HTS-PPO: pi_theta_k / pi_theta_{k-1} on D_{k-1}; 0 for on-policy PPO).
-    first = jnp.where(u == 0, terms["clip_fraction"], 0.0)
+    first = jnp.where((epoch == 0) & (index == 0), terms["clip_fraction"], 0.0)
     terms = PPOSums(grad_norm=grad_norm, first_clip_fraction=first, **terms)
     sums = jax.tree.map(lambda s, t: s + t, carry.sums, terms)
     return carry._replace(params=params, opt_state=opt_state, sums=sums)
@@ -280,7 +297,7 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
                                     state.action_keys, t_max, lx.env_shard_index())
     shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra.shuffle_key, state.update_count)
     carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
-    carry = run_units(learner.unit, carry, 0, learner.num_units, unroll)
+    carry = learner.run_epochs(carry, unroll)
     params, opt_state, metrics = learner.finish(carry)
     metrics = dict(metrics, episodes=episode_log(traj)._asdict())
     return finish_update(state, learner.combiner, params=params, opt_state=opt_state,

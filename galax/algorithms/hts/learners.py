@@ -23,7 +23,6 @@ import jax
 import jax.numpy as jnp
 
 from galax.algorithms.ppo import PPOLearner
-from galax.algorithms.units import UnitLearner
 from galax.core import losses
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory
@@ -33,15 +32,22 @@ from galax.parallel.layout import split_learners
 from galax.parallel.learner_optimizer import LearnerOptimizer
 
 
-class SegmentLearner(UnitLearner, Protocol):
+class SegmentLearner(Protocol):
   """A learner whose units the HTS segment hosts (see the module docstring)."""
 
+  num_units: int
   combiner: Combiner
   mutable: tuple[str, ...]  # the carry fields a unit changes (the carry: a NamedTuple)
 
   def begin(self, grad_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
             traj: Trajectory, keys: jax.Array) -> NamedTuple:
     """The carry for D_{k-1} (time-major `traj`), gradients at `grad_params`."""
+
+  def unit(self, carry: NamedTuple, u: int | jax.Array) -> NamedTuple:
+    """Unit u (0 <= u < num_units; a Python int or a traced int32) applied to the carry."""
+
+  def finish(self, carry: NamedTuple) -> tuple[ParamsBlock, OptState, Metrics]:
+    """(params, opt_state, metrics) from the carry after the last unit."""
 
   def keep_behaviour(self, acting_params: ParamsBlock) -> PyTree:
     """What the state keeps of the acting parameters for the next segment."""

@@ -77,11 +77,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.algorithms.algorithm import block_policy, finish_update
+from galax.algorithms.algorithm import block_policy, finish_update, scan_loop
 from galax.algorithms.hts.learners import SegmentLearner
 from galax.algorithms.hts.ordering import CALLS, after
 from galax.algorithms.setup import LearnerState, Setup
-from galax.algorithms.units import run_units
 from galax.core.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
 from galax.core.types import ParamsBlock
 from galax.envs import EnvSpec
@@ -186,7 +185,7 @@ class Segment:
     if hosted is not None:
       lcarry, unit_ids = hosted
       first = after(jnp.int32(unit_ids.start), handles)  # starts after every send
-      lcarry = run_units(self.unit, lcarry, first, len(unit_ids), self.unroll)
+      lcarry = scan_loop(self.unit, lcarry, len(unit_ids), self.unroll, first)
       handles = after(handles, lcarry)  # recv waits for the units
     new_states, rows = [], []
     for a, env in enumerate(groups.envs):
@@ -243,7 +242,7 @@ class Segment:
                        state.opt_state, traj, keys)
     for i in range(self.microbatches):
       first = after(jnp.int32(i * self.units_per_piece), traj.values)
-      lcarry = run_units(self.unit, lcarry, first, self.units_per_piece, self.unroll)
+      lcarry = scan_loop(self.unit, lcarry, self.units_per_piece, self.unroll, first)
     version = state.extra.params_version
     return env_states, action_keys, traj, lcarry, dict(data_version=version,
                                                        grad_version=version)
