@@ -273,7 +273,7 @@ def test_setup_carries_the_settings_not_the_config():
   `Setup` has no config field, and its settings are frozen dataclasses all the way down."""
   import dataclasses  # pylint: disable=g-import-not-at-top
 
-  from galax.algorithms.setup import Setup  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.algorithm import Setup  # pylint: disable=g-import-not-at-top
   from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
 
   fields = {f.name: f.type for f in dataclasses.fields(Setup)}

@@ -51,8 +51,16 @@ from ml_collections import ConfigDict
 
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.algorithm import Algorithm, assemble, block_policy, finish_update
-from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_setup
+from galax.algorithms.algorithm import (
+  Algorithm,
+  BlockUpdate,
+  LearnerState,
+  Setup,
+  assemble,
+  block_policy,
+  finish_update,
+  make_setup,
+)
 from galax.config.checks import check_choice
 from galax.core.optimizers import make_optimizer
 from galax.core.rollout import episode_log, rollout

@@ -1,38 +1,235 @@
-"""The `Algorithm` type, and assembling one from a block update: fresh state, compiled step.
+"""What every algorithm is made of: its setup, its state, the update's shared pieces and
+the compiled `Algorithm`.
 
-An algorithm is an `Algorithm`: `init()` makes the training state (global arrays sharded
-over the learner axis) and `step(state)` runs `updates_per_call` updates in one jitted
-`shard_map`-ed `lax.scan`, returning the new state and per-update metrics.
+`make_setup` reads the run's config once (`RunSettings`, galax/config/settings.py), lays the
+learners out over the devices, builds their envs and network and makes the run's
+`ExecutionPlan` (galax/algorithms/plan.py) for them: a `Setup`. `make_learners` adds the
+learners' combiner and optimizer (`UpdateParts`).
 
-An algorithm writes its update for one device's block of learners as plain JAX, ending in
-`finish_update` (the combiner's step after the optimizer, the update counted). The
-wrappers here carry out the run's `ExecutionPlan` (galax/algorithms/plan.py) on it:
+`LearnerState` is the state of n learners. An algorithm writes its update (a `BlockUpdate`)
+for one device's block of learners as plain JAX, ending in `finish_update` (the combiner's
+step after the optimizer, the update counted). The wrappers here carry out the plan on it:
 `block_policy` runs the learners' networks (`plan.learner_map`), `chunked` computes a
 gradient in `plan.grad_chunks` pieces, `scan_loop` runs a learner's steps (PPO's epochs and
-minibatches, HTS's units) as a scan or unrolled (`plan.unroll_units`), and `compile_step`
-compiles `updates_per_call` updates into one jitted `shard_map` (`plan.update_loop`).
+minibatches, HTS's units) as a scan or unrolled (`plan.unroll_units`).
+
+`assemble` makes the `Algorithm`: `init()` builds the training state (global arrays sharded
+over the learner axis) and `step(state)` runs `updates_per_call` updates, compiled by
+`compile_step` into one jitted `shard_map` (`plan.update_loop`), returning the new state
+and per-update metrics.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import Callable, NamedTuple, Sequence
 
+import flax.struct
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 from ml_collections import ConfigDict
 
-from galax.algorithms.plan import ExecutionPlan
-from galax.algorithms.setup import BlockUpdate, LearnerState, Setup
+from galax.algorithms.plan import ExecutionPlan, plan_for
+from galax.algorithms.spec import AlgorithmSpec
+from galax.config.settings import RunSettings
 from galax.core import divergence, networks
 from galax.core.rollout import init_action_keys
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
-from galax.envs import EnvState
+from galax.envs import Env, EnvSettings, EnvState, make_env
+from galax.envs.actor_groups import ActorGroups
 from galax.parallel import layout as lx
-from galax.parallel.combine import Combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer
+from galax.parallel.combine import Combiner, make_combiner
+from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+
+Envs = Env | ActorGroups  # a device's training envs (HTS: its actor groups)
+
+
+@flax.struct.dataclass
+class LearnerState:
+  """Training state of n learners (leading axis [n] or, for env leaves, [n * b])."""
+
+  params: ParamsBlock
+  opt_state: OptState
+  env_state: EnvState
+  action_keys: jax.Array  # [n * b, 2] per-env sampling keys
+  update_count: jax.Array  # [n] int32
+  combiner: PyTree = ()  # the combiner's state (`Combiner.init`: GALA's gossip buffers)
+  extra: PyTree = ()  # the algorithm's own state (PPO's shuffle keys, HTS's storage, ...)
+
+
+# update_block(state) -> (state, metrics): one update of a device's block of learners.
+BlockUpdate = Callable[[LearnerState], tuple[LearnerState, Metrics]]
+
+
+@dataclasses.dataclass
+class Setup:
+  """The run's settings (its config read once), layout, mesh, envs, network and execution
+  plan (before the algorithm-specific parts; `make_setup`)."""
+
+  settings: RunSettings
+  layout: lx.Layout
+  mesh: Mesh
+  env: Envs
+  network: networks.ActorCritic
+  plan: ExecutionPlan
+  total_updates: int
+  anneal_updates: int  # updates over which optimizer.anneal="linear" reaches 0
+
+  @property
+  def env_settings(self) -> EnvSettings:
+    return self.settings.env
+
+  @property
+  def envs_per_update(self) -> int:
+    return self.layout.num_learners * self.layout.envs_per_learner
+
+
+MakeEnvs = Callable[[lx.Layout, RunSettings], Envs]  # -> this process's training envs
+
+
+def default_envs(layout: lx.Layout, settings: RunSettings) -> Env:
+  """`make_env` for a layout: this process's learners' envs, seeded the run's seed plus
+  their global env index."""
+  return make_env(settings.env, num_envs=layout.learners_per_device * layout.envs_per_learner,
+                  seed=settings.seed + layout.first_env, num_shards=layout.local_devices)
+
+
+def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | None = None,
+               devices: Sequence[jax.Device] | None = None) -> Setup:
+  """The setup of `config` for its algorithm's `spec` (its env steps per update, and what
+  the plan's rules ask of it); the config is read here, once (`RunSettings`). `make_envs`:
+  builds the envs for the layout (e.g. HTS actor groups); default `default_envs`.
+  `devices`: the devices to build for (default `jax.devices()`; `galax.aot.compile` passes
+  a TPU or GPU topology's compile-only devices)."""
+  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
+                          devices)
+  mesh = lx.make_mesh(layout, devices)
+  settings = RunSettings.from_config(config)
+  env = (make_envs or default_envs)(layout, settings)
+  plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
+                  layout.learners_per_device)
+  network = settings.network.build(env.spec, plan.conv_impl)
+  env_steps_per_update = (layout.num_learners * layout.envs_per_learner
+                          * spec.steps_per_env(config))
+  # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
+  per_call = settings.updates_per_call
+  calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
+  anneal_updates = settings.optimizer.anneal_updates(calls * per_call, env_steps_per_update)
+  return Setup(settings, layout, mesh, env, network, plan,
+               total_updates=calls * per_call, anneal_updates=anneal_updates)
+
+
+class UpdateParts(NamedTuple):
+  """A `Setup`, its learners' combiner, their optimizer and its learning-rate schedule."""
+
+  setup: Setup
+  combiner: Combiner
+  optimizer: LearnerOptimizer
+  schedule: optax.Schedule
+
+
+def params_shapes(setup: Setup) -> PyTree:
+  """Shapes and dtypes of one learner's parameters (no computation)."""
+  return jax.eval_shape(lambda: networks.init_params(setup.network, setup.env.spec,
+                                                     jax.random.PRNGKey(0)))
+
+
+def make_learners(config: ConfigDict, spec: AlgorithmSpec,
+                  devices: Sequence[jax.Device] | None = None, steps_per_update: int = 1,
+                  make_envs: MakeEnvs | None = None) -> UpdateParts:
+  """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
+  schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches)."""
+  setup = make_setup(config, spec, make_envs, devices)
+  g = config.gossip
+  combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
+                           g.delay, g.metrics)
+  optimizer, schedule = make_learner_optimizer(
+      setup.settings.optimizer, setup.layout, lambda: params_shapes(setup),
+      combiner, setup.anneal_updates, steps_per_update=steps_per_update)
+  return UpdateParts(setup, combiner, optimizer, schedule)
+
+
+def block_policy(apply_fn: Callable, learners: int, how: str = "vmap") -> Callable:
+  """A policy over a block's flat env batch [L * b, ...] with per-learner params [L, ...].
+
+  how: how the learners' networks run (`lx.map_learners`; `ExecutionPlan.learner_map`).
+  """
+
+  def policy(params, obs):
+    obs = lx.learner_block(obs, learners)
+    logits, values = lx.map_learners(apply_fn, params, obs, how=how)
+    return lx.flatten_block((logits, values))
+
+  return policy
+
+
+def env_chunks(tree: PyTree, chunks: int, axis: int = 1) -> list[PyTree]:
+  """`tree` cut into `chunks` equal, consecutive slices along its env `axis` (a list)."""
+  width = jax.tree.leaves(tree)[0].shape[axis] // chunks
+  return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
+                                                      axis=axis), tree)
+          for c in range(chunks)]
+
+
+def mean_of(parts: list[PyTree]) -> PyTree:
+  """The leafwise mean of equal-structured pytrees."""
+  return jax.tree.map(lambda *xs: sum(xs) / len(parts), *parts)
+
+
+def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
+            combine: Callable[[list[PyTree]], PyTree] = mean_of) -> Callable[[PyTree], PyTree]:
+  """`fn` computed on `chunks` equal slices of its input along `axis`, then `combine`d
+  (the mean by default); `fn` itself when chunks = 1.
+
+  For a loss that is a mean with a fixed normaliser, the mean of the chunks' gradients is
+  the whole batch's gradient (up to float rounding), computed as `chunks` smaller,
+  unrolled programs (`ExecutionPlan.grad_chunks`: XLA:CPU's conv gradients cost more per
+  sample on large batches).
+  """
+  if chunks == 1:
+    return fn
+  return lambda tree: combine([fn(part) for part in env_chunks(tree, chunks, axis)])
+
+
+def scan_loop(body: Callable[[PyTree, int | jax.Array], PyTree], carry: PyTree, count: int,
+              unroll: bool, first: int | jax.Array = 0) -> PyTree:
+  """`body(carry, i)` for i = first .. first + count - 1 in order (`first` an int or a traced
+  int32): a Python loop (`unroll`, `ExecutionPlan.unroll_units`) or a `lax.scan` over i."""
+  if unroll or count <= 1:
+    for i in range(count):
+      carry = body(carry, first + i)
+    return carry
+  ids = first + jnp.arange(count, dtype=jnp.int32)
+  return jax.lax.scan(lambda c, i: (body(c, i), None), carry, ids)[0]
+
+
+_KEEP = object()  # `finish_update`: the algorithm's own state unchanged
+
+
+def finish_update(state: LearnerState, combiner: Combiner | None, *, params: ParamsBlock,
+                  opt_state: OptState, env_state: EnvState, action_keys: jax.Array,
+                  metrics: Metrics, extra: PyTree = _KEEP
+                  ) -> tuple[LearnerState, Metrics]:
+  """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip, from
+  `state.params`, the parameters before the step, to `params`, those after it), its metrics
+  merged under the combiner's name, the new state with the update counted. `extra`: the
+  algorithm's new own state (unchanged if left out). Without a combiner (A3C) `params` are
+  kept as they are."""
+  combiner_state = state.combiner
+  if combiner is not None:
+    params, combiner_state, combine_metrics = combiner.after_step(state.params, params,
+                                                                  state.combiner)
+    if combine_metrics:
+      metrics = dict(metrics, **{combiner.name: combine_metrics})
+  new_state = state.replace(
+      params=params, opt_state=opt_state, env_state=env_state, action_keys=action_keys,
+      update_count=state.update_count + 1, combiner=combiner_state,
+      extra=state.extra if extra is _KEEP else extra)
+  return new_state, metrics
+
 
 # The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
 Optimizer = LearnerOptimizer | optax.GradientTransformation
@@ -145,60 +342,6 @@ def local_initial_state(setup: Setup, optimizer: Optimizer,
   )
 
 
-def block_policy(apply_fn: Callable, learners: int, how: str = "vmap") -> Callable:
-  """A policy over a block's flat env batch [L * b, ...] with per-learner params [L, ...].
-
-  how: how the learners' networks run (`lx.map_learners`; `ExecutionPlan.learner_map`).
-  """
-
-  def policy(params, obs):
-    obs = lx.learner_block(obs, learners)
-    logits, values = lx.map_learners(apply_fn, params, obs, how=how)
-    return lx.flatten_block((logits, values))
-
-  return policy
-
-
-def env_chunks(tree: PyTree, chunks: int, axis: int = 1) -> list[PyTree]:
-  """`tree` cut into `chunks` equal, consecutive slices along its env `axis` (a list)."""
-  width = jax.tree.leaves(tree)[0].shape[axis] // chunks
-  return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
-                                                      axis=axis), tree)
-          for c in range(chunks)]
-
-
-def mean_of(parts: list[PyTree]) -> PyTree:
-  """The leafwise mean of equal-structured pytrees."""
-  return jax.tree.map(lambda *xs: sum(xs) / len(parts), *parts)
-
-
-def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
-            combine: Callable[[list[PyTree]], PyTree] = mean_of) -> Callable[[PyTree], PyTree]:
-  """`fn` computed on `chunks` equal slices of its input along `axis`, then `combine`d
-  (the mean by default); `fn` itself when chunks = 1.
-
-  For a loss that is a mean with a fixed normaliser, the mean of the chunks' gradients is
-  the whole batch's gradient (up to float rounding), computed as `chunks` smaller,
-  unrolled programs (`ExecutionPlan.grad_chunks`: XLA:CPU's conv gradients cost more per
-  sample on large batches).
-  """
-  if chunks == 1:
-    return fn
-  return lambda tree: combine([fn(part) for part in env_chunks(tree, chunks, axis)])
-
-
-def scan_loop(body: Callable[[PyTree, int | jax.Array], PyTree], carry: PyTree, count: int,
-              unroll: bool, first: int | jax.Array = 0) -> PyTree:
-  """`body(carry, i)` for i = first .. first + count - 1 in order (`first` an int or a traced
-  int32): a Python loop (`unroll`, `ExecutionPlan.unroll_units`) or a `lax.scan` over i."""
-  if unroll or count <= 1:
-    for i in range(count):
-      carry = body(carry, first + i)
-    return carry
-  ids = first + jnp.arange(count, dtype=jnp.int32)
-  return jax.lax.scan(lambda c, i: (body(c, i), None), carry, ids)[0]
-
-
 def compile_step(setup: Setup, update_block: BlockUpdate,
                  state_specs: P | PyTree | None = None) -> Callable:
   """jit(shard_map(scan(update_block))) over the run's `updates_per_call` updates, or with
@@ -235,28 +378,3 @@ def compile_step(setup: Setup, update_block: BlockUpdate,
     return state, stack(all_metrics)
 
   return step
-
-
-_KEEP = object()  # `finish_update`: the algorithm's own state unchanged
-
-
-def finish_update(state: LearnerState, combiner: Combiner | None, *, params: ParamsBlock,
-                  opt_state: OptState, env_state: EnvState, action_keys: jax.Array,
-                  metrics: Metrics, extra: PyTree = _KEEP
-                  ) -> tuple[LearnerState, Metrics]:
-  """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip, from
-  `state.params`, the parameters before the step, to `params`, those after it), its metrics
-  merged under the combiner's name, the new state with the update counted. `extra`: the
-  algorithm's new own state (unchanged if left out). Without a combiner (A3C) `params` are
-  kept as they are."""
-  combiner_state = state.combiner
-  if combiner is not None:
-    params, combiner_state, combine_metrics = combiner.after_step(state.params, params,
-                                                                  state.combiner)
-    if combine_metrics:
-      metrics = dict(metrics, **{combiner.name: combine_metrics})
-  new_state = state.replace(
-      params=params, opt_state=opt_state, env_state=env_state, action_keys=action_keys,
-      update_count=state.update_count + 1, combiner=combiner_state,
-      extra=state.extra if extra is _KEEP else extra)
-  return new_state, metrics

@@ -38,12 +38,15 @@ from ml_collections import ConfigDict
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.algorithm import (
   Algorithm,
+  BlockUpdate,
+  LearnerState,
+  Setup,
   assemble,
   block_policy,
   chunked,
   finish_update,
+  make_learners,
 )
-from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
 from galax.config.checks import check_choice, check_positive
 from galax.core import losses
 from galax.core import returns as returns_lib

@@ -37,13 +37,16 @@ from ml_collections import ConfigDict
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.algorithm import (
   Algorithm,
+  BlockUpdate,
+  LearnerState,
+  Setup,
   assemble,
   block_policy,
   chunked,
   finish_update,
+  make_learners,
   scan_loop,
 )
-from galax.algorithms.setup import BlockUpdate, LearnerState, Setup, make_learners
 from galax.config.checks import check_positive
 from galax.config.settings import RunSettings
 from galax.core import losses

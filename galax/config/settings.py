@@ -1,6 +1,6 @@
 """`RunSettings`: a run's config read once, into the typed settings the code below takes.
 
-`make_setup` (galax/algorithms/setup.py) builds them once per run and `Setup.settings`
+`make_setup` (galax/algorithms/algorithm.py) builds them once per run and `Setup.settings`
 carries them to the algorithms, the evaluation hook and the loop. Consumers outside a
 training run (the evaluate command, experiments, config checks) read a config through the
 same `RunSettings.from_config`. The types live with the code that takes them (core/,

@@ -12,7 +12,7 @@ the first update with a non-finite quantity, before anything saves that state.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import Callable, Mapping, TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -20,8 +20,7 @@ import numpy as np
 
 from galax.core.types import Metrics, ParamsBlock, PyTree
 
-if TYPE_CHECKING:
-  from galax.algorithms.setup import BlockUpdate, LearnerState
+State = TypeVar("State")  # the training state (`galax.algorithms.algorithm.LearnerState`)
 
 FLAGS_KEY = "finite"
 # Metrics that are not computed from the parameters (env statistics).
@@ -54,13 +53,14 @@ def finite_flags(metrics: Metrics, params: ParamsBlock, learners: int) -> dict[s
   return flags
 
 
-def with_finite_flags(update_block: BlockUpdate) -> BlockUpdate:
+def with_finite_flags(update_block: Callable[[State], tuple[State, Metrics]]
+                      ) -> Callable[[State], tuple[State, Metrics]]:
   """`update_block` whose metrics also hold `FLAGS_KEY`: flags over its metrics and params.
 
   The flags have the learner axis first (like every metric), from the state's params.
   """
 
-  def update(state: LearnerState) -> tuple[LearnerState, Metrics]:
+  def update(state: State) -> tuple[State, Metrics]:
     state, metrics = update_block(state)
     learners = jax.tree.leaves(state.params)[0].shape[0]
     return state, {**metrics, FLAGS_KEY: finite_flags(metrics, state.params, learners)}

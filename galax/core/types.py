@@ -7,7 +7,7 @@ their parameters and take the parameters' aliases. Shapes follow the learner axi
 (`galax.parallel.layout`): [L, ...] a device's block of L learners, [n, ...] all n.
 
 Other named types live with their code: `galax.core.networks.ApplyFn`,
-`galax.core.rollout.PolicyFn`, `galax.envs.EnvState`, `galax.algorithms.setup.LearnerState`,
+`galax.core.rollout.PolicyFn`, `galax.envs.EnvState`, `galax.algorithms.algorithm.LearnerState`,
 `Envs` and `Optimizer`.
 """
 

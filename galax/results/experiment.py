@@ -49,7 +49,7 @@ from galax.results import paper_protocols as protocols
 from galax.results import provenance
 
 if TYPE_CHECKING:
-  from galax.algorithms.setup import LearnerState
+  from galax.algorithms.algorithm import LearnerState
   from galax.training.loop import TrainResult
 
 RESULT_KIND = "galax-run"

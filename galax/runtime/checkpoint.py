@@ -37,7 +37,7 @@ from galax.core.types import JsonDict, PyTree
 from galax.runtime import workdir as rundir
 
 if TYPE_CHECKING:
-  from galax.algorithms.setup import LearnerState
+  from galax.algorithms.algorithm import LearnerState
 
 COMMIT_MARKER = rundir.COMMIT_MARKER
 # The saved state's layout, in the metadata. 2: the combiner's state saved on its own

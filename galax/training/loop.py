@@ -30,7 +30,7 @@ from ml_collections import ConfigDict
 
 from galax import config as config_lib
 from galax.algorithms import Algorithm, make_algorithm
-from galax.algorithms.setup import LearnerState
+from galax.algorithms.algorithm import LearnerState
 from galax.core import divergence
 from galax.core.divergence import Diverged
 from galax.core.types import JsonDict, Metrics

@@ -10,7 +10,7 @@ from galax.core.types import JsonDict
 from galax.training import metrics as metrics_lib
 
 if TYPE_CHECKING:
-  from galax.algorithms.setup import LearnerState
+  from galax.algorithms.algorithm import LearnerState
   from galax.training.clock import RunClock
 
 
