@@ -398,6 +398,10 @@ def test_config_path_accepts_names_and_lists_them():
     (["--config=pong_paac", "--config.optimizer.anneal_steps=-5"], "anneal_steps must be > 0"),
     (["--config.optimizer.anneal_steps=100"], "acts only with optimizer.anneal='linear'"),
     (["--config=pong_paac", "--config.network.init=xavier"], "network.init='xavier'"),
+    (["--config.env.batch_size=6"], "env.batch_size=6 must divide the 16 envs per learner"),
+    (["--config.env.batch_size=32"], "env.batch_size=32 must divide the 16 envs per learner"),
+    (["--config=hts_a2c_atari", "--config.env.batch_size=8"], "acts in 'a2c' and 'ppo' only"),
+    (["--config.num_learners=2", "--config.env.batch_size=8"], "needs num_learners=1"),
 ])
 def test_cli_bad_config_is_one_line(module, args, message):
   proc = run_cli(*args, module=module)

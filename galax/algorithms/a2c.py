@@ -117,4 +117,5 @@ def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
 
 
 SPECS = (spec.AlgorithmSpec("a2c", make_a2c, features=frozenset({
-    spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE})),)
+    spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE,
+    spec.ASYNC_ENVS})),)

@@ -64,7 +64,7 @@ def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.
   check_trajectory(traj)
   discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
   advantages = returns_lib.gae_advantages(traj.rewards, discounts, traj.values, traj.truncated,
-                                          gae_lambda)
+                                          gae_lambda, traj.env_ids)
   return advantages, advantages + traj.values[:-1]
 
 
@@ -343,6 +343,7 @@ def validate_ppo(config: ConfigDict) -> None:
 
 
 SPECS = (spec.AlgorithmSpec("ppo", make_ppo, validate=validate_ppo,
+                            features=frozenset({spec.COMBINE, spec.ASYNC_ENVS}),
                             config_sections=lambda: dict(ppo=ppo_config()),
                             chunked_batch=lambda c: spec.ppo_minibatch(
                                 int(c.t_max), int(c.envs_per_learner),

@@ -22,6 +22,7 @@ STRAGGLERS = "stragglers"  # config.stragglers.num_kept (all-reduce A2C)
 SHARDED_STATE = "sharded_state"  # config.optimizer.sharded_state (all-reduce learners)
 COMBINE = "combine"  # config.combine other than 'independent'
 MICROBATCHES = "microbatches"  # config.hts.microbatches (HTS segments in pieces)
+ASYNC_ENVS = "async_envs"  # config.env.batch_size (envpool's async recv; per-env targets)
 
 
 @dataclasses.dataclass(frozen=True)

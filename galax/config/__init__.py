@@ -102,6 +102,9 @@ def _env_section() -> ml_collections.ConfigDict:
   env.reward_clip = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
   env.max_episode_steps = 0  # time limit in agent steps; 0 = the env's default
   env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice (envpool only)
+  # envpool's async mode: each step acts in the first batch_size of a learner's envs to
+  # finish; divides envs_per_learner; 0 = all (sync). A2C, PPO, one learner; not reproducible
+  env.batch_size = 0
   # Extra envpool.make options (validated against the env's own), set in a config file:
   # env.options = ml_collections.ConfigDict(dict(noop_max=0)).
   env.options = ml_collections.ConfigDict()

@@ -65,6 +65,8 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
 
   envs.check_env_id(config.env.id)
   envs.backend_for(config.env.id).validate(RunSettings.from_config(config).env)
+  _validate_async_envs(algorithm, config.env.batch_size, config.envs_per_learner,
+                       config.num_learners)
   if config.capture_video:
     _validate_video(config.env.id, config.eval.every_steps)
   algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
@@ -93,6 +95,27 @@ def _validate_gossip(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learne
   if grad_similarity and not algorithm.supports(spec_lib.GRAD_SIMILARITY):
     raise ValueError("config.grad_similarity compares the learners' A2C gradients: it needs "
                      f"algorithm='a2c' (got {algorithm.name!r}).")
+
+
+def _validate_async_envs(algorithm: spec_lib.AlgorithmSpec, batch_size: int,
+                         envs_per_learner: int, num_learners: int) -> None:
+  """envpool's async mode (`env.batch_size` below the envs): a batch that divides a
+  learner's envs, in an algorithm whose targets follow each env (A2C, PPO), one learner
+  (a batch of ready envs would mix learners' parameters)."""
+  from galax.envs.pool_async import check_batch_size  # pylint: disable=g-import-not-at-top
+
+  check_batch_size(batch_size, envs_per_learner, "envs per learner (envs_per_learner)")
+  if batch_size in (0, envs_per_learner):
+    return
+  if not algorithm.supports(spec_lib.ASYNC_ENVS):
+    raise ValueError(f"config.env.batch_size={batch_size} (envpool's async mode) acts in "
+                     f"'a2c' and 'ppo' only, not {algorithm.name!r} (HTS-RL's fixed lag needs "
+                     "every env at each segment's end; IMPALA's and A3C's targets follow "
+                     "one env per column).")
+  if num_learners > 1:
+    raise ValueError(f"config.env.batch_size={batch_size} (envpool's async mode) needs "
+                     f"num_learners=1 (got {num_learners}): a batch of ready envs would mix "
+                     "learners.")
 
 
 def _validate_execution(algorithm: spec_lib.AlgorithmSpec, learner_map: str, update_loop: str,

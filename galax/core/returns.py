@@ -20,6 +20,11 @@ target is meaningless and the loss masks it.
 
 `vtrace` corrects for acting with other parameters than the learner's (IMPALA); truncation
 cuts its traces the same way.
+
+`env_ids` (async envpool's rollouts, `Trajectory.env_ids`): the entries [T, B] are then
+transitions in recv order, not one env per column. The backward recursions run over the recv
+batches [K, b'] with a carry per env, so each entry continues its own env's recursion, and
+V(o_{t+1}) is the value of the same env's next entry (values[T][env] after its last).
 """
 
 from __future__ import annotations
@@ -43,8 +48,43 @@ def _check(rewards: Array, discounts: Array, values: Array, truncated: Array) ->
   chex.assert_shape(values, (rewards.shape[0] + 1, *rewards.shape[1:]))
 
 
+def _next_values(values: Array, env_ids: Array | None) -> Array:
+  """V(o_{t+1}) of each entry [T, ...]: values[1:], or per env with `env_ids`."""
+  if env_ids is None:
+    return values[1:]
+
+  def backward(later, xs):
+    value, ids = xs
+    return later.at[ids].set(value), later[ids]
+
+  _, next_values = jax.lax.scan(backward, values[-1], (_recv_rows(values[:-1], env_ids),
+                                                       env_ids), reverse=True)
+  return next_values.reshape(values[:-1].shape)
+
+
+def _recv_rows(x: Array, env_ids: Array) -> Array:
+  """[T, B, ...] -> the recv batches [K, b', ...] of `env_ids`."""
+  return x.reshape(*env_ids.shape, *x.shape[2:])
+
+
+def _backward(fn, init: Array, xs: tuple[Array, ...], env_ids: Array | None) -> Array:
+  """The outputs of lax.scan(fn, init, xs, reverse=True); with `env_ids` the carry `init`
+  holds one entry per env and each recv batch continues its envs' entries."""
+  if env_ids is None:
+    return jax.lax.scan(fn, init, xs, reverse=True)[1]
+
+  def per_env(carry, step):
+    x, ids = step
+    new, out = fn(carry[ids], x)
+    return carry.at[ids].set(new), out
+
+  rows = tuple(_recv_rows(x, env_ids) for x in xs)
+  _, outs = jax.lax.scan(per_env, init, (rows, env_ids), reverse=True)
+  return outs.reshape(xs[0].shape)
+
+
 def lambda_returns(rewards: Array, discounts: Array, values: Array, truncated: Array,
-                   lambda_: float | Array = 1.0) -> Array:
+                   lambda_: float | Array = 1.0, env_ids: Array | None = None) -> Array:
   r"""TD(lambda) returns with truncation-aware bootstrapping.
 
     G_T = V(o_T)
@@ -60,6 +100,7 @@ def lambda_returns(rewards: Array, discounts: Array, values: Array, truncated: A
     values: V(o_t) for t = 0..T, [T + 1, ...] (no gradient flows through them).
     truncated: bool, [T, ...]; the episode hit its time limit at step t.
     lambda_: scalar or [T, ...] mixing parameter.
+    env_ids: async envpool's entries (module docstring); None: time-major envs.
 
   Returns:
     G_t, [T, ...].
@@ -73,12 +114,12 @@ def lambda_returns(rewards: Array, discounts: Array, values: Array, truncated: A
     g = reward + discount * ((1.0 - lam) * next_value + lam * next_return)
     return g, g
 
-  _, returns = jax.lax.scan(backward, values[-1], (rewards, discounts, lambdas, values[1:]),
-                            reverse=True)
-  return returns
+  return _backward(backward, values[-1], (rewards, discounts, lambdas,
+                                          _next_values(values, env_ids)), env_ids)
 
 
-def nstep_returns(rewards: Array, discounts: Array, values: Array, truncated: Array) -> Array:
+def nstep_returns(rewards: Array, discounts: Array, values: Array, truncated: Array,
+                  env_ids: Array | None = None) -> Array:
   r"""The bootstrapped n-step returns of PAAC / A2C over a t_max-step rollout.
 
   Each step uses every reward up to the end of the rollout (n = T - t) and bootstraps
@@ -90,11 +131,11 @@ def nstep_returns(rewards: Array, discounts: Array, values: Array, truncated: Ar
 
   i.e. G_t = sum_{i=t}^{T-1} gamma^{i-t} r_i + gamma^{T-t} V(o_T) inside one episode.
   """
-  return lambda_returns(rewards, discounts, values, truncated, 1.0)
+  return lambda_returns(rewards, discounts, values, truncated, 1.0, env_ids)
 
 
 def gae_advantages(rewards: Array, discounts: Array, values: Array, truncated: Array,
-                   lambda_: float | Array) -> Array:
+                   lambda_: float | Array, env_ids: Array | None = None) -> Array:
   r"""Generalized advantage estimation (Schulman et al. 2016), truncation-aware.
 
     delta_t = r_t + discount_t V(o_{t+1}) - V(o_t)
@@ -106,16 +147,15 @@ def gae_advantages(rewards: Array, discounts: Array, values: Array, truncated: A
   _check(rewards, discounts, values, truncated)
   values = jax.lax.stop_gradient(values)
   lambdas = jnp.broadcast_to(lambda_, rewards.shape) * (1.0 - truncated.astype(rewards.dtype))
-  deltas = rewards + discounts * values[1:] - values[:-1]
+  deltas = rewards + discounts * _next_values(values, env_ids) - values[:-1]
 
   def backward(next_advantage, xs):
     delta, discount, lam = xs
     a = delta + discount * lam * next_advantage
     return a, a
 
-  _, advantages = jax.lax.scan(backward, jnp.zeros_like(values[-1]),
-                               (deltas, discounts, lambdas), reverse=True)
-  return advantages
+  return _backward(backward, jnp.zeros_like(values[-1]), (deltas, discounts, lambdas),
+                   env_ids)
 
 
 class VTraceReturns(NamedTuple):
@@ -198,7 +238,8 @@ def compute_targets(traj: Trajectory, settings: ReturnSettings) -> jax.Array:
   gamma, kind, gae_lambda = settings.gamma, settings.kind, settings.gae_lambda
   discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
   if kind == "nstep":
-    return nstep_returns(traj.rewards, discounts, traj.values, traj.truncated)
+    return nstep_returns(traj.rewards, discounts, traj.values, traj.truncated, traj.env_ids)
   if kind == "gae":
-    return lambda_returns(traj.rewards, discounts, traj.values, traj.truncated, gae_lambda)
+    return lambda_returns(traj.rewards, discounts, traj.values, traj.truncated, gae_lambda,
+                          traj.env_ids)
   raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")

@@ -4,6 +4,12 @@ Action sampling uses one PRNG key per environment, split at every step. An env's
 thus depend only on its own key stream and observations, never on how envs are grouped
 into learners, devices or env worker threads (the HTS-RL determinism rule: randomness
 lives with the executor).
+
+With envpool's async mode (`env.batch_size` < `num_envs`) each recv returns whichever
+`batch_size` envs are ready; `rollout` then makes t_max * num_envs / batch_size recv steps
+(as many transitions as a sync rollout), records each env's in-flight action, logits and
+value in the env state, and returns the transitions in recv order reshaped to [T, B] with
+their envs in `Trajectory.env_ids`; `galax.core.returns` chains each env's entries.
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ class Trajectory(NamedTuple):
   obs[t] is the observation at which actions[t] was taken; `values` has one more entry,
   V(o_T), to bootstrap the last step. `valid` is False for auto-reset steps.
   Values and logits are the behaviour policy's (the parameters that acted).
+
+  `env_ids` (async envpool only, else None): [K, b'] with K * b' = T * B, the env of each
+  entry in recv order (entry [t, j] is row-major entry t * B + j of [K, b']); each env's
+  entries are then in time order, and values[T] is V of env j's last observation.
   """
 
   obs: jax.Array
@@ -41,6 +51,7 @@ class Trajectory(NamedTuple):
   episode_over: jax.Array
   episode_return: jax.Array
   episode_length: jax.Array
+  env_ids: jax.Array | None = None
 
 
 class EpisodeLog(NamedTuple):
@@ -110,12 +121,17 @@ def check_trajectory(traj: Trajectory) -> None:
     chex.assert_shape(traj.obs, (steps, envs, ...))
   if traj.behaviour_logits is not None:
     chex.assert_shape(traj.behaviour_logits, (steps, envs, None))
+  if traj.env_ids is not None:
+    chex.assert_rank(traj.env_ids, 2)
+    assert traj.env_ids.size == steps * envs, (traj.env_ids.shape, steps, envs)
 
 
 def rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
             action_keys: jax.Array, num_steps: int, shard_index: int | jax.Array = 0
             ) -> tuple[EnvState, jax.Array, Trajectory]:
   """Acts for `num_steps` steps in every env with `params`; returns the new state and data."""
+  if getattr(env, "is_async", False):
+    return _async_rollout(policy, params, env, env_state, action_keys, num_steps, shard_index)
 
   def step(carry, _):
     env_state, keys = carry
@@ -127,6 +143,37 @@ def rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
                                                  length=num_steps)
   _, last_value = policy(params, env_state.obs)
   return env_state, action_keys, with_bootstrap(steps, last_value)
+
+
+def _async_rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
+                   action_keys: jax.Array, num_steps: int, shard_index: int | jax.Array
+                   ) -> tuple[EnvState, jax.Array, Trajectory]:
+  """`rollout` over envpool's async mode: each step acts in the ready envs, sends, and
+  receives the next ready batch, whose transitions complete the actions recorded when
+  those envs were sent (possibly in the previous rollout, by the previous parameters)."""
+  batch, n = env.batch_size, env.num_envs  # type: ignore[attr-defined]
+
+  def step(carry, _):
+    state, keys = carry
+    ready, sent = state.backend["ready"], state.backend
+    new_keys, actions, logits, value = act(policy, params, state.obs[ready], keys[ready])
+    sent = dict(ready=ready, action=sent["action"].at[ready].set(actions),
+                logits=sent["logits"].at[ready].set(logits.astype(sent["logits"].dtype)),
+                value=sent["value"].at[ready].set(value.astype(sent["value"].dtype)))
+    handle = env.send_batch(state, actions, ready, shard_index)  # type: ignore[attr-defined]
+    acted = state.obs  # in-flight envs keep the observation they act from
+    state, ts, done = env.recv_batch(state.replace(handle=handle),  # type: ignore[attr-defined]
+                                     shard_index)
+    row = record_step(acted[done], sent["action"][done], sent["logits"][done],
+                      sent["value"][done], ts)
+    state = state.replace(backend=dict(sent, ready=done))
+    return (state, keys.at[ready].set(new_keys)), (row, done)
+
+  (env_state, action_keys), (rows, env_ids) = jax.lax.scan(
+      step, (env_state, action_keys), None, length=num_steps * n // batch)
+  rows = jax.tree.map(lambda x: x.reshape(num_steps, n, *x.shape[2:]), rows)
+  _, last_value = policy(params, env_state.obs)  # every env's latest observation
+  return env_state, action_keys, with_bootstrap(rows, last_value)._replace(env_ids=env_ids)
 
 
 def episode_log(traj: Trajectory) -> EpisodeLog:

@@ -44,6 +44,7 @@ class EnvSettings:
   options: Mapping[str, Any]  # extra envpool.make options (read-only)
   eval_noop_max: int
   eval_max_episode_steps: int  # 0 = as max_episode_steps
+  batch_size: int = 0  # envs per recv (envpool's async mode); 0 = all of them (sync)
 
   @classmethod
   def from_config(cls, config: ConfigDict) -> EnvSettings:
@@ -51,7 +52,8 @@ class EnvSettings:
     return cls(str(env.id), bool(env.episodic_life), bool(env.reward_clip),
                int(env.max_episode_steps), int(env.num_threads),
                types.MappingProxyType(dict(env.options)), int(config.eval.noop_max),
-               int(config.eval.max_episode_steps))
+               int(config.eval.max_episode_steps),
+               int(env.get("batch_size", 0)))  # absent in older runs' config.json
 
   @property
   def eval_time_limit(self) -> int | None:
@@ -61,10 +63,10 @@ class EnvSettings:
 
 def reject_envpool_options(env: EnvSettings, family: str, options: bool = True) -> None:
   """One line for a setting only envpool acts on (episodic life, reward clipping, worker
-  threads and, unless the family takes them, `env.options`), and for a negative time
-  limit: the validate hook of a backend that is not envpool."""
+  threads, async batches and, unless the family takes them, `env.options`), and for a
+  negative time limit: the validate hook of a backend that is not envpool."""
   envpool_only = dict(episodic_life=env.episodic_life, reward_clip=env.reward_clip,
-                      num_threads=env.num_threads)
+                      num_threads=env.num_threads, batch_size=env.batch_size)
   if options:
     envpool_only["options"] = dict(env.options)
   for name, value in envpool_only.items():

@@ -21,6 +21,10 @@ and length, independent of episodic life and reward clipping, kept as fixed-shap
 A `BatchedEnv` may own several envpool instances ("shards"), one per device of a mesh.
 Inside `shard_map`, each device steps only its own pool: the custom calls of all pools
 are branches of a `lax.switch` on the shard index.
+
+**Async mode** (`batch_size` < `num_envs`, galax/envs/pool_async.py): `recv_batch`
+returns whichever `batch_size` envs finished first, with their ids, and `send_batch` steps
+those only; not bit-reproducible. The rollout (`galax.core.rollout`) follows each env.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import numpy as np
 
 from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+from galax.envs.pool_async import async_reset, check_batch_size, put_rows, take_rows
 
 # Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
 # max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
@@ -126,6 +131,8 @@ class BatchedEnv:
     extra_options: further envpool.make keyword arguments (validated).
     env_seeds: optional explicit seeds, one list of `num_envs` seeds per shard (overrides
       `seed`); lets several pools hold any chosen subset of a global env numbering.
+    batch_size: envs per `recv_batch` (envpool's async mode) when below `num_envs`;
+      0 or `num_envs`: sync.
   """
 
   state_restorable = False  # the env state lives in envpool's C++ pools
@@ -142,16 +149,21 @@ class BatchedEnv:
       num_threads: int = 0,
       extra_options: dict[str, Any] | None = None,
       env_seeds: Sequence[Sequence[int]] | None = None,
+      batch_size: int = 0,
   ):
     check_env_id(env_id)
     if num_envs < 1 or num_shards < 1:
       raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
+    check_batch_size(batch_size, num_envs)
+    self.batch_size = batch_size or num_envs
     family = env_family(env_id)
     self.options = env_options(env_id, family, episodic_life, reward_clip,
                                max_episode_steps, num_threads, extra_options)
     self.num_envs = num_envs
     self.num_shards = num_shards
     self.seed = seed
+    if self.is_async:
+      self.options["batch_size"] = batch_size
     if env_seeds is None:
       self._pools = [_make_pool(env_id, num_envs, seed + s * num_envs, self.options)
                      for s in range(num_shards)]
@@ -185,6 +197,10 @@ class BatchedEnv:
   def total_envs(self) -> int:
     return self.num_envs * self.num_shards
 
+  @property
+  def is_async(self) -> bool:
+    return self.batch_size < self.num_envs
+
   # --- host side -------------------------------------------------------------------
 
   def reset(self) -> EnvState:
@@ -193,6 +209,9 @@ class BatchedEnv:
     `handle` is [num_shards * H]; every other field is [num_shards * num_envs, ...], so
     sharding axis 0 over `num_shards` devices gives each device its own pool's state.
     """
+    if self.is_async:
+      return async_reset(self._pools, [np.asarray(x[0]) for x in self._xla], self.num_envs,
+                         self.spec)
     handles, observations = [], []
     for pool, xla in zip(self._pools, self._xla):
       obs, _ = pool.reset()
@@ -223,7 +242,8 @@ class BatchedEnv:
 
   def _dispatch(self, fn_index: int, shard_index, *operands):
     """Calls recv (1) or send (2) of the pool `shard_index` (xla() = handle, recv, send, step)."""
-    branches = [functools.partial(_call, xla[fn_index]) for xla in self._xla]
+    keys = ("reward", "terminated", "env_id") if self.is_async else ("reward", "terminated")
+    branches = [functools.partial(_call, xla[fn_index], keys) for xla in self._xla]
     if len(branches) == 1:
       return branches[0](*operands)
     return jax.lax.switch(shard_index, branches, *operands)
@@ -249,13 +269,33 @@ class BatchedEnv:
         1, shard_index, state.handle)
     return _to_timestep(state, handle, obs, reward, terminated, truncated, info)
 
+  def send_batch(self, state: EnvState, action: jax.Array, env_id: jax.Array,
+                 shard_index: int | jax.Array = 0) -> jax.Array:
+    """Async mode: steps the envs `env_id` [batch_size] (ids into the shard's envs) with
+    `action` [batch_size]; returns the handle."""
+    chex.assert_shape([action, env_id], (self.batch_size,))
+    return self._dispatch(2, shard_index, state.handle, action.astype(jnp.int32),
+                          env_id.astype(jnp.int32))
 
-def _call(fn, *operands):
-  """Wraps an envpool xla function so that switch branches return the same structure."""
+  def recv_batch(self, state: EnvState, shard_index: int | jax.Array = 0
+                 ) -> tuple[EnvState, Timestep, jax.Array]:
+    """Async mode: waits for the first `batch_size` envs to finish their step. Returns the
+    state with their rows updated, their Timestep [batch_size] and their ids."""
+    handle, (obs, reward, terminated, truncated, info) = self._dispatch(
+        1, shard_index, state.handle)
+    ids = info.pop("env_id").astype(jnp.int32)
+    rows, ts = _to_timestep(take_rows(state, ids, handle), handle, obs, reward, terminated,
+                            truncated, info)
+    return put_rows(state, ids, rows), ts, ids
+
+
+def _call(fn, keys: tuple[str, ...], *operands):
+  """Wraps an envpool xla function so that switch branches return the same structure
+  (of `info`, only `keys`)."""
   out = fn(*operands)
   if isinstance(out, tuple) and len(out) == 2:  # recv / step: (handle, timestep-tuple)
     handle, (obs, reward, terminated, truncated, info) = out
-    info = {k: v for k, v in info.items() if k in ("reward", "terminated")}
+    info = {k: v for k, v in info.items() if k in keys}
     return handle, (obs, reward, terminated, truncated, info)
   return out  # send: handle
 
@@ -275,7 +315,7 @@ def _make(env: EnvSettings, num_envs: int, seed: int, num_shards: int,
                     episodic_life=env.episodic_life, reward_clip=env.reward_clip,
                     max_episode_steps=env.max_episode_steps or None,
                     num_threads=env.num_threads, extra_options=dict(env.options),
-                    env_seeds=env_seeds)
+                    env_seeds=env_seeds, batch_size=env.batch_size)
 
 
 def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
