@@ -22,7 +22,7 @@ from ml_collections import config_flags
 from galax.config import CONFIGS_DIR, cli, config_names
 from galax.config import help as config_help
 from galax.runtime import jax_quiet, supervise
-from galax.training import progress as progress_bar
+from galax.training import terminal_bar as progress_bar
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
 

@@ -98,3 +98,21 @@ def test_async_runs_train_with_finite_metrics(algorithm):
   assert int(np.asarray(state.update_count).max()) == 6
   for leaf in jax.tree.leaves(metrics["loss"]) + jax.tree.leaves(state.params):
     assert np.all(np.isfinite(leaf))
+
+
+def test_the_header_says_an_async_run_is_not_bit_reproducible():
+  from galax.algorithms import make_algorithm
+  from galax.training.header import header_lines
+
+  lines = {}
+  for batch in (0, 4):
+    config = cartpole_config("a2c", envs_per_learner=8)
+    config.env.batch_size = batch
+    algorithm = make_algorithm(config)
+    try:
+      lines[batch] = header_lines(algorithm, dict(planned_env_steps=1, requested_env_steps=1))
+    finally:
+      algorithm.env.close()
+  assert not any("not bit-reproducible" in line for line in lines[0])
+  assert any("4 of 8 envs per step" in line and "not bit-reproducible" in line
+             for line in lines[4]), lines[4]

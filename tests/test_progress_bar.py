@@ -1,4 +1,4 @@
-"""The terminal progress bar (galax/training/progress.py) and train's per-call hook."""
+"""The terminal progress bar (galax/training/terminal_bar.py) and train's per-call hook."""
 
 import io
 
@@ -9,7 +9,7 @@ from run_helpers import STEPS_PER_CALL, tiny_config
 def test_bar_shows_share_steps_and_time_left_under_the_log_lines():
   from rich.console import Console
 
-  from galax.training.progress import TerminalBar
+  from galax.training.terminal_bar import TerminalBar
 
   out = io.StringIO()
   bar = TerminalBar(Console(file=out, force_terminal=True, width=120))

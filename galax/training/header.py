@@ -40,6 +40,10 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
     if every > 0 and every % per_call:
       lines.append(f"{field}={every} rounds up to every {math.ceil(every / per_call) * per_call}"
                    f" env steps (whole calls of {per_call} env steps)")
+  batch = int(config.env.get("batch_size", 0))
+  if 0 < batch < layout.envs_per_learner:
+    lines.append(f"envs: envpool async, {batch} of {layout.envs_per_learner} envs per step "
+                 "(whichever are ready): not bit-reproducible")
   return lines + _network_warning(algorithm)
 
 

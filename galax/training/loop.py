@@ -1,8 +1,10 @@
 """The training loop around an `Algorithm`: progress, metrics, checkpoints, resume.
 
 The loop calls the jitted `step` (updates_per_call updates), pulls its metrics to the host,
-and in between writes progress lines, CSV/TensorBoard rows and checkpoints. The first call
-compiles; its time is reported apart from the steady-state steps/s (galax/training/clock.py).
+updates the run's `Progress` (galax/training/progress.py) and runs the hooks that are due
+(galax/training/hooks.py: progress lines and metrics rows, evaluation, checkpoints), until
+`Progress.stop_reason` says why it ends. The first call compiles; its time is reported
+apart from the steady-state steps/s (galax/training/clock.py).
 
 With `config.eval.every_steps` > 0 it also evaluates the policy on separate envs
 (`galax.evaluate.evaluator`; `eval.csv`), outside `train_time_s`. On an NVIDIA GPU
@@ -20,33 +22,38 @@ process at a time writes a workdir (galax/runtime/lock.py: process 0 holds its l
 from __future__ import annotations
 
 import contextlib
-import os
 import time
-from typing import Callable, Mapping
+from typing import Callable
 
 import jax
-import numpy as np
 from ml_collections import ConfigDict
 
 from galax import config as config_lib
 from galax.algorithms import Algorithm, make_algorithm
-from galax.algorithms.algorithm import LearnerState
 from galax.core import divergence
 from galax.core.divergence import Diverged
-from galax.core.types import JsonDict, Metrics
 from galax.evaluate import evaluator as eval_lib
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import lock as workdir_lock
 from galax.runtime import peers, preemption
 from galax.runtime import workdir as rundir
-from galax.training import energy as energy_lib
 from galax.training import metrics as metrics_lib
 from galax.training import tracking
-from galax.training.clock import RunClock
-from galax.training.header import done_lines, header_lines, returns_text, speed_text
-from galax.training.progress import OnCall
-from galax.training.result import TrainResult, finished_reason
+from galax.training.header import done_lines, header_lines
+from galax.training.hooks import (
+  CallbackHook,
+  CheckpointHook,
+  EnergyHook,
+  EvaluationHook,
+  Hook,
+  LogHook,
+  OnCall,
+  Run,
+)
+from galax.training.outputs import Outputs
+from galax.training.progress import Progress, Stop, StopRules
+from galax.training.result import TrainResult
 from galax.training.videos import VideoHook
 
 
@@ -56,7 +63,7 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
   """Trains `config` (see galax/config/__init__.py); writes metrics and checkpoints to `workdir`.
 
   `on_call(env_steps, planned_env_steps, seconds_left or None)` after every call (e.g. a
-  progress bar: galax/training/progress.py). A fresh run (not `resume`) into a workdir that
+  progress bar: galax/training/terminal_bar.py). A fresh run (not `resume`) into a workdir that
   holds a run is refused, unless `overwrite` deletes that run's files first.
 
   Raises `Diverged` (after writing result.json) at the first non-finite update, and
@@ -95,303 +102,180 @@ def _checkpoint_dir(workdir: str | None) -> str | None:
 def _train(algorithm: Algorithm, workdir: str | None, resume: bool,
            log: Callable[[str], None], preempted: preemption.Watch,
            on_call: OnCall | None) -> TrainResult:
-  checkpoint_dir = _checkpoint_dir(workdir)
+  config = algorithm.config
   try:
-    run = _Run(algorithm, workdir, checkpoint_dir, log, on_call)
+    run = Run(algorithm.init(), Progress(config.stats_window, algorithm.layout.num_learners
+                                         if config.learner_stats else 0),
+              StopRules(algorithm.total_updates, config.target_return, config.time_limit_s),
+              algorithm.total_updates * algorithm.env_steps_per_update)
+    checkpoint_dir = _checkpoint_dir(workdir)
+    saver = CheckpointHook(
+        ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints,
+                              with_envs=algorithm.env.state_restorable) if workdir else None,
+        checkpoint_dir, Outputs(workdir), config.checkpoint_every_steps, 0)
   except BaseException:
     algorithm.env.close()
     raise
-  try:  # whatever happens from here on (a failed restore or header too), close the envs
-    if resume and (done := run.restore()):
-      return run.already_finished(done)
-    run.prepare(resume)
-    if run.monitor is not None:
-      run.monitor.start()
-    _loop(run, preempted, log, workdir, checkpoint_dir)
+  hooks: list[Hook] = [saver]
+  try:  # whatever happens from here on (a failed restore or header too), close everything
+    if resume and (finished := _restore(algorithm, run, saver, log)):
+      return finished
+    hooks = _open(algorithm, run, saver, resume, log, on_call)
+    _loop(algorithm, run, hooks, saver, preempted, log)
   finally:
-    run.close()
-  return run.finish()
+    for hook in hooks:
+      hook.close()
+    algorithm.env.close()  # waits for the run's env steps (a pool collected under one crashed)
+    saver.outputs.close()
+  return _finish(algorithm, run, saver.outputs, hooks, log)
 
 
-def _loop(run: _Run, preempted: preemption.Watch, log: Callable[[str], None],
-          workdir: str | None, checkpoint_dir: str | None) -> None:
-  """Calls until the run is done or stops; saves on every way out that keeps its state."""
+def _loop(algorithm: Algorithm, run: Run, hooks: list[Hook], saver: CheckpointHook,
+          preempted: preemption.Watch, log: Callable[[str], None]) -> None:
+  """Calls until the run stops; saves on every way out that keeps its state."""
+  progress, per_call = run.progress, algorithm.updates_per_call * algorithm.env_steps_per_update
   try:
-    while run.updates < run.algorithm.total_updates:
-      if run.call():  # diverged, or reached the target return or time limit
-        break
-      if (run.updates < run.algorithm.total_updates  # else the run is done: it ends as usual
-          and preempted.reached((run.env_steps - run.start_steps) // run.per_call)):
-        run.stopped = preemption.STOPPED
-        break
+    while run.stop is Stop.NONE:
+      _call(algorithm, run, saver.last_good)
+      if run.stop is Stop.DIVERGED:
+        return  # nothing of this call is saved
+      for hook in hooks:
+        if hook.due(run):
+          hook(run)
+      if run.stop in (Stop.TARGET_RETURN, Stop.TIME_LIMIT):
+        log(f"{progress.stop_text(run.stop, run.rules)} at {progress.env_steps} steps")
+      elif (run.stop is Stop.NONE  # a run whose budget is done ends as usual
+            and preempted.reached((progress.env_steps - progress.start_steps) // per_call)):
+        run.stop = Stop.PREEMPTED
   except KeyboardInterrupt:
-    log(run.save_on_stop("interrupted"))
+    log(saver.save_on_stop("interrupted", run))
     raise
   except BaseException as e:  # keep what the run had learned, if its state is still intact
     if peers.collective_failed(e):  # no collective save can finish: exit now
-      peers.exit_lost_peer(e, rundir.staging_dir(workdir) if workdir else None,
-                           rundir.last_good(checkpoint_dir))
-    log(run.save_on_stop("stopped by an error"))
+      peers.exit_lost_peer(e, saver.outputs.local, saver.last_good())
+    log(saver.save_on_stop("stopped by an error", run))
     raise
-  if run.stopped == preemption.STOPPED:
-    run.preempted = run.save_on_stop(preemption.STOPPED)
-    log(run.preempted)
-  elif not run.diverged:
-    if run.evals and run.evals.last_env_steps != run.env_steps:
-      run.evaluate()  # the final policy
-    run.save()
+  if run.stop is Stop.PREEMPTED:
+    run.message = saver.save_on_stop(preemption.STOPPED, run)
+    log(run.message)
+    return
+  for hook in hooks:
+    hook.at_end(run)
 
 
-class _Run:
-  """One `train` run's mutable state (counters, clocks, trackers, outputs) and its steps."""
+def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
+  """One call of `step`: the state, progress, metrics and stop reason after it."""
+  progress, call_start = run.progress, time.perf_counter()
+  run.state, metrics = algorithm.step(run.state)
+  progress.advance(algorithm.updates_per_call,
+                   algorithm.updates_per_call * algorithm.env_steps_per_update)
+  run.unchecked = metrics.get(divergence.FLAGS_KEY, {})
+  metrics = to_host(metrics)
+  run.message = divergence.report(metrics.pop(divergence.FLAGS_KEY, {}),
+                                  progress.updates - algorithm.updates_per_call,
+                                  algorithm.env_steps_per_update, last_good) or ""
+  if run.message:
+    run.stop = Stop.DIVERGED
+    return
+  run.unchecked = None
+  run.now = time.perf_counter()
+  progress.clock.called(call_start, run.now, progress.env_steps,
+                        algorithm.updates_per_call * algorithm.env_steps_per_update)
+  metrics_lib.add_episodes(progress.tracker, progress.learner_trackers, metrics.pop("episodes"))
+  run.metrics = metrics
+  run.stop = progress.stop_reason(run.rules, progress.clock.train(run.now))
 
-  def __init__(self, algorithm: Algorithm, workdir: str | None, checkpoint_dir: str | None,
-               log: Callable[[str], None], on_call: OnCall | None = None):
-    config: ConfigDict = algorithm.config
-    self.algorithm, self.config, self.log, self.on_call = algorithm, config, log, on_call
-    self.workdir, self.checkpoint_dir = workdir, checkpoint_dir
-    self.files = rundir.Mirror(workdir) if workdir else None  # staged for a URL: rundir.py
-    self.state: LearnerState = algorithm.init()
-    self.tracker = metrics_lib.EpisodeTracker(config.stats_window)
-    self.learner_trackers = ([metrics_lib.EpisodeTracker(config.stats_window)
-                              for _ in range(algorithm.layout.num_learners)]
-                             if config.learner_stats else [])
-    self.checkpointer = (ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints,
-                                               with_envs=algorithm.env.state_restorable)
-                         if workdir else None)
-    self.planned = dict(requested_env_steps=int(config.total_env_steps),
-                        planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)
-    self.per_call = algorithm.updates_per_call * algorithm.env_steps_per_update  # env steps
-    self.env_steps, self.updates = 0, 0  # `restore` continues a checkpoint's counts, clocks
-    self.clock = RunClock(eval_time=lambda: self.eval_time_s)
-    # Set by `prepare` (the writer on process 0 with a workdir only).
-    self.writer: metrics_lib.MetricsWriter | None = None
-    self.evals: eval_lib.EvalHook | None = None
-    self.monitor: energy_lib.PowerMonitor | None = None
-    self.next_log = self.next_ckpt = self.next_eval = float("inf")
-    self.start_steps = 0  # this sitting's first env step
-    self.unchecked: Mapping[str, jax.Array] | None = None  # a call's flags not yet checked
-    self.stopped = "budget"
-    self.diverged: str | None = None  # the divergence message, which ends the run
-    self.preempted: str | None = None  # the line saying what a SIGTERM's stop saved
-    self.best: ckpt_lib.BestCheckpoint | None = None
-    self.energy: energy_lib.EnergyReport | None = None  # the monitor's, once stopped
 
-  def restore(self) -> str:
-    """Continues from the newest good checkpoint; says why nothing is left to do ("" if not)."""
-    self.state, meta = self.checkpointer.restore(self.state, warn=self.log)
-    self.env_steps, self.updates = int(meta["env_steps"]), int(meta["updates"])
-    self.clock.elapsed_before = float(meta.get("wall_time_s", 0.0))
-    self.clock.train_before = float(meta.get("train_time_s", self.clock.elapsed_before))
-    self.tracker.load_json(meta.get("tracker"))
-    for t, saved in zip(self.learner_trackers, meta.get("learner_trackers") or []):
-      t.load_json(saved)
-    self.log(f"resumed from {self.checkpointer.step_dir(self.env_steps)} at "
-             f"{self.env_steps} env steps")
-    config = self.config
-    return finished_reason(self.algorithm.total_updates, self.updates, self.tracker,
-                           self.clock.train_before, config.target_return, config.time_limit_s)
+def _restore(algorithm: Algorithm, run: Run, saver: CheckpointHook,
+             log: Callable[[str], None]) -> TrainResult | None:
+  """Continues from the newest good checkpoint; the result if nothing is left to do."""
+  progress, checkpointer = run.progress, saver.checkpointer
+  run.state, meta = checkpointer.restore(run.state, warn=log)
+  progress.load_meta(meta)
+  log(f"resumed from {checkpointer.step_dir(progress.env_steps)} at {progress.env_steps} "
+      "env steps")
+  saver.next = progress.env_steps + (algorithm.config.checkpoint_every_steps or float("inf"))
+  stop = progress.stop_reason(run.rules, progress.clock.train_before)
+  if stop is Stop.NONE:
+    return None
+  done = progress.stop_text(stop, run.rules)
+  if stop is Stop.TARGET_RETURN:
+    done += f" (running mean {progress.tracker.mean_return:.2f})"
+  log(f"nothing to do: the run in {saver.outputs.workdir} is already finished ({done})"
+      + ("; raise config.total_env_steps to train on" if stop is Stop.BUDGET else ""))
+  return TrainResult.nothing_done(progress.env_steps, progress.updates, progress.clock,
+                                  progress.tracker, run.state, f"already finished: {done}",
+                                  _planned(algorithm))
 
-  def already_finished(self, done: str) -> TrainResult:
-    self.log(f"nothing to do: the run in {self.workdir} is already finished ({done})"
-             + ("; raise config.total_env_steps to train on" if "updates done" in done else ""))
-    return TrainResult.nothing_done(self.env_steps, self.updates, self.clock, self.tracker,
-                                    self.state, f"already finished: {done}", self.planned)
 
-  def prepare(self, resume: bool) -> None:
-    """Writes config.json and the header lines; opens the writer and hooks; starts the clocks."""
-    config, algorithm = self.config, self.algorithm
-    files_dir = self.files.local if self.files else None
-    if self.files and jax.process_index() == 0:
-      self.files.prepare(resume)
-      tracker = (tracking.WandbTracker(config.track_project, config.track_entity,
-                                       config.track_mode, config.to_dict(), files_dir,
-                                       self.workdir, resume) if config.track else None)
-      self.writer = metrics_lib.MetricsWriter(files_dir, config.tensorboard,
-                                              resume_step=self.env_steps if resume else None,
-                                              tracker=tracker)
-      if resume:
-        metrics_lib.truncate_csv(os.path.join(files_dir, "eval.csv"), self.env_steps)
-      with open(os.path.join(files_dir, "config.json"), "w") as f:
-        f.write(config.to_json_best_effort(indent=2))
-    for line in header_lines(algorithm, self.planned):
-      self.log(line)
-    if self.workdir:
-      self.log(f"workdir {rundir.absolute(self.workdir)}")
-    if config.eval.every_steps > 0:
-      settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
-      videos = (VideoHook(settings, apply_fn, algorithm.layout.num_learners, files_dir,
-                          self.writer) if config.capture_video else None)
-      self.evals = eval_lib.EvalHook(settings, apply_fn, algorithm.layout.num_learners,
-                                     files_dir, resume, self.log, videos)
-      self.next_eval = self.evals.next_due(self.env_steps)
-      if self.workdir:  # the best evaluation's state, <workdir>/best (evaluate --step=best)
-        self.best = ckpt_lib.BestCheckpoint(
-            rundir.join(self.workdir, "best"), algorithm.env.state_restorable,
-            eval_lib.best_mean_return(self.evals.records))
-    self.monitor = energy_lib.PowerMonitor() if config.energy else None
-    if self.monitor is not None and self.monitor.available:
-      self.log(f"energy: sampling the power of {self.monitor.num_gpus} GPU(s) through NVML")
-    self.next_log = self.env_steps + config.log_every_steps
-    self.next_ckpt = self.env_steps + (config.checkpoint_every_steps or float("inf"))
-    self.start_steps = self.env_steps
-    self.clock.begin(time.perf_counter(), self.env_steps)
+def _planned(algorithm: Algorithm) -> dict[str, int]:
+  return dict(requested_env_steps=int(algorithm.config.total_env_steps),
+              planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)
 
-  @property
-  def eval_time_s(self) -> float:
-    return self.evals.eval_time_s if self.evals else 0.0
 
-  def last_good(self) -> str:
-    step = self.checkpointer.latest_step() if self.checkpointer else None
-    return self.checkpointer.step_dir(step) if step is not None else "none was saved"
+def _open(algorithm: Algorithm, run: Run, saver: CheckpointHook, resume: bool,
+          log: Callable[[str], None], on_call: OnCall | None) -> list[Hook]:
+  """Writes config.json and the header lines; the hooks; starts the clocks."""
+  config, progress, outputs = algorithm.config, run.progress, saver.outputs
+  outputs.open(config, resume, progress.env_steps)
+  for line in header_lines(algorithm, _planned(algorithm)):
+    log(line)
+  if outputs.workdir:
+    log(f"workdir {rundir.absolute(outputs.workdir)}")
+  hooks: list[Hook] = [LogHook(algorithm, outputs, log, config.log_every_steps,
+                               progress.env_steps)]
+  if on_call:
+    hooks.append(CallbackHook(on_call))
+  if config.eval.every_steps > 0:
+    evaluation = _evaluation(algorithm, outputs, resume, log, progress.env_steps)
+    progress.clock.eval_time = lambda: evaluation.evals.eval_time_s
+    hooks.append(evaluation)
+  hooks.append(saver)
+  if config.energy:
+    hooks.append(EnergyHook(log))
+  progress.start_steps = progress.env_steps
+  progress.clock.begin(time.perf_counter(), progress.env_steps)
+  return hooks
 
-  def save(self, deliver_ctrl_c: bool = True) -> None:
-    """Checkpoints the state, whole: a Ctrl-C meanwhile waits until the write is done, then
-    is raised (`deliver_ctrl_c`) or dropped (`ckpt_lib.sigint_deferred`)."""
-    if self.checkpointer is not None and self.checkpointer.latest_step() != self.env_steps:
-      with ckpt_lib.sigint_deferred(deliver_ctrl_c):
-        self.checkpointer.save(self.env_steps, self.state, self.meta())
-      if jax.process_index() == 0:
-        self.files.push()  # galax's own files as of this checkpoint (a URL workdir)
 
-  def meta(self) -> JsonDict:
-    """What a checkpoint keeps besides the state: counters, clocks, episode statistics."""
-    now = time.perf_counter()
-    return dict(env_steps=self.env_steps, updates=self.updates, wall_time_s=self.clock.wall(now),
-                train_time_s=self.clock.train(now), tracker=self.tracker.to_json(),
-                learner_trackers=[t.to_json() for t in self.learner_trackers])
+def _evaluation(algorithm: Algorithm, outputs: Outputs, resume: bool,
+                log: Callable[[str], None], env_steps: int) -> EvaluationHook:
+  config, num_learners = algorithm.config, algorithm.layout.num_learners
+  settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
+  videos = (VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
+            if config.capture_video else None)
+  evals = eval_lib.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log,
+                            videos)
+  best = (ckpt_lib.BestCheckpoint(  # the best evaluation's state (evaluate --step=best)
+      rundir.join(outputs.workdir, "best"), algorithm.env.state_restorable,
+      eval_lib.best_mean_return(evals.records)) if outputs.workdir else None)
+  return EvaluationHook(evals, best, outputs, log, env_steps)
 
-  def save_on_stop(self, why: str) -> str:
-    """Saves the last whole call's state after an interruption; says what it did."""
-    steps, last_good = self.env_steps, self.last_good
-    if self.checkpointer is None:
-      return f"{why} at env step {steps} (no workdir: nothing saved)"
-    if steps == self.start_steps:
-      return (f"{why} before the first call finished: nothing new to save (latest checkpoint: "
-              f"{last_good()})")
-    if self.unchecked is not None and divergence.first_nonfinite(to_host(self.unchecked)):
-      return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
-    try:
-      self.save(deliver_ctrl_c=False)  # a second Ctrl-C: the run is ending anyway
-    except Exception as e:  # pylint: disable=broad-except  (e.g. state donated mid-call)
-      return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
-    return f"{why}: saved checkpoint at step {steps} in {self.checkpoint_dir}; rerun with --resume"
 
-  def evaluate(self) -> None:
-    now = time.perf_counter()
-    records = self.evals.run(self.state.params, self.env_steps, self.clock.train(now),
-                             self.clock.wall(now))
-    means = [r.mean_return for r in records]
-    if self.best is not None:  # every process: the save is collective
-      with ckpt_lib.sigint_deferred(True):
-        self.best.offer(float(np.mean(means)) if means else float("nan"), self.env_steps,
-                        self.state, self.meta())
-    if not records:
-      return
-    self.log(eval_lib.eval_line(self.env_steps, records))
-    if self.writer:
-      self.writer.write_scalars(self.env_steps, {"eval/mean_return": float(np.mean(means))})
-
-  def call(self) -> bool:
-    """One call of `step` and its bookkeeping; True if the run stops here."""
-    config, algorithm = self.config, self.algorithm
-    call_start = time.perf_counter()
-    self.state, metrics = algorithm.step(self.state)
-    self.updates += algorithm.updates_per_call
-    self.env_steps += self.per_call
-    self.unchecked = metrics.get(divergence.FLAGS_KEY, {})
-    metrics = to_host(metrics)
-    self.diverged = divergence.report(metrics.pop(divergence.FLAGS_KEY, {}),
-                                     self.updates - algorithm.updates_per_call,
-                                     algorithm.env_steps_per_update, self.last_good)
-    if self.diverged:
-      self.stopped = self.diverged
-      return True
-    self.unchecked = None
-    now = time.perf_counter()
-    self.clock.called(call_start, now, self.env_steps, self.per_call)
-    metrics_lib.add_episodes(self.tracker, self.learner_trackers, metrics.pop("episodes"))
-    reached = config.target_return and self.tracker.mean_return >= config.target_return
-    out_of_time = config.time_limit_s and self.clock.train(now) >= config.time_limit_s
-    if (self.env_steps >= self.next_log or self.updates >= algorithm.total_updates or reached
-        or out_of_time):
-      self.log_row(metrics, now)
-    if self.on_call:
-      self.on_call(self.env_steps, self.planned["planned_env_steps"],
-                   metrics_lib.time_left(*self.progress(now)))
-    if self.env_steps >= self.next_eval:
-      self.evaluate()
-      self.next_eval = self.evals.next_due(self.env_steps)
-    if self.env_steps >= self.next_ckpt:
-      self.save()
-      self.next_ckpt = self.env_steps + config.checkpoint_every_steps
-    if reached:
-      self.log(f"target return {config.target_return} reached at {self.env_steps} steps")
-      self.stopped = "target return"
-    elif out_of_time:
-      self.log(f"time limit {config.time_limit_s}s reached at {self.env_steps} steps")
-      self.stopped = "time limit"
-    return bool(reached or out_of_time)
-
-  def progress(self, now: float) -> tuple[int, int, int, float, float | None]:
-    return self.clock.progress(now, self.env_steps, self.planned["planned_env_steps"],
-                               self.config.time_limit_s)
-
-  def log_row(self, metrics: Metrics, now: float) -> None:
-    """A progress line and a metrics row; steps/s counts from the previous row."""
-    tracker, steps = self.tracker, self.env_steps
-    sps = self.clock.row_rate(now, steps)  # NaN while only the compiling call ran
-    row = dict(mean_return=tracker.mean_return, mean_length=tracker.mean_length,
-               episodes=tracker.completed, steps_per_second=sps,
-               learning_rate=float(self.algorithm.learning_rate(self.updates)),
-               wall_time_s=self.clock.wall(now),
-               **metrics_lib.scalar_summary(metrics),
-               train_time_s=self.clock.train(now),
-               **{f"mean_return/learner{i}": t.mean_return
-                  for i, t in enumerate(self.learner_trackers)})
-    clock = self.clock
-    self.log(f"steps {steps:>10d} | "
-             f"{speed_text(clock.steady_steps, clock.steady_rate(), clock.compile_time)} | "
-             f"{returns_text(tracker)} | loss {row.get('loss/total', float('nan')):.4f} | "
-             f"{metrics_lib.progress(*self.progress(now))}")
-    if self.writer:
-      self.writer.write(steps, row)
-    self.next_log = steps + self.config.log_every_steps
-
-  def close(self) -> None:
-    """Stops the power monitor; closes the envs, evaluation, checkpointer and writer."""
-    self.energy = self.monitor.stop() if self.monitor is not None else None
-    self.algorithm.env.close()  # waits for the run's env steps (a pool collected under one crashed)
-    if self.evals:
-      self.evals.close()
-    if self.checkpointer is not None:
-      self.checkpointer.close()
-    if self.best is not None:
-      self.best.close()
-    if self.writer:
-      self.writer.close()
-
-  def finish(self) -> TrainResult:
-    """The run's TrainResult, also in result.json; raises Diverged after writing it."""
-    energy, tracker, steps = self.energy, self.tracker, self.env_steps
-    now, clock = time.perf_counter(), self.clock
-    result = TrainResult(
-        env_steps=steps, updates=self.updates, wall_time_s=clock.wall(now),
-        compile_time_s=clock.compile_time, steps_per_second=clock.steady_rate(),
-        mean_return=tracker.mean_return, episodes=tracker.completed, state=self.state,
-        train_time_s=clock.train(now), eval_time_s=self.eval_time_s,
-        evaluations=list(self.evals.records) if self.evals else [],
-        learner_returns=[t.mean_return for t in self.learner_trackers],
-        energy=(energy.summary(steps, eval_lib.frames_per_step(self.algorithm.setup.env_settings))
-                if energy else None),
-        stopped=self.stopped, diverged=bool(self.diverged), **self.planned)
-    if self.files and jax.process_index() == 0:
-      metrics_lib.write_json(os.path.join(self.files.local, "result.json"), result.summary())
-      self.files.push()
-    if self.diverged:
-      raise Diverged(self.diverged)
-    if self.preempted:
-      raise preemption.Preempted(self.preempted)
-    for line in done_lines(result, now - clock.start, clock.steady_steps, tracker):
-      self.log(line)
-    return result
+def _finish(algorithm: Algorithm, run: Run, outputs: Outputs, hooks: list[Hook],
+            log: Callable[[str], None]) -> TrainResult:
+  """The run's TrainResult, also in result.json; raises Diverged after writing it."""
+  progress, now = run.progress, time.perf_counter()
+  clock, tracker, steps = progress.clock, progress.tracker, progress.env_steps
+  evals = next((h.evals for h in hooks if isinstance(h, EvaluationHook)), None)
+  energy = next((h.report for h in hooks if isinstance(h, EnergyHook)), None)
+  frames_per_step = eval_lib.frames_per_step(algorithm.setup.env_settings)
+  diverged = run.stop is Stop.DIVERGED
+  result = TrainResult(
+      env_steps=steps, updates=progress.updates, wall_time_s=clock.wall(now),
+      compile_time_s=clock.compile_time, steps_per_second=clock.steady_rate(),
+      mean_return=tracker.mean_return, episodes=tracker.completed, state=run.state,
+      train_time_s=clock.train(now), eval_time_s=evals.eval_time_s if evals else 0.0,
+      evaluations=list(evals.records) if evals else [],
+      learner_returns=[t.mean_return for t in progress.learner_trackers],
+      energy=energy.summary(steps, frames_per_step) if energy else None,
+      stopped=run.message if diverged else run.stop.value, diverged=diverged,
+      **_planned(algorithm))
+  outputs.write_result(result.summary())
+  if diverged:
+    raise Diverged(run.message)
+  if run.stop is Stop.PREEMPTED:
+    raise preemption.Preempted(run.message)
+  for line in done_lines(result, now - clock.start, clock.steady_steps, tracker):
+    log(line)
+  return result

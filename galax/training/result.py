@@ -1,5 +1,4 @@
-"""What a training run returns (`TrainResult`, also written as result.json) and when a
-run has nothing left to do (`finished_reason`)."""
+"""What a training run returns (`TrainResult`, also written as result.json)."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ class TrainResult:
   energy: dict | None = None  # EnergyReport.summary() on NVIDIA GPUs, else None
   requested_env_steps: int = 0  # config.total_env_steps
   planned_env_steps: int = 0  # ... rounded up to whole calls of updates_per_call updates
-  stopped: str = ""  # why it ended: budget, target return, time limit, preempted, diverged: ...
+  stopped: str = ""  # why it ended: a `progress.Stop` value, or a divergence's message
   diverged: bool = False
 
   @classmethod
@@ -49,16 +48,3 @@ class TrainResult:
     d.pop("state")
     return metrics_lib.json_safe(d)
 
-
-def finished_reason(total_updates: int, updates: int, tracker: metrics_lib.EpisodeTracker,
-                    train_time_s: float, target_return: float, time_limit_s: float) -> str:
-  """Why a run at this point has nothing left to do ("" if it has); `target_return` and
-  `time_limit_s` are the config's (0 = none)."""
-  if updates >= total_updates:
-    return f"{updates} of {total_updates} updates done"
-  if target_return and tracker.mean_return >= target_return:
-    return (f"target return {target_return} reached (running mean "
-            f"{tracker.mean_return:.2f})")
-  if time_limit_s and train_time_s >= time_limit_s:
-    return f"time limit {time_limit_s}s reached"
-  return ""

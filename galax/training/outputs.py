@@ -1,0 +1,65 @@
+"""A run's files: config.json, metrics.csv (+ TensorBoard and the tracker, through one
+`MetricsWriter`), eval.csv's resume point and result.json, staged locally and pushed to a
+URL workdir (galax/runtime/workdir.py `Mirror`).
+
+Only process 0 writes; every other process (and a run without a workdir) gets an
+`Outputs` whose `writer` is None and whose methods do nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+from ml_collections import ConfigDict
+
+from galax.core.types import JsonDict
+from galax.runtime import workdir as rundir
+from galax.training import metrics as metrics_lib
+from galax.training import tracking
+
+
+class Outputs:
+  """The run's files and writer (see the module docstring)."""
+
+  def __init__(self, workdir: str | None):
+    self.workdir = workdir
+    self.files = rundir.Mirror(workdir) if workdir else None
+    self.is_writer = bool(workdir) and jax.process_index() == 0
+    self.writer: metrics_lib.MetricsWriter | None = None
+
+  @property
+  def local(self) -> str | None:
+    """Where the files are written (the staging copy of a URL workdir); None: nowhere."""
+    return self.files.local if self.files else None
+
+  def open(self, config: ConfigDict, resume: bool, env_steps: int) -> None:
+    """Writes config.json and opens the writer (and tracker); a resumed run drops the rows
+    its checkpoint at `env_steps` had not seen."""
+    if not self.is_writer:
+      return
+    self.files.prepare(resume)
+    tracker = (tracking.WandbTracker(config.track_project, config.track_entity,
+                                     config.track_mode, config.to_dict(), self.local,
+                                     self.workdir, resume) if config.track else None)
+    self.writer = metrics_lib.MetricsWriter(self.local, config.tensorboard,
+                                            resume_step=env_steps if resume else None,
+                                            tracker=tracker)
+    if resume:
+      metrics_lib.truncate_csv(os.path.join(self.local, "eval.csv"), env_steps)
+    with open(os.path.join(self.local, "config.json"), "w") as f:
+      f.write(config.to_json_best_effort(indent=2))
+
+  def push(self) -> None:
+    """Uploads what changed (a URL workdir)."""
+    if self.is_writer:
+      self.files.push()
+
+  def write_result(self, summary: JsonDict) -> None:
+    if self.is_writer:
+      metrics_lib.write_json(os.path.join(self.local, "result.json"), summary)
+      self.files.push()
+
+  def close(self) -> None:
+    if self.writer:
+      self.writer.close()
