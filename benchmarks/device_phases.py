@@ -236,12 +236,20 @@ def many_env_config(name: str) -> tuple[str, str]:
   return "pong_fast", "no Pong config in configs/ has >= 64 envs: pong_fast instead"
 
 
+def _algorithm(config: str) -> str:
+  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+
+  return str(config_lib.load(config).algorithm)
+
+
 def pong_many_to_18(ctx: Context) -> dict[str, Any]:
   """The many-env config for what the budget left (stops at 18): its first pong_seconds
   give the 60 s figure beside pong_fast's, with no second compile."""
   config, note = many_env_config(ctx.args.many_config)
   seconds = max(ctx.scale.pong_seconds, ctx.seconds - ctx.scale.startup_s)
   args = _peer_args(ctx, seconds, config, window=100)
+  if ctx.scale.envs and _algorithm(config) == "ppo":  # smoke: one small epoch, not 32 steps
+    args.galax_set += [f"{k}={v}" for k, v in _SMALL_PPO.items() if not k.startswith("hts.")]
   ctx.record(config=config, note=note, time_limit_s=seconds)
   workdir = ctx.workdir("galax")
   run = atari_peer.galax_run(0, args, workdir)

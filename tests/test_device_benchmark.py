@@ -36,7 +36,7 @@ def _summary(tmp_path):
 # budget has left on its last phase; here that phase runs alone in a box that holds its
 # start-up and a few seconds of Pong. Left out of these calls, and where they are covered:
 # pong_fast runs pong_fast through the same galax_run and figures as the last phase (which
-# runs pong_fast while configs/ has no many-env Pong config); four of the five smoke runs
+# runs configs/pong_many.py, PPO, with one small epoch at this scale); four of the five smoke runs
 # (smoke_hts_ppo runs) differ from it only in their config, which
 # test_the_smoke_runs_left_out_validate checks with the smoke's fields, and which trains in
 # test_gymnax_algorithms (minatar_gala, minatar_hts_a2c), test_baseline_configs
