@@ -9,9 +9,13 @@ fresh temporary one per run (never reused across runs or checkouts), removed at 
 set GALAX_TEST_COMPILE_CACHE=off to compile everything afresh.
 """
 
+import ast
+import functools
 import os
 import shutil
+import sys
 import tempfile
+import threading
 
 import pytest
 
@@ -23,6 +27,33 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 _CACHE_VAR = "GALAX_TEST_COMPILE_CACHE"
+
+
+def _serialize_ast_parse():
+  """One `ast.parse` at a time in this process, on CPythons with gh-106905.
+
+  Before 3.11.8 and 3.12.2, the AST constructor's recursion counter is shared by all
+  threads; two threads parsing at once (a garbage collection in one lets the other run)
+  leave it unbalanced and raise `SystemError: AST constructor recursion depth mismatch`.
+  pytest parses a test's file to format its failure, and Python 3.11's traceback module
+  parses each line it underlines: a failing test's report, formatted while the gs://
+  emulator's server thread printed a BrokenPipeError, raised it in pytest itself
+  (INTERNALERROR), which killed an xdist worker and lost the rest of its tests.
+  """
+  if not ((3, 11) <= sys.version_info[:3] < (3, 11, 8)
+          or (3, 12) <= sys.version_info[:3] < (3, 12, 2)):
+    return
+  parse, lock = ast.parse, threading.RLock()
+
+  @functools.wraps(parse)
+  def serialized(*args, **kwargs):
+    with lock:
+      return parse(*args, **kwargs)
+
+  ast.parse = serialized
+
+
+_serialize_ast_parse()
 
 
 def pytest_configure(config):
