@@ -389,11 +389,12 @@ def test_config_path_accepts_names_and_lists_them():
 
 
 # run.py's guard answers before jax is imported (fast); galax.experiment's imports jax first.
-@pytest.mark.parametrize("module", [None, pytest.param("galax.experiment", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("args,message", [
+_BAD_CONFIGS = [
     (["--config=configs/nope.py"], "not one of"),
     (["--config=pong_paacc"], "cartpole_a2c"),
-    (["--config.envs_per_lerner=4"], "Did you mean 'config.envs_per_learner'"),
+    (["--config.envs_per_lerner=4"],
+     "Unknown config key 'config.envs_per_lerner' (from --config.envs_per_lerner)."
+     " Did you mean 'config.envs_per_learner'"),
     (["--config=pong_paac", "--config.optimizer.anneal_steps=0"], "anneal_steps must be > 0"),
     (["--config=pong_paac", "--config.optimizer.anneal_steps=-5"], "anneal_steps must be > 0"),
     (["--config.optimizer.anneal_steps=100"], "acts only with optimizer.anneal='linear'"),
@@ -402,7 +403,17 @@ def test_config_path_accepts_names_and_lists_them():
     (["--config.env.batch_size=32"], "env.batch_size=32 must divide the 16 envs per learner"),
     (["--config=hts_a2c_atari", "--config.env.batch_size=8"], "acts in 'a2c' and 'ppo' only"),
     (["--config.num_learners=2", "--config.env.batch_size=8"], "needs num_learners=1"),
-])
+]
+# galax.experiment runs the same two guards as run.py (galax.config.cli.prepare_argv, before
+# jax, for args0-2; cli.guarded around the same config checks, for args3-10): one case of
+# each there (each took 6-12 s), every message through run.py.
+_EXPERIMENT_CASES = (0, 3)
+
+
+@pytest.mark.parametrize("module,args,message", [
+    *[(None, *case) for case in _BAD_CONFIGS],
+    *[pytest.param("galax.experiment", *_BAD_CONFIGS[i], marks=pytest.mark.slow)
+      for i in _EXPERIMENT_CASES]])
 def test_cli_bad_config_is_one_line(module, args, message):
   proc = run_cli(*args, module=module)
   assert proc.returncode == 2
