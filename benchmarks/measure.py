@@ -16,7 +16,8 @@ import jax
 import jax.numpy as jnp
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.algorithm import block_policy, initial_params, make_setup
+from galax.algorithms.algorithm import block_policy, make_setup
+from galax.algorithms.program import initial_params
 from galax.algorithms.registry import spec_for
 from galax.core.rollout import init_action_keys, rollout
 from galax.envs import EnvSettings, make_env

@@ -29,7 +29,7 @@ from experiments.verdicts import (
 )
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
-from galax.results.report import eval_series
+from galax.results.tables import eval_series
 
 Variants = dict[str, list[Run]]
 Check = Callable[[Variants, float, int], tuple[dict[str, Any], list[str]]]

@@ -16,7 +16,7 @@ A variant A against a baseline B over independent seeds: the difference of the f
 metrics' means and the ratio of the required times' means (only where every seed of both
 reached the target), each with a 95% bootstrap CI, A's and B's seeds resampled separately
 (`paper_protocols.two_sample_ci`, 10,000 resamples), and the probability that a seed of A
-beats a seed of B (`paper_protocols.probability_of_improvement`). Each CI is labelled
+beats a seed of B (`across_games.probability_of_improvement`). Each CI is labelled
 "different", "equivalent" or "inconclusive", and each claim's verdict follows, by the rule
 of `galax.results.verdict` (margin: 10% of B's mean, or of 1 for a ratio).
 """
@@ -30,9 +30,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from galax.results import across_games
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
-from galax.results.report import eval_series, group_experiments
+from galax.results.tables import eval_series, group_experiments
 
 Run = dict[str, Any]
 CONSENSUS_TOLERANCE = 1e-5  # float rounding of an exact average (the full graph's bound is 0)
@@ -105,7 +106,7 @@ def compare(a: Sequence[Run], b: Sequence[Run], target: float, resamples: int,
            if np.all(np.isfinite(ta)) and np.all(np.isfinite(tb)) else None)
   time = rule.ratio(*ratio) if ratio else None
   out = dict(final_diff=diff, final_label=rule.label(final), final_margin=final.margin,
-             probability_of_improvement=protocols.probability_of_improvement(
+             probability_of_improvement=across_games.probability_of_improvement(
                  [fa], [fb], resamples=resamples),
              time_ratio=ratio, time_label=rule.label(time) if time else "inconclusive",
              reached=(int(np.isfinite(ta).sum()), int(np.isfinite(tb).sum())),

@@ -15,7 +15,8 @@ import optax
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from galax.algorithms.algorithm import block_policy, initial_state, make_setup
+from galax.algorithms.algorithm import block_policy, make_setup
+from galax.algorithms.program import initial_state
 from galax.algorithms.registry import spec_for
 from galax.config import base_config, validate
 from galax.config.settings import RunSettings

@@ -14,6 +14,7 @@ from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.config.settings import RunSettings
 from galax.evaluate import evaluator as evaluation
+from galax.evaluate import periodic
 from galax.parallel.layout import to_host
 from galax.training.loop import train
 
@@ -160,7 +161,7 @@ def test_resume_appends_evaluations(tmp_path):
   config.total_env_steps = 3200
   result = train(config, workdir=str(tmp_path), resume=True, log=lambda _: None)
   assert [r.env_steps for r in result.evaluations] == [800, 1600, 2400, 3200]
-  records = evaluation.read_eval_csv(str(tmp_path / "eval.csv"))
+  records = periodic.read_eval_csv(str(tmp_path / "eval.csv"))
   assert [r.env_steps for r in records] == [800, 1600, 2400, 3200]
   assert records[2].train_time_s >= records[1].train_time_s
 

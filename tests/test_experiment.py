@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from galax.config import load as load_config
-from galax.results import experiment
+from galax.results import experiment, seed_runs
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
@@ -27,7 +27,7 @@ def test_choose_mode():
   config = load_config("cartpole_a2c")  # stops at target return 475
 
   def choose(seeds, requested="auto"):
-    return experiment.choose_mode(
+    return seed_runs.choose_mode(
         seeds, requested, num_learners=config.num_learners, combine=config.combine,
         lr_scaling=config.optimizer.lr_scaling, target_return=config.target_return,
         time_limit_s=config.time_limit_s)
@@ -47,7 +47,7 @@ def test_choose_mode():
 def test_learners_config_keeps_per_seed_budgets():
   config = load_config("cartpole_a2c")
   config.eval.every_steps = 1000
-  joint = experiment.learners_config(config, [3, 4, 5])
+  joint = seed_runs.learners_config(config, [3, 4, 5])
   assert (joint.seed, joint.num_learners, joint.initial_params) == (3, 3, "per_learner")
   assert joint.total_env_steps == 3 * config.total_env_steps
   assert joint.eval.every_steps == 3000 and joint.log_every_steps == 3 * config.log_every_steps

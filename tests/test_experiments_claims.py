@@ -252,15 +252,15 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
 
 
 def test_training_curve_before_the_first_episode_is_json(tmp_path):
-  """galax.results.experiment.read_curve: a row logged before any episode ended has a NaN running
+  """galax.results.seed_runs.read_curve: a row logged before any episode ended has a NaN running
   return; the run record must still be JSON (it crashed at the end of such runs)."""
-  from galax.results import experiment  # pylint: disable=g-import-not-at-top
+  from galax.results import seed_runs  # pylint: disable=g-import-not-at-top
   from galax.results.report import curves  # pylint: disable=g-import-not-at-top
 
   path = tmp_path / "metrics.csv"
   path.write_text("env_steps,wall_time_s,train_time_s,mean_return\n80,1.0,1.0,nan\n"
                   "160,2.0,2.0,0.5\n")
-  curve = experiment.read_curve(str(path))
+  curve = seed_runs.read_curve(str(path))
   assert curve["mean_return"] == [None, 0.5]
   json.dumps(curve, allow_nan=False)
   _, ys, _ = curves([dict(train_curve=curve)], "env_steps")

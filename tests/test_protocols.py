@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from galax.results import across_games
 from galax.results import paper_protocols as protocols
 
 # 12 evaluations of 2 episodes each; evaluation e scores e and e + 2 (mean e + 1).
@@ -143,21 +144,21 @@ def test_bootstrap_ci_edge_cases_and_seed():
 
 def test_normalize_scores():
   # Game 0: low 0, high 10; game 1: low -21 (Pong's random), high 21 (a perfect game).
-  out = protocols.normalize_scores([[0.0, 5.0, 10.0], [-21.0, 0.0]], [0.0, -21.0], [10.0, 21.0])
+  out = across_games.normalize_scores([[0.0, 5.0, 10.0], [-21.0, 0.0]], [0.0, -21.0], [10.0, 21.0])
   np.testing.assert_allclose(out[0], [0.0, 0.5, 1.0])
   np.testing.assert_allclose(out[1], [0.0, 0.5])
 
 
 def test_aggregate_statistics_reject_bad_input():
-  iqm = protocols.aggregate_iqm
+  iqm = across_games.aggregate_iqm
   _one_line_error(lambda: iqm([], [], []), "at least one game")
   _one_line_error(lambda: iqm([[1.0], []], [0, 0], [1, 1]), "game 1: scores must be")
   _one_line_error(lambda: iqm([[1.0], [2.0]], [0.0], [1.0, 1.0]), "1 low and 2 high scores for 2")
   _one_line_error(lambda: iqm([[1.0], [2.0]], [0, 3.0], [1, 3.0]), "game 1: high == low == 3")
   _one_line_error(lambda: iqm([[1.0, np.nan]], [0], [1]), "finite run scores")
   _one_line_error(lambda: iqm([[[1.0, 2.0]]], [0], [1]), "game 0: scores must be")
-  _one_line_error(lambda: protocols.interquartile_mean([]), "at least one value")
-  profile = lambda taus: protocols.performance_profile([[1.0]], [0], [1], taus)
+  _one_line_error(lambda: across_games.interquartile_mean([]), "at least one value")
+  profile = lambda taus: across_games.performance_profile([[1.0]], [0], [1], taus)
   _one_line_error(lambda: profile([]), "taus must be")
   _one_line_error(lambda: profile([[0.5]]), "taus must be")
 
@@ -165,11 +166,11 @@ def test_aggregate_statistics_reject_bad_input():
 def test_interquartile_mean_hand_computed():
   # 8 values 0, 1, 2, 3, 4, 5, 7, 100: drop 2 at each end -> mean(2, 3, 4, 5) = 3.5 (the
   # mean is 15.25, the median 3.5 too: the next case tells them apart).
-  assert protocols.interquartile_mean([[0, 100], [1, 2], [3, 4], [5, 7]]) == 3.5
+  assert across_games.interquartile_mean([[0, 100], [1, 2], [3, 4], [5, 7]]) == 3.5
   # 5 values: floor(5 / 4) = 1 dropped at each end -> mean(2, 3, 10) = 5 (median 3).
-  assert protocols.interquartile_mean([1, 2, 3, 10, 100]) == 5.0
+  assert across_games.interquartile_mean([1, 2, 3, 10, 100]) == 5.0
   # Fewer than 4 values: nothing dropped.
-  assert protocols.interquartile_mean([1, 2, 9]) == 4.0
+  assert across_games.interquartile_mean([1, 2, 9]) == 4.0
 
 
 def test_aggregate_iqm_hand_computed():
@@ -177,26 +178,26 @@ def test_aggregate_iqm_hand_computed():
   # 1/3, 2/3, 1; game 2 (low 0, high 10) 0.5. Pooled and sorted: 0.25, 1/3, 0.5, 0.5, 2/3,
   # 0.75, 1, 1 -> IQM = mean(0.5, 0.5, 2/3, 0.75) = 29/48.
   scores = [[1, 2, 3, 4], [10, 20, 30], [5]]
-  iqm, lo, hi = protocols.aggregate_iqm(scores, [0, 0, 0], [4, 30, 10], resamples=2000)
+  iqm, lo, hi = across_games.aggregate_iqm(scores, [0, 0, 0], [4, 30, 10], resamples=2000)
   assert iqm == pytest.approx(29 / 48)
   assert lo < iqm < hi and 0.25 <= lo and hi <= 1.0
   # A seed reproduces the interval; another seed draws other resamples.
   noisy = np.random.default_rng(0).normal(size=(3, 6))
-  ci = lambda seed: protocols.aggregate_iqm(noisy, [0, 0, 0], [1, 1, 1], resamples=200,
+  ci = lambda seed: across_games.aggregate_iqm(noisy, [0, 0, 0], [1, 1, 1], resamples=200,
                                             seed=seed)
   assert ci(3) == ci(3) and ci(3)[1:] != ci(4)[1:] and ci(3)[0] == ci(4)[0]
   # One run per game: nothing to resample.
-  assert protocols.aggregate_iqm([[1.0], [3.0]], [0, 0], [2, 2]) == (1.0, 1.0, 1.0)
+  assert across_games.aggregate_iqm([[1.0], [3.0]], [0, 0], [2, 2]) == (1.0, 1.0, 1.0)
 
 
 def test_aggregate_iqm_bootstrap_is_stratified():
   # Game 0's runs all score 0, game 1's all 1 (normalised). Resampling runs within each
   # game always gives two 0s and two 1s (IQM 0.5): the interval is the point. Resampling the
   # pooled runs would mix the games (e.g. four 0s) and give a wide interval.
-  assert protocols.aggregate_iqm([[0, 0], [1, 1]], [0, 0], [1, 1]) == (0.5, 0.5, 0.5)
+  assert across_games.aggregate_iqm([[0, 0], [1, 1]], [0, 0], [1, 1]) == (0.5, 0.5, 0.5)
   # Game 0 runs 0 and 1, game 1 one run at 0.5 (it stays): resampled means (no trimming
   # with 3 values) 1/6, 1/2, 5/6 with probabilities 1/4, 1/2, 1/4 -> 95% CI [1/6, 5/6].
-  iqm, lo, hi = protocols.aggregate_iqm([[0, 1], [0.5]], [0, 0], [1, 1], resamples=4000)
+  iqm, lo, hi = across_games.aggregate_iqm([[0, 1], [0.5]], [0, 0], [1, 1], resamples=4000)
   assert (iqm, lo, hi) == pytest.approx((0.5, 1 / 6, 5 / 6))
 
 
@@ -206,16 +207,16 @@ def test_performance_profile_hand_computed():
   # 0.9, 0 at 1.
   scores = [[1, 2, 3, 4], [10, 20, 30], [5]]
   taus = [0.0, 0.3, 0.5, 0.9, 1.0]
-  frac, lo, hi = protocols.performance_profile(scores, [0, 0, 0], [4, 30, 10], taus,
+  frac, lo, hi = across_games.performance_profile(scores, [0, 0, 0], [4, 30, 10], taus,
                                                resamples=2000)
   np.testing.assert_allclose(frac, [1.0, 7 / 8, 4 / 8, 2 / 8, 0.0])
   assert np.all(lo <= frac) and np.all(frac <= hi) and np.all(hi - lo <= 1.0)
   assert lo[2] < frac[2] < hi[2]  # the runs vary about tau = 0.5
   assert (lo[0], hi[0], lo[-1], hi[-1]) == (1.0, 1.0, 0.0, 0.0)  # every resample agrees
   assert np.all(np.diff(lo) <= 0) and np.all(np.diff(hi) <= 0)  # the same resamples per tau
-  again = protocols.performance_profile(scores, [0, 0, 0], [4, 30, 10], taus, resamples=2000)
+  again = across_games.performance_profile(scores, [0, 0, 0], [4, 30, 10], taus, resamples=2000)
   np.testing.assert_array_equal(np.stack(again), np.stack((frac, lo, hi)))
   # Game-wise normalisation: a raw 5 is 0.5 of game 0's range [0, 10] and 0 of game 1's
   # [5, 6]: one of the two runs is above tau = 0.25.
-  frac, _, _ = protocols.performance_profile([[5.0], [5.0]], [0, 5], [10, 6], [0.25])
+  frac, _, _ = across_games.performance_profile([[5.0], [5.0]], [0, 5], [10, 6], [0.25])
   np.testing.assert_array_equal(frac, [0.5])

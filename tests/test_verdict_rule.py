@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from experiments import claim_checks, gala_best
-from galax.results import paper_protocols as protocols
+from galax.results import across_games
 from galax.results import verdict as rule
 
 
@@ -76,12 +76,12 @@ def test_a_baseline_of_zero_leaves_no_room_for_equivalence():
 
 def test_probability_of_improvement_is_rliables_mann_whitney_mean():
   # Game 1: X = [1, 2, 3] vs Y = [2, 2, 2] wins 1, ties 1, loses 1 of 3 -> 0.5; game 2: 1.
-  p, lo, hi = protocols.probability_of_improvement([[1, 2, 3], [5, 6]], [[2, 2, 2], [0, 1]],
+  p, lo, hi = across_games.probability_of_improvement([[1, 2, 3], [5, 6]], [[2, 2, 2], [0, 1]],
                                                    resamples=500)
   assert p == pytest.approx(0.75) and lo <= p <= hi <= 1.0
-  assert protocols.probability_of_improvement([[3.0, 4.0]], [[1.0, 2.0]]) == (1.0, 1.0, 1.0)
+  assert across_games.probability_of_improvement([[3.0, 4.0]], [[1.0, 2.0]]) == (1.0, 1.0, 1.0)
   with pytest.raises(ValueError, match="1 games of X for 2 games of Y"):
-    protocols.probability_of_improvement([[1.0]], [[1.0], [2.0]])
+    across_games.probability_of_improvement([[1.0]], [[1.0], [2.0]])
 
 
 def _run(name, seed, minutes):

@@ -18,7 +18,7 @@ from galax.algorithms.registry import register, spec_for, specs  # noqa: F401
 from galax.algorithms.spec import AlgorithmSpec  # noqa: F401
 
 if TYPE_CHECKING:
-  from galax.algorithms.algorithm import Algorithm
+  from galax.algorithms.program import Algorithm
 
 
 def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> Algorithm:
@@ -29,7 +29,7 @@ def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> 
 
 def __getattr__(name: str):
   if name == "Algorithm":
-    from galax.algorithms.algorithm import Algorithm  # pylint: disable=g-import-not-at-top
+    from galax.algorithms.program import Algorithm  # pylint: disable=g-import-not-at-top
 
     return Algorithm
   raise AttributeError(f"module 'galax.algorithms' has no attribute {name!r}")

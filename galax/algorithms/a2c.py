@@ -25,16 +25,15 @@ from ml_collections import ConfigDict
 
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.algorithm import (
-  Algorithm,
   BlockUpdate,
   LearnerState,
   Setup,
-  assemble,
   block_policy,
   chunked,
   finish_update,
   make_learners,
 )
+from galax.algorithms.program import Algorithm, assemble
 from galax.core import losses
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout

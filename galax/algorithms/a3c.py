@@ -52,19 +52,18 @@ from ml_collections import ConfigDict
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.algorithm import (
-  Algorithm,
   BlockUpdate,
   LearnerState,
   Setup,
-  assemble,
   block_policy,
   finish_update,
   make_setup,
 )
+from galax.algorithms.program import Algorithm, assemble
 from galax.config.checks import check_choice
 from galax.core.optimizers import make_optimizer
 from galax.core.rollout import episode_log, rollout
-from galax.core.types import ParamsBlock
+from galax.core.types import OptState, Params, ParamsBlock
 from galax.parallel import layout as lx
 
 STREAM = 0xA3C  # separates the staleness draws from the other uses of config.seed
@@ -96,6 +95,26 @@ class A3CSettings:
   max_staleness: int
   staleness: str
   shuffle_order: bool
+
+
+def apply_in_turn(optimizer: optax.GradientTransformation, all_grads: ParamsBlock,
+                  order: jax.Array, carry: tuple[Params, OptState, ParamsBlock],
+                  start: jax.Array, slots: int) -> tuple[Params, OptState, ParamsBlock]:
+  """Step 3 of a round: the n gradients `all_grads` [n, ...] applied one after another, in
+  `order`, to the shared (params, opt_state); version `start + i + 1` of the parameters is
+  written to slot (start + i + 1) % slots of the `history` [S + 1, ...] (carry: params,
+  opt_state, history)."""
+
+  def apply(carry, i):
+    params, opt_state, history = carry
+    g = jax.tree.map(lambda x: x[order[i]], all_grads)
+    updates, opt_state = optimizer.update(g, opt_state, params)
+    params = optax.apply_updates(params, updates)
+    slot = (start + i + 1) % slots
+    history = jax.tree.map(lambda h, x: h.at[slot].set(x), history, params)
+    return (params, opt_state, history), None
+
+  return jax.lax.scan(apply, carry, jnp.arange(order.shape[0]))[0]
 
 
 def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation, a3c: A3CSettings
@@ -130,18 +149,9 @@ def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation, a3c: 
 
     # 3. Apply all n gradients in turn to the shared parameters (the same on every device).
     all_grads = jax.tree.map(lambda g: jax.lax.all_gather(g, lx.AXIS, axis=0, tiled=True), grads)
-
-    def apply(carry, i):
-      params, opt_state, history = carry
-      g = jax.tree.map(lambda x: x[order[i]], all_grads)
-      updates, opt_state = optimizer.update(g, opt_state, params)
-      params = optax.apply_updates(params, updates)
-      slot = (start + i + 1) % slots
-      history = jax.tree.map(lambda h, x: h.at[slot].set(x), history, params)
-      return (params, opt_state, history), None
-
     shared = jax.tree.map(lambda x: x[0], (state.params, state.opt_state))
-    (params, opt_state, history), _ = jax.lax.scan(apply, (*shared, history), jnp.arange(n))
+    params, opt_state, history = apply_in_turn(optimizer, all_grads, order, (*shared, history),
+                                               start, slots)
     copies = lambda x: jnp.broadcast_to(x, (learners, *x.shape))
     metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
                    staleness=(staleness + position)[mine],

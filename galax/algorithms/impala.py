@@ -37,16 +37,15 @@ from ml_collections import ConfigDict
 
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.algorithm import (
-  Algorithm,
   BlockUpdate,
   LearnerState,
   Setup,
-  assemble,
   block_policy,
   chunked,
   finish_update,
   make_learners,
 )
+from galax.algorithms.program import Algorithm, assemble
 from galax.config.checks import check_choice, check_positive
 from galax.core import losses
 from galax.core import returns as returns_lib
@@ -78,27 +77,12 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
   """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
 
   `last_obs` [b, ...] is x_T, whose value bootstraps the last step. Also returns the
-  log importance ratios log pi / mu, [T, b].
-
-  With `chunks` = k > 1 the b envs are cut into k equal chunks (V-trace runs along each
-  env's time axis, so the chunks' targets are the whole batch's) and the chunk gradients
-  are combined as the loss reduction combines them: averaged for "mean" (each chunk's
-  mean has the same fixed normaliser), summed for "sum". The same gradient up to float
-  rounding, computed as k smaller programs (`execution.chunked`).
+  log importance ratios log pi / mu, [T, b]. With `chunks` > 1: `chunked_impala_grads`.
   """
   check_trajectory(traj)
   chex.assert_shape(last_obs, traj.obs.shape[1:])
   if chunks > 1:
-    scale = 1.0 / chunks if vtrace.reduction == "mean" else 1.0
-
-    def combine(parts):  # gradients and loss terms as the reduction; log rhos side by side
-      grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
-                                  *[(g, terms) for g, (terms, _) in parts])
-      return grads, (terms, jnp.concatenate([rhos for _, (_, rhos) in parts], axis=1))
-
-    # last_obs [b, ...] rides along as [1, b, ...]: both chunk along the env axis 1.
-    per_chunk = lambda part: impala_grads(apply_fn, vtrace, loss, params, part[0], part[1][0])
-    return chunked(per_chunk, chunks, combine=combine)((traj, last_obs[None]))
+    return chunked_impala_grads(apply_fn, vtrace, loss, params, traj, last_obs, chunks)
   obs = jnp.concatenate([traj.obs, last_obs[None]], axis=0)  # x_0 .. x_T
   discounts = vtrace.gamma * (1.0 - traj.terminated.astype(jnp.float32))
   mask = traj.valid.astype(jnp.float32)
@@ -117,6 +101,26 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
 
   grads, aux = jax.grad(loss_fn, has_aux=True)(params)
   return grads, aux
+
+
+def chunked_impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSettings,
+                         params: Params, traj: Trajectory, last_obs: jax.Array, chunks: int
+                         ) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
+  """`impala_grads` with the b envs cut into `chunks` = k equal chunks (V-trace runs along
+  each env's time axis, so the chunks' targets are the whole batch's) and the chunk
+  gradients combined as the loss reduction combines them: averaged for "mean" (each chunk's
+  mean has the same fixed normaliser), summed for "sum". The same gradient up to float
+  rounding, computed as k smaller programs (`algorithm.chunked`)."""
+  scale = 1.0 / chunks if vtrace.reduction == "mean" else 1.0
+
+  def combine(parts):  # gradients and loss terms as the reduction; log rhos side by side
+    grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
+                                *[(g, terms) for g, (terms, _) in parts])
+    return grads, (terms, jnp.concatenate([rhos for _, (_, rhos) in parts], axis=1))
+
+  # last_obs [b, ...] rides along as [1, b, ...]: both chunk along the env axis 1.
+  per_chunk = lambda part: impala_grads(apply_fn, vtrace, loss, params, part[0], part[1][0])
+  return chunked(per_chunk, chunks, combine=combine)((traj, last_obs[None]))
 
 
 def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner,

@@ -12,7 +12,7 @@ One update of one learner:
 
 Diagnostics beside the losses (CleanRL's): `clip_fraction` and `approx_kl` (the minibatches'
 mean; `first_clip_fraction` the first minibatch's), and `explained_variance` of the value
-targets by the behaviour values (`approx_kl`, `explained_variance` below).
+targets by the behaviour values (`losses.approx_kl`, `losses.explained_variance`).
 
 `PPOLearner`: `begin` prepares the batch, `run_epochs` runs `for epoch: for minibatch:
 minibatch_update`, `finish` returns the parameters. HTS-PPO (galax/algorithms/hts/segment.py)
@@ -36,36 +36,26 @@ from ml_collections import ConfigDict
 
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.algorithm import (
-  Algorithm,
   BlockUpdate,
   LearnerState,
   Setup,
-  assemble,
   block_policy,
   chunked,
   finish_update,
   make_learners,
   scan_loop,
 )
+from galax.algorithms.program import Algorithm, assemble
 from galax.config.checks import check_positive
 from galax.config.settings import RunSettings
 from galax.core import losses
-from galax.core import returns as returns_lib
-from galax.core.returns import ReturnSettings
-from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
+from galax.core.losses import approx_kl, explained_variance
+from galax.core.returns import ReturnSettings, gae_targets
+from galax.core.rollout import Trajectory, episode_log, rollout
 from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 from galax.parallel.learner_optimizer import LearnerOptimizer
-
-
-def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
-  """(advantages, value targets) [T, b] from one learner's trajectory (behaviour values)."""
-  check_trajectory(traj)
-  discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
-  advantages = returns_lib.gae_advantages(traj.rewards, discounts, traj.values, traj.truncated,
-                                          gae_lambda, traj.env_ids)
-  return advantages, advantages + traj.values[:-1]
 
 
 def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
@@ -73,40 +63,6 @@ def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
   base = jax.random.PRNGKey(seed + 2)
   return jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(first_learner,
                                                                     first_learner + count))
-
-
-def approx_kl(log_ratio: jax.Array, mask: jax.Array) -> jax.Array:
-  """CleanRL's estimate of KL(pi_old || pi_theta) on a minibatch (Schulman's "k3"):
-
-      mean[(r - 1) - log r],   r = pi_theta(a | s) / pi_old(a | s),  a ~ pi_old.
-
-  Unbiased (E_old[r] = 1) and >= 0 term by term (log r <= r - 1), 0 where pi_theta =
-  pi_old. `log_ratio` = log r; the mean is `losses.masked_mean`'s, as the clip fraction's
-  (masked entries count as 0). Terms are clamped at 0 against rounding.
-  """
-  terms = jnp.maximum(jnp.expm1(log_ratio) - log_ratio, 0.0)  # expm1: exact near r = 1
-  return losses.masked_mean(terms, mask)
-
-
-def explained_variance(targets: jax.Array, values: jax.Array, mask: jax.Array) -> jax.Array:
-  """How much of the targets' variance the value predictions explain:
-
-      EV = 1 - Var[G - V] / Var[G],
-
-  population variances over the entries where mask is 1 (masked targets are not data).
-  1 for perfect values, 0 for a constant guess at the mean, < 0 for worse. Where Var[G] =
-  0 (or nothing is valid) it is 0, not CleanRL's NaN: a NaN metric would stop training as
-  diverged (`galax.core.divergence`), e.g. on a sparse-reward batch of zero returns.
-  """
-  count = jnp.maximum(jnp.sum(mask), 1.0)
-
-  def variance(x):
-    mean = jnp.sum(x * mask) / count
-    return jnp.sum(jnp.square(x - mean) * mask) / count
-
-  var_targets = variance(targets)
-  ok = var_targets > 0.0
-  return jnp.where(ok, 1.0 - variance(targets - values) / jnp.where(ok, var_targets, 1.0), 0.0)
 
 
 class PPOBatch(NamedTuple):

@@ -140,10 +140,9 @@ def _as_does_not_fit(error: Exception, target: targets.Target) -> Exception:
                     f"{text.splitlines()[0][:200]}")
 
 
-def report(name: str, target: targets.Target, algorithm, compiled, compile_s: float,
-           learners_per_chip: int) -> Report:
-  """The table's figures; `DoesNotFit` when the memory needed exceeds the chip's."""
-  memory = compiled.memory_analysis()
+def needed_bytes(memory, target: targets.Target) -> int:
+  """The bytes per chip a compiled program's `memory_analysis()` adds up to (arguments,
+  outputs less what they alias, temporaries, code); `DoesNotFit` when the chip has fewer."""
   needed = (memory.argument_size_in_bytes + memory.output_size_in_bytes
             - memory.alias_size_in_bytes + memory.temp_size_in_bytes
             + memory.generated_code_size_in_bytes)
@@ -151,6 +150,15 @@ def report(name: str, target: targets.Target, algorithm, compiled, compile_s: fl
   if needed > chip.memory_bytes:  # XLA:GPU compiles programs that do not fit
     raise DoesNotFit(f"does not fit on {chip.name}: the program needs {needed:,} bytes per "
                      f"chip and the chip has {chip.memory_bytes:,} ({target.topology}).")
+  return needed
+
+
+def report(name: str, target: targets.Target, algorithm, compiled, compile_s: float,
+           learners_per_chip: int) -> Report:
+  """The table's figures; `DoesNotFit` when the memory needed exceeds the chip's."""
+  memory = compiled.memory_analysis()
+  needed = needed_bytes(memory, target)
+  chip = target.chip
   updates = algorithm.updates_per_call
   cost = hlo_cost.program_cost(compiled.as_text())
   flops, nbytes = cost.flops / updates, cost.bytes / updates

@@ -293,32 +293,39 @@ def computation_cost(name: str, computations: dict[str, list[Instruction]],
       entry = total.collectives.setdefault(base, [0.0, 0.0])
       entry[0] += 1
       entry[1] += nbytes(operands)
-    if inst.opcode == "while":
-      trips = trip_count(inst, computations) if multiply_loops else 1
-      if trips is None:
-        trips = 1
-        total.unknown_loops += 1
-      body = _callee(inst.attrs, "body")
-      total.add(computation_cost(body, computations, memo, traffic, multiply_loops), trips)
-    elif inst.opcode == "fusion":
-      inner = computation_cost(_callee(inst.attrs, "calls"), computations, memo, False,
-                               multiply_loops)
-      total.add(inner)
-    elif inst.opcode in ("call", "async-start"):
-      callee = _callee(inst.attrs, "to_apply") or _callee(inst.attrs, "calls")
-      if callee:
-        total.add(computation_cost(callee, computations, memo, traffic, multiply_loops))
-    elif inst.opcode == "conditional":
-      m = re.search(r"branch_computations=\{([^}]*)\}", inst.attrs)
-      names = re.findall(r"%?([\w.\-]+)", m.group(1)) if m else []
-      names += [n for k in ("true_computation", "false_computation")
-                if (n := _callee(inst.attrs, k))]
-      branches = [computation_cost(n, computations, memo, traffic, multiply_loops)
-                  for n in names]
-      if branches:
-        total.add(max(branches, key=lambda c: (c.flops, c.bytes)))
+    _add_called(total, inst, computations, memo, traffic, multiply_loops)
   memo[key] = total
   return total
+
+
+def _add_called(total: Cost, inst: Instruction, computations: dict[str, list[Instruction]],
+                memo: dict[tuple[str, bool], Cost], traffic: bool, multiply_loops: bool
+                ) -> None:
+  """Adds to `total` the computations `inst` runs: a while loop's body times its trip count
+  (once, and counted unknown, where none is found), a fusion's (no traffic inside), a call's,
+  the costliest branch of a conditional."""
+  cost = lambda name, traffic=traffic: computation_cost(name, computations, memo, traffic,
+                                                        multiply_loops)
+  if inst.opcode == "while":
+    trips = trip_count(inst, computations) if multiply_loops else 1
+    if trips is None:
+      trips = 1
+      total.unknown_loops += 1
+    total.add(cost(_callee(inst.attrs, "body")), trips)
+  elif inst.opcode == "fusion":
+    total.add(cost(_callee(inst.attrs, "calls"), False))
+  elif inst.opcode in ("call", "async-start"):
+    callee = _callee(inst.attrs, "to_apply") or _callee(inst.attrs, "calls")
+    if callee:
+      total.add(cost(callee))
+  elif inst.opcode == "conditional":
+    m = re.search(r"branch_computations=\{([^}]*)\}", inst.attrs)
+    names = re.findall(r"%?([\w.\-]+)", m.group(1)) if m else []
+    names += [n for k in ("true_computation", "false_computation")
+              if (n := _callee(inst.attrs, k))]
+    branches = [cost(n) for n in names]
+    if branches:
+      total.add(max(branches, key=lambda c: (c.flops, c.bytes)))
 
 
 def program_cost(hlo_text: str, multiply_loops: bool = True) -> Cost:

@@ -15,11 +15,12 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
 
 
-def check_positive(config: ml_collections.ConfigDict, *names: str) -> None:
-  """One line for the first of the dotted `names` whose value is not > 0."""
+def check_positive(config: ml_collections.ConfigDict, *names: str, or_zero: bool = False
+                   ) -> None:
+  """One line for the first of the dotted `names` whose value is not > 0 (`or_zero`: < 0)."""
   for name in names:
     value = config
     for part in name.split("."):
       value = value[part]
-    if value <= 0:
-      raise ValueError(f"config.{name} must be > 0, got {value!r}.")
+    if value < 0 or (value == 0 and not or_zero):
+      raise ValueError(f"config.{name} must be {'>=' if or_zero else '>'} 0, got {value!r}.")

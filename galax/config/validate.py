@@ -6,13 +6,25 @@ sizes that must divide each other, and flags the chosen algorithm or env would i
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ml_collections
 
 from galax.algorithms import spec as spec_lib
 from galax.algorithms.registry import spec_for
-from galax.config.checks import check_choice, check_positive  # noqa: F401  (also galax.config_checks.*)
+from galax.config.checks import check_choice, check_positive
+
+if TYPE_CHECKING:
+  from galax.envs.backend import EnvSettings
 
 COMBINES = ("independent", "allreduce", "gossip")
+
+
+# Fields that must be >= 0 (0: off, or the default), and fields that must be > 0.
+NON_NEGATIVE = ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
+                "eval.max_episode_steps")
+POSITIVE = ("total_env_steps", "num_learners", "envs_per_learner", "t_max", "updates_per_call",
+            "optimizer.learning_rate", "stats_window")
 
 
 def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
@@ -20,64 +32,85 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   algorithm = spec_for(config.algorithm)  # one line for an unknown name
   check_choice("combine", config.combine, COMBINES)
   check_choice("returns", config.returns, ("nstep", "gae"))
-  check_choice("optimizer.name", config.optimizer.name, ("rmsprop", "adam", "sgd"))
-  check_choice("optimizer.rmsprop_convention", config.optimizer.rmsprop_convention, ("tf", "torch"))
-  check_choice("optimizer.lr_scaling", config.optimizer.lr_scaling,
-          ("none", "linear_envs", "sqrt_learners"))
-  check_choice("optimizer.anneal", config.optimizer.anneal, ("none", "linear"))
-  _validate_anneal_steps(config.optimizer.anneal, config.optimizer.get("anneal_steps"))
+  opt = config.optimizer
+  _validate_optimizer(opt.name, opt.rmsprop_convention, opt.lr_scaling, opt.anneal,
+                      opt.get("anneal_steps"))
   check_choice("initial_params", config.initial_params, ("shared", "per_learner"))
   check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
   check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
   check_choice("track_mode", config.track_mode, ("online", "offline", "disabled"))
   check_positive(config, "eval.episodes")
-  for name in ("time_limit_s", "eval.every_steps", "eval.num_envs", "eval.noop_max",
-               "eval.max_episode_steps"):
-    value = config
-    for part in name.split("."):
-      value = value[part]
-    if value < 0:
-      raise ValueError(f"config.{name} must be >= 0, got {value!r}.")
-  check_positive(config, "total_env_steps", "num_learners", "envs_per_learner", "t_max",
-            "updates_per_call", "optimizer.learning_rate", "stats_window")
+  check_positive(config, *NON_NEGATIVE, or_zero=True)
+  check_positive(config, *POSITIVE)
   if not 0.0 <= config.gamma <= 1.0:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
-  if config.combine != "independent" and config.num_learners < 2:
-    raise ValueError(f"config.combine={config.combine!r} needs num_learners >= 2.")
-  g = config.gossip
-  _validate_gossip(algorithm, config.combine, config.num_learners, config.initial_params,
-                   config.grad_similarity, delay=g.delay, topology=g.topology, peers=g.peers,
-                   metrics=g.metrics)
-  opt, stragglers = config.optimizer, config.stragglers
-  _validate_baselines(algorithm, config.combine, config.num_learners,
-                      clip_average_norm=opt.clip_average_norm, sharded_state=opt.sharded_state,
-                      step_time=stragglers.step_time, num_kept=stragglers.num_kept,
-                      scale=stragglers.scale)
+  _validate_learners(algorithm, config)
   network = config.network
-  from galax.core.networks import INIT_SCHEMES  # pylint: disable=g-import-not-at-top
-  check_choice("network.init", network.init, INIT_SCHEMES)
-  _validate_execution(algorithm, config.learner_map, config.update_loop, network.conv_impl,
-                      network.activation, network.name, config.grad_chunks)
+  _validate_execution(algorithm, config.learner_map, config.update_loop, network.init,
+                      network.conv_impl, network.activation, network.name, config.grad_chunks)
   _validate_batches(algorithm, config.grad_chunks, algorithm.chunked_batch(config),
                     config.hts.microbatches)  # chunked_batch: PPO checks its minibatches
-  from galax import envs  # pylint: disable=g-import-not-at-top
-  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
+  from galax.envs.backend import EnvSettings  # pylint: disable=g-import-not-at-top
 
-  envs.check_env_id(config.env.id)
-  envs.backend_for(config.env.id).validate(RunSettings.from_config(config).env)
-  _validate_async_envs(algorithm, config.env.batch_size, config.envs_per_learner,
-                       config.num_learners)
-  if config.capture_video:
-    _validate_video(config.env.id, config.eval.every_steps)
+  _validate_env(algorithm, EnvSettings.from_config(config), config.envs_per_learner,
+                config.num_learners, config.capture_video, config.eval.every_steps)
   algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
   return config
 
 
-def _validate_gossip(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learners: int,
-                     initial_params: str, grad_similarity: bool, *, delay: int, topology: str,
-                     peers: int, metrics: bool) -> None:
-  """GALA's gossip fields act only with combine='gossip'; GALA Fig. 2b's gradient cosine
-  matrix only in A2C (the other algorithms have no single per-update gradient to compare)."""
+def _validate_learners(algorithm: spec_lib.AlgorithmSpec,
+                       config: ml_collections.ConfigDict) -> None:
+  """How the learners combine (`combine`, `gossip.*`) and the distributed baselines' fields
+  (`optimizer.clip_average_norm`, `optimizer.sharded_state`, `stragglers.*`)."""
+  g, opt, stragglers = config.gossip, config.optimizer, config.stragglers
+  _validate_combine(algorithm, config.combine, config.num_learners, config.initial_params,
+                    config.grad_similarity, delay=g.delay, topology=g.topology, peers=g.peers,
+                    metrics=g.metrics)
+  _validate_baselines(algorithm, config.combine, config.num_learners,
+                      clip_average_norm=opt.clip_average_norm, sharded_state=opt.sharded_state,
+                      step_time=stragglers.step_time, num_kept=stragglers.num_kept,
+                      scale=stragglers.scale)
+
+
+def _validate_optimizer(name: str, rmsprop_convention: str, lr_scaling: str, anneal: str,
+                        anneal_steps: int | None) -> None:
+  """The optimizer's choices, and `anneal_steps` (None: the run's length) only with linear
+  annealing."""
+  check_choice("optimizer.name", name, ("rmsprop", "adam", "sgd"))
+  check_choice("optimizer.rmsprop_convention", rmsprop_convention, ("tf", "torch"))
+  check_choice("optimizer.lr_scaling", lr_scaling, ("none", "linear_envs", "sqrt_learners"))
+  check_choice("optimizer.anneal", anneal, ("none", "linear"))
+  if anneal_steps is None:
+    return
+  if anneal_steps <= 0:
+    raise ValueError(f"config.optimizer.anneal_steps must be > 0 (or None for the run's "
+                     f"length), got {anneal_steps!r}.")
+  if anneal != "linear":
+    raise ValueError(f"config.optimizer.anneal_steps={anneal_steps} acts only with "
+                     f"optimizer.anneal='linear', not {anneal!r}.")
+
+
+def _validate_env(algorithm: spec_lib.AlgorithmSpec, env: EnvSettings, envs_per_learner: int,
+                  num_learners: int, capture_video: bool, eval_every_steps: int) -> None:
+  """The env: its id, its backend's own checks (`EnvBackend.validate`), envpool's async mode
+  and videos."""
+  from galax import envs  # pylint: disable=g-import-not-at-top
+
+  envs.check_env_id(env.id)
+  envs.backend_for(env.id).validate(env)
+  _validate_async_envs(algorithm, env.batch_size, envs_per_learner, num_learners)
+  if capture_video:
+    _validate_video(env.id, eval_every_steps)
+
+
+def _validate_combine(algorithm: spec_lib.AlgorithmSpec, combine: str, num_learners: int,
+                      initial_params: str, grad_similarity: bool, *, delay: int, topology: str,
+                      peers: int, metrics: bool) -> None:
+  """How learners combine: with 2+ learners; GALA's gossip fields act only with
+  combine='gossip'; GALA Fig. 2b's gradient cosine matrix only in A2C (the other algorithms
+  have no single per-update gradient to compare)."""
+  if combine != "independent" and num_learners < 2:
+    raise ValueError(f"config.combine={combine!r} needs num_learners >= 2.")
   if delay < 0:
     raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
   if combine == "gossip":
@@ -119,10 +152,13 @@ def _validate_async_envs(algorithm: spec_lib.AlgorithmSpec, batch_size: int,
 
 
 def _validate_execution(algorithm: spec_lib.AlgorithmSpec, learner_map: str, update_loop: str,
-                        conv_impl: str, activation: str, network: str, grad_chunks: int
-                        ) -> None:
-  """How the learners run: their map, the update loop, the network's convolutions and
-  activation (`network`: its name), and the sign of grad_chunks."""
+                        init: str, conv_impl: str, activation: str, network: str,
+                        grad_chunks: int) -> None:
+  """How the learners run: their map, the update loop, the network's initialisation,
+  convolutions and activation (`network`: its name), and the sign of grad_chunks."""
+  from galax.core.networks import INIT_SCHEMES  # pylint: disable=g-import-not-at-top
+
+  check_choice("network.init", init, INIT_SCHEMES)
   check_choice("learner_map", learner_map, ("auto", "vmap", "unroll", "loop"))
   if learner_map not in ("auto", "vmap") and not algorithm.supports(spec_lib.LEARNER_MAP):
     raise ValueError(f"config.learner_map={learner_map!r} acts on A2C-family "
@@ -174,17 +210,6 @@ def _validate_baselines(algorithm: spec_lib.AlgorithmSpec, combine: str, num_lea
                        f" algorithm={algorithm.name!r}).")
     if scale < 0:
       raise ValueError(f"config.stragglers.scale must be >= 0, got {scale}.")
-
-
-def _validate_anneal_steps(anneal: str, anneal_steps: int | None) -> None:
-  if anneal_steps is None:
-    return
-  if anneal_steps <= 0:
-    raise ValueError(f"config.optimizer.anneal_steps must be > 0 (or None for the run's "
-                     f"length), got {anneal_steps!r}.")
-  if anneal != "linear":
-    raise ValueError(f"config.optimizer.anneal_steps={anneal_steps} acts only with "
-                     f"optimizer.anneal='linear', not {anneal!r}.")
 
 
 def _validate_video(env_id: str, eval_every_steps: int) -> None:

@@ -5,6 +5,9 @@ normalizes by the number of *collected* transitions T * B, masked ones counting 
 Normalizing by a constant (not by the number of valid entries) keeps the loss of a batch
 equal to the mean of the losses of its parts, so n learners averaging gradients over b
 envs each compute exactly the update of one learner over n * b envs.
+
+Beside PPO's loss, CleanRL's diagnostics of a PPO update: `approx_kl` and
+`explained_variance`.
 """
 
 from __future__ import annotations
@@ -173,3 +176,37 @@ def normalize_advantages(advantages: Array, mask: Array, eps: float = 1e-5) -> A
   mean = jnp.sum(advantages * mask) / count
   var = jnp.sum(jnp.square(advantages - mean) * mask) / count
   return (advantages - mean) / (jnp.sqrt(var) + eps) * mask
+
+
+def approx_kl(log_ratio: jax.Array, mask: jax.Array) -> jax.Array:
+  """CleanRL's estimate of KL(pi_old || pi_theta) on a minibatch (Schulman's "k3"):
+
+      mean[(r - 1) - log r],   r = pi_theta(a | s) / pi_old(a | s),  a ~ pi_old.
+
+  Unbiased (E_old[r] = 1) and >= 0 term by term (log r <= r - 1), 0 where pi_theta =
+  pi_old. `log_ratio` = log r; the mean is `losses.masked_mean`'s, as the clip fraction's
+  (masked entries count as 0). Terms are clamped at 0 against rounding.
+  """
+  terms = jnp.maximum(jnp.expm1(log_ratio) - log_ratio, 0.0)  # expm1: exact near r = 1
+  return masked_mean(terms, mask)
+
+
+def explained_variance(targets: jax.Array, values: jax.Array, mask: jax.Array) -> jax.Array:
+  """How much of the targets' variance the value predictions explain:
+
+      EV = 1 - Var[G - V] / Var[G],
+
+  population variances over the entries where mask is 1 (masked targets are not data).
+  1 for perfect values, 0 for a constant guess at the mean, < 0 for worse. Where Var[G] =
+  0 (or nothing is valid) it is 0, not CleanRL's NaN: a NaN metric would stop training as
+  diverged (`galax.core.divergence`), e.g. on a sparse-reward batch of zero returns.
+  """
+  count = jnp.maximum(jnp.sum(mask), 1.0)
+
+  def variance(x):
+    mean = jnp.sum(x * mask) / count
+    return jnp.sum(jnp.square(x - mean) * mask) / count
+
+  var_targets = variance(targets)
+  ok = var_targets > 0.0
+  return jnp.where(ok, 1.0 - variance(targets - values) / jnp.where(ok, var_targets, 1.0), 0.0)

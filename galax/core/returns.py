@@ -30,14 +30,13 @@ V(o_{t+1}) is the value of the same env's next entry (values[T][env] after its l
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import chex
 import jax
 import jax.numpy as jnp
 
-if TYPE_CHECKING:
-  from galax.core.rollout import Trajectory
+from galax.core.rollout import Trajectory, check_trajectory
 
 Array = chex.Array
 
@@ -148,14 +147,20 @@ def gae_advantages(rewards: Array, discounts: Array, values: Array, truncated: A
   values = jax.lax.stop_gradient(values)
   lambdas = jnp.broadcast_to(lambda_, rewards.shape) * (1.0 - truncated.astype(rewards.dtype))
   deltas = rewards + discounts * _next_values(values, env_ids) - values[:-1]
+  return _discounted_sums(deltas, discounts, lambdas, jnp.zeros_like(values[-1]), env_ids)
 
-  def backward(next_advantage, xs):
-    delta, discount, lam = xs
-    a = delta + discount * lam * next_advantage
-    return a, a
 
-  return _backward(backward, jnp.zeros_like(values[-1]), (deltas, discounts, lambdas),
-                   env_ids)
+def _discounted_sums(deltas: Array, discounts: Array, traces: Array, init: Array,
+                     env_ids: Array | None) -> Array:
+  """x_t = delta_t + discount_t trace_t x_{t+1}, x_T = `init` (zeros): GAE's advantages
+  (trace lambda_t) and V-trace's corrections v_t - V(x_t) (trace c_t)."""
+
+  def backward(later, xs):
+    delta, discount, trace = xs
+    x = delta + discount * trace * later
+    return x, x
+
+  return _backward(backward, init, (deltas, discounts, traces), env_ids)
 
 
 class VTraceReturns(NamedTuple):
@@ -207,15 +212,8 @@ def vtrace(rewards: Array, discounts: Array, values: Array, truncated: Array, lo
   lambdas = jnp.broadcast_to(lambda_, rewards.shape) * (1.0 - truncated.astype(rewards.dtype))
   cs = lambdas * jnp.minimum(c_bar, ratios)
   deltas = rhos * (rewards + discounts * values[1:] - values[:-1])
-
-  def backward(next_correction, xs):
-    delta, discount, c = xs
-    correction = delta + discount * c * next_correction  # v_t - V(x_t)
-    return correction, correction
-
-  _, corrections = jax.lax.scan(backward, jnp.zeros_like(values[-1]), (deltas, discounts, cs),
-                                reverse=True)
-  vs = values[:-1] + corrections
+  corrections = _discounted_sums(deltas, discounts, cs, jnp.zeros_like(values[-1]), None)
+  vs = values[:-1] + corrections  # v_t = V(x_t) + correction_t
   next_vs = jnp.concatenate([vs[1:], values[-1:]], axis=0)
   next_vs = jnp.where(truncated, values[1:], next_vs)
   pg_advantages = rhos * (rewards + discounts * next_vs - values[:-1])
@@ -243,3 +241,13 @@ def compute_targets(traj: Trajectory, settings: ReturnSettings) -> jax.Array:
     return lambda_returns(traj.rewards, discounts, traj.values, traj.truncated, gae_lambda,
                           traj.env_ids)
   raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")
+
+
+def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.Array, jax.Array]:
+  """PPO's (advantages, value targets) [T, b] from one learner's trajectory: GAE from its
+  behaviour values, targets = advantages + V."""
+  check_trajectory(traj)
+  discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
+  advantages = gae_advantages(traj.rewards, discounts, traj.values, traj.truncated,
+                                          gae_lambda, traj.env_ids)
+  return advantages, advantages + traj.values[:-1]

@@ -12,7 +12,8 @@ from galax.envs import pool
 from galax.envs.backend import EnvBackend, EnvSettings
 from galax.envs.base import Env, EnvSpec, EnvState, Timestep
 from galax.envs.gymnax_env import GymnaxEnv, is_gymnax_id
-from galax.envs.pool import ATARI_DEFAULTS, BatchedEnv
+from galax.envs.pool import BatchedEnv
+from galax.envs.pool_options import ATARI_DEFAULTS
 from galax.envs.registry import backend_for, backends, register, unregister
 
 __all__ = ["ATARI_DEFAULTS", "BatchedEnv", "Env", "EnvBackend", "EnvSettings", "EnvSpec",

@@ -29,7 +29,6 @@ those only; not bit-reproducible. The rollout (`galax.core.rollout`) follows eac
 
 from __future__ import annotations
 
-import difflib
 import functools
 import warnings
 from typing import Any, Sequence
@@ -42,74 +41,19 @@ import numpy as np
 from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
 from galax.envs.pool_async import async_reset, check_batch_size, put_rows, take_rows
-
-# Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
-# max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
-ATARI_DEFAULTS = dict(
-    img_height=84,
-    img_width=84,
-    gray_scale=True,
-    frame_skip=4,
-    stack_num=4,
-    noop_max=30,
-    repeat_action_probability=0.0,
+from galax.envs.pool_options import (
+  ATARI_DEFAULTS,
+  check_env_id,
+  env_family,
+  env_options,
+  known_env_ids,
 )
-
-
-def env_family(env_id: str) -> str:
-  """envpool's package for the id: "atari", "classic_control", "gfootball", ..."""
-  from envpool.registration import registry  # pylint: disable=g-import-not-at-top
-
-  import_path = registry.specs[env_id][0]  # e.g. "envpool.atari"
-  return import_path.split(".")[1]
-
-
-def known_env_ids() -> list[str]:
-  import envpool  # pylint: disable=g-import-not-at-top
-
-  return list(envpool.list_all_envs())
-
-
-def check_env_id(env_id: str) -> None:
-  """Raises ValueError naming close matches if envpool does not know `env_id`."""
-  ids = known_env_ids()
-  if env_id not in ids:
-    close = difflib.get_close_matches(env_id, ids, n=5)
-    hint = f" Did you mean one of {close}?" if close else ""
-    raise ValueError(
-        f"Unknown env id {env_id!r}: envpool has no such environment.{hint} "
-        "(envpool.list_all_envs() lists all of them.)"
-    )
 
 
 def _make_pool(env_id: str, num_envs: int, seed: int, options: dict[str, Any]):
   import envpool  # pylint: disable=g-import-not-at-top
 
   return envpool.make(env_id, env_type="gymnasium", num_envs=num_envs, seed=seed, **options)
-
-
-def env_options(env_id: str, family: str, episodic_life: bool, reward_clip: bool,
-                max_episode_steps: int | None, num_threads: int,
-                extra: dict[str, Any] | None) -> dict[str, Any]:
-  """The envpool.make keyword arguments for an env, validated against its config keys."""
-  import envpool  # pylint: disable=g-import-not-at-top
-
-  options: dict[str, Any] = {}
-  if family == "atari":
-    options.update(ATARI_DEFAULTS)
-    options.update(episodic_life=episodic_life, reward_clip=reward_clip)
-  if max_episode_steps:
-    options["max_episode_steps"] = int(max_episode_steps)
-  options["num_threads"] = int(num_threads)
-  options.update(extra or {})
-  allowed = set(envpool.make_spec(env_id).config._fields)  # type: ignore[attr-defined]
-  unknown = sorted(set(options) - allowed)
-  if unknown:
-    raise ValueError(
-        f"Unknown envpool option(s) {unknown} for {env_id!r}; "
-        f"valid options are {sorted(allowed - {'num_envs', 'seed', 'batch_size'})}."
-    )
-  return options
 
 
 class BatchedEnv:
@@ -174,24 +118,7 @@ class BatchedEnv:
                                 dict(self.options, env_seed=[int(x) for x in shard_seeds]))
                      for shard_seeds in env_seeds]
     self._xla = [pool.xla() for pool in self._pools]
-    pool = self._pools[0]
-    with warnings.catch_warnings():  # gymnasium warns about float64 bounds of Box spaces
-      warnings.simplefilter("ignore", UserWarning)
-      obs_space, act_space = pool.observation_space, pool.action_space
-    if not hasattr(act_space, "n"):
-      raise ValueError(f"{env_id!r} has a non-discrete action space {act_space}; "
-                       "galax's actor-critic heads are categorical.")
-    shape = tuple(obs_space.shape)
-    layout = "flat" if len(shape) == 1 else ("HWC" if family == "gfootball" else "CHW")
-    self.spec = EnvSpec(
-        env_id=env_id,
-        family=family,
-        obs_shape=shape,
-        obs_dtype=np.dtype(obs_space.dtype),
-        num_actions=int(act_space.n),
-        obs_layout=layout,
-        max_episode_steps=int(pool.config["max_episode_steps"]),
-    )
+    self.spec = _spec(env_id, family, self._pools[0])
 
   @property
   def total_envs(self) -> int:
@@ -287,6 +214,28 @@ class BatchedEnv:
     rows, ts = _to_timestep(take_rows(state, ids, handle), handle, obs, reward, terminated,
                             truncated, info)
     return put_rows(state, ids, rows), ts, ids
+
+
+def _spec(env_id: str, family: str, pool) -> EnvSpec:
+  """The `EnvSpec` of an envpool pool of `env_id`: its observations (shape, dtype, layout),
+  its discrete actions and its time limit."""
+  with warnings.catch_warnings():  # gymnasium warns about float64 bounds of Box spaces
+    warnings.simplefilter("ignore", UserWarning)
+    obs_space, act_space = pool.observation_space, pool.action_space
+  if not hasattr(act_space, "n"):
+    raise ValueError(f"{env_id!r} has a non-discrete action space {act_space}; "
+                     "galax's actor-critic heads are categorical.")
+  shape = tuple(obs_space.shape)
+  layout = "flat" if len(shape) == 1 else ("HWC" if family == "gfootball" else "CHW")
+  return EnvSpec(
+      env_id=env_id,
+      family=family,
+      obs_shape=shape,
+      obs_dtype=np.dtype(obs_space.dtype),
+      num_actions=int(act_space.n),
+      obs_layout=layout,
+      max_episode_steps=int(pool.config["max_episode_steps"]),
+  )
 
 
 def _call(fn, keys: tuple[str, ...], *operands):

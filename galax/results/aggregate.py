@@ -14,12 +14,12 @@ adds a section "Across games" and the plot `performance_profile.png`:
                           metric in g
                 a game whose high equals its low cannot be normalised and is left out
   IQM           the interquartile mean of all runs x games scores, with a 95% stratified
-                bootstrap CI (runs resampled within each game), `protocols.aggregate_iqm`
+                bootstrap CI (runs resampled within each game), `across_games.aggregate_iqm`
   profile       the fraction of runs x games with normalised score > tau, with pointwise
-                95% CIs from the same bootstrap, `protocols.performance_profile`
+                95% CIs from the same bootstrap, `across_games.performance_profile`
   improvement   for each pair of algorithms, P(X > Y): the chance that a run of X beats a
                 run of Y on a game, averaged over games, with the same bootstrap's CI
-                (`protocols.probability_of_improvement`), labelled by
+                (`across_games.probability_of_improvement`), labelled by
                 `galax.results.verdict` (null 0.5)
 """
 
@@ -31,9 +31,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from galax.results import across_games
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
-from galax.results.experiment import RunRecord
+from galax.results.seed_runs import RunRecord
 
 PROFILE_FILE = "performance_profile.png"
 PROFILE_POINTS = 101  # taus on the profile's grid
@@ -125,8 +126,8 @@ def section(data: GameScores | None, resamples: int) -> list[str]:
     lines += ["", "| algorithm | games | runs | IQM | 95% CI | mean |",
               "| --- | --- | --- | --- | --- | --- |"]
     for label, scores in data.scores.items():
-      iqm, lo, hi = protocols.aggregate_iqm(scores, data.low, data.high, resamples=resamples)
-      mean = np.mean(np.concatenate(protocols.normalize_scores(scores, data.low, data.high)))
+      iqm, lo, hi = across_games.aggregate_iqm(scores, data.low, data.high, resamples=resamples)
+      mean = np.mean(np.concatenate(across_games.normalize_scores(scores, data.low, data.high)))
       lines.append(f"| {label} | {len(scores)} | {sum(map(len, scores))} | {iqm:.3f} "
                    f"| [{lo:.3f}, {hi:.3f}] | {mean:.3f} |")
     lines += improvement_table(data, resamples)
@@ -149,7 +150,7 @@ def improvement_table(data: GameScores, resamples: int) -> list[str]:
            "'inconclusive' (galax/results/verdict.py).", "",
            "| X vs Y | P(X > Y) | 95% CI | label |", "| --- | --- | --- | --- |"]
   for x, y in itertools.combinations(data.scores, 2):
-    p = rule.probability(*protocols.probability_of_improvement(
+    p = rule.probability(*across_games.probability_of_improvement(
         data.scores[x], data.scores[y], resamples=resamples))
     lines.append(f"| {x} vs {y} | {p.estimate:.2f} | [{p.low:.2f}, {p.high:.2f}] "
                  f"| {rule.label(p)} |")
@@ -159,7 +160,7 @@ def improvement_table(data: GameScores, resamples: int) -> list[str]:
 def profile_taus(data: GameScores) -> np.ndarray:
   """The profile's grid: from min(0, lowest score) to max(1, highest score)."""
   normalised = np.concatenate([x for scores in data.scores.values()
-                               for x in protocols.normalize_scores(scores, data.low, data.high)])
+                               for x in across_games.normalize_scores(scores, data.low, data.high)])
   return np.linspace(min(0.0, normalised.min()), max(1.0, normalised.max()), PROFILE_POINTS)
 
 
@@ -175,7 +176,7 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
   taus = profile_taus(data)
   fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
   for label, scores in data.scores.items():
-    frac, lo, hi = protocols.performance_profile(scores, data.low, data.high, taus,
+    frac, lo, hi = across_games.performance_profile(scores, data.low, data.high, taus,
                                                  resamples=resamples)
     line, = ax.plot(taus, frac, label=f"{label} (n={sum(map(len, scores))})")
     ax.fill_between(taus, lo, hi, color=line.get_color(), alpha=0.25, lw=0)

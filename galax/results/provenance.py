@@ -1,4 +1,4 @@
-"""Where a run ran, for its results file (`galax.results.experiment.run_record`): the galax commit
+"""Where a run ran, for its results file (`galax.results.seed_runs.run_record`): the galax commit
 and the devices."""
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def ratio(estimate: float, low: float, high: float,
 
 def probability(estimate: float, low: float, high: float,
                 margin: float = PROBABILITY_MARGIN) -> Comparison:
-  """P(A > B) [low, high] (`paper_protocols.probability_of_improvement`)."""
+  """P(A > B) [low, high] (`across_games.probability_of_improvement`)."""
   return Comparison(float(estimate), float(low), float(high), 0.5, margin)
 
 

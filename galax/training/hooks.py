@@ -19,7 +19,7 @@ from galax.algorithms import Algorithm
 from galax.algorithms.algorithm import LearnerState
 from galax.core import divergence
 from galax.core.types import Metrics
-from galax.evaluate import evaluator as eval_lib
+from galax.evaluate import periodic
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.training import energy as energy_lib
@@ -174,11 +174,11 @@ class CheckpointHook:
 
 
 class EvaluationHook:
-  """Evaluates the policy on its own envs (galax/evaluate/evaluator.py `EvalHook`, which
+  """Evaluates the policy on its own envs (galax/evaluate/periodic.py `EvalHook`, which
   writes eval.csv and times itself) every `eval.every_steps` and at the end, and keeps the
   best evaluation's state in <workdir>/best."""
 
-  def __init__(self, evals: eval_lib.EvalHook, best: ckpt_lib.BestCheckpoint | None,
+  def __init__(self, evals: periodic.EvalHook, best: ckpt_lib.BestCheckpoint | None,
                outputs: Outputs, log: Callable[[str], None], env_steps: int):
     self.evals, self.best, self.outputs, self.log = evals, best, outputs, log
     self.next = evals.next_due(env_steps)
@@ -205,7 +205,7 @@ class EvaluationHook:
                         run.state, progress.to_meta(time.perf_counter()))
     if not records:
       return
-    self.log(eval_lib.eval_line(progress.env_steps, records))
+    self.log(periodic.eval_line(progress.env_steps, records))
     if self.outputs.writer:
       self.outputs.writer.write_scalars(progress.env_steps,
                                         {"eval/mean_return": float(np.mean(means))})

@@ -7,7 +7,7 @@ updates the run's `Progress` (galax/training/progress.py) and runs the hooks tha
 apart from the steady-state steps/s (galax/training/clock.py).
 
 With `config.eval.every_steps` > 0 it also evaluates the policy on separate envs
-(`galax.evaluate.evaluator`; `eval.csv`), outside `train_time_s`. On an NVIDIA GPU
+(`galax.evaluate.periodic`; `eval.csv`), outside `train_time_s`. On an NVIDIA GPU
 (`config.energy`) it reports the energy used and frames per kilojoule.
 
 Reliability: every call's metrics carry finiteness flags (galax/core/divergence.py); the first
@@ -33,6 +33,7 @@ from galax.algorithms import Algorithm, make_algorithm
 from galax.core import divergence
 from galax.core.divergence import Diverged
 from galax.evaluate import evaluator as eval_lib
+from galax.evaluate import periodic
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import lock as workdir_lock
@@ -244,11 +245,11 @@ def _evaluation(algorithm: Algorithm, outputs: Outputs, resume: bool,
   settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
   videos = (VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
             if config.capture_video else None)
-  evals = eval_lib.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log,
+  evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log,
                             videos)
   best = (ckpt_lib.BestCheckpoint(  # the best evaluation's state (evaluate --step=best)
       rundir.join(outputs.workdir, "best"), algorithm.env.state_restorable,
-      eval_lib.best_mean_return(evals.records)) if outputs.workdir else None)
+      periodic.best_mean_return(evals.records)) if outputs.workdir else None)
   return EvaluationHook(evals, best, outputs, log, env_steps)
 
 

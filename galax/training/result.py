@@ -25,7 +25,7 @@ class TrainResult:
   state: LearnerState | None = dataclasses.field(repr=False, default=None)
   train_time_s: float = 0.0  # wall time without evaluations (incl. earlier runs if resumed)
   eval_time_s: float = 0.0  # wall time spent evaluating (this run)
-  evaluations: list = dataclasses.field(default_factory=list)  # eval_lib.EvalRecord
+  evaluations: list = dataclasses.field(default_factory=list)  # periodic.EvalRecord
   learner_returns: list = dataclasses.field(default_factory=list)  # with config.learner_stats
   energy: dict | None = None  # EnergyReport.summary() on NVIDIA GPUs, else None
   requested_env_steps: int = 0  # config.total_env_steps

@@ -15,7 +15,7 @@ import numpy as np
 from ml_collections import ConfigDict
 
 import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
-from galax.algorithms.algorithm import Algorithm, Setup, assemble, make_learners
+from galax.algorithms.algorithm import Setup, make_learners
 from galax.algorithms.hts.learners import (
   A2CStepLearner,
   PPOSegmentLearner,
@@ -30,6 +30,7 @@ from galax.algorithms.ppo import (
   ppo_settings,
   validate_ppo,
 )
+from galax.algorithms.program import Algorithm, assemble
 from galax.config.checks import check_positive
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel.combine import Combiner
