@@ -64,7 +64,9 @@ def _pieces(config) -> dict:
         env_state, keys, key = c
         keys, key, actions = choose(env_state.obs, keys, key)
         return (env.step(env_state, actions)[0], keys, key), None
+
       return jax.lax.scan(step, carry, None, length=t_max)[0], None
+
     return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
 
   def random_actions(obs, keys, key):
@@ -83,22 +85,29 @@ def _pieces(config) -> dict:
       p, env_state, keys = carry
       env_state, keys, traj = rollout(policy, p, env, env_state, keys, t_max)
       if with_grad:
-        grads, _ = lx.map_learners(lambda q, t: a2c_grads(apply_fn, *settings, q, t, chunks),
-                                   p, lx.split_learners(traj, 1), how=how)
+        grads, _ = lx.map_learners(
+          lambda q, t: a2c_grads(apply_fn, *settings, q, t, chunks),
+          p,
+          lx.split_learners(traj, 1),
+          how=how,
+        )
         p = jax.tree.map(lambda w, g: w - 1e-4 * g, p, grads)
       return (p, env_state, keys), None
+
     return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
 
   keys = init_action_keys(config.seed, 0, n)
   env_carry = (env.reset(), keys, jax.random.PRNGKey(1))
   learn_carry = (params, env.reset(), keys)
   algo = make_algorithm(config)
-  return {"raw": (env_steps(random_actions), env_carry),
-          "+forward": (env_steps(greedy), env_carry),
-          "+sampling": (env_steps(sampled), env_carry),
-          "acting": (learning(False), learn_carry),
-          "+gradient": (learning(True), learn_carry),
-          "a2c": (lambda s: algo.step(s)[0], algo.init())}
+  return {
+    "raw": (env_steps(random_actions), env_carry),
+    "+forward": (env_steps(greedy), env_carry),
+    "+sampling": (env_steps(sampled), env_carry),
+    "acting": (learning(False), learn_carry),
+    "+gradient": (learning(True), learn_carry),
+    "a2c": (lambda s: algo.step(s)[0], algo.init()),
+  }
 
 
 def main(argv):
@@ -114,24 +123,38 @@ def main(argv):
       t0 = time.perf_counter()
       carries[k] = jax.block_until_ready(fn(carries[k]))
       seconds[k].append(time.perf_counter() - t0)
-  per_update = {k: sorted(v)[len(v) // 2] / config.updates_per_call * 1e6
-                for k, v in seconds.items()}
+  per_update = {
+    k: sorted(v)[len(v) // 2] / config.updates_per_call * 1e6 for k, v in seconds.items()
+  }
   steps = _NUM_ENVS.value * config.t_max
   info = measure.machine()
-  print(f"{_ENV.value}, {_NUM_ENVS.value} envs x t_max {config.t_max}, "
-        f"{info['cpu']}, jax {info['jax']}, commit {info['commit']}")
+  print(
+    f"{_ENV.value}, {_NUM_ENVS.value} envs x t_max {config.t_max}, "
+    f"{info['cpu']}, jax {info['jax']}, commit {info['commit']}"
+  )
   print("| piece | us per update | increment | steps/s | / raw |")
   print("| --- | ---: | ---: | ---: | ---: |")
   previous = 0.0
   for k in PIECES:
     us = per_update[k]
-    print(f"| {k} | {us:,.0f} | {us - previous:+,.0f} | {steps / us * 1e6:,.0f} | "
-          f"{per_update['raw'] / us:.2f} |")
+    print(
+      f"| {k} | {us:,.0f} | {us - previous:+,.0f} | {steps / us * 1e6:,.0f} | "
+      f"{per_update['raw'] / us:.2f} |"
+    )
     previous = us
   if _JSON.value:
     with open(_JSON.value, "w") as f:
-      json.dump(dict(machine=info, env=_ENV.value, num_envs=_NUM_ENVS.value,
-                     t_max=config.t_max, us_per_update=per_update), f, indent=2)
+      json.dump(
+        dict(
+          machine=info,
+          env=_ENV.value,
+          num_envs=_NUM_ENVS.value,
+          t_max=config.t_max,
+          us_per_update=per_update,
+        ),
+        f,
+        indent=2,
+      )
 
 
 if __name__ == "__main__":

@@ -33,26 +33,34 @@ def _steps(x: float) -> str:
 
 def row(r: aot.Report) -> str:
   collectives = ", ".join(f"{op} x{c:g}" for op, (c, _) in r.collectives.items()) or "none"
-  return (f"| {r.config_name} | {r.topology} | {r.envs_per_chip:,} | "
-          f"{r.needed_bytes / 2**30:.3f} / {r.chip_memory_bytes / 2**30:.0f} | "
-          f"{r.flops_per_update:.3g} | {r.bytes_per_update:.3g} | {r.ops_per_update:,.0f} | "
-          f"{collectives} | {r.compile_s:.1f} | {r.bound} | "
-          f"{_steps(r.steps_per_s_per_chip)} | {_steps(r.steps_per_s_slice)} |")
+  return (
+    f"| {r.config_name} | {r.topology} | {r.envs_per_chip:,} | "
+    f"{r.needed_bytes / 2**30:.3f} / {r.chip_memory_bytes / 2**30:.0f} | "
+    f"{r.flops_per_update:.3g} | {r.bytes_per_update:.3g} | {r.ops_per_update:,.0f} | "
+    f"{collectives} | {r.compile_s:.1f} | {r.bound} | "
+    f"{_steps(r.steps_per_s_per_chip)} | {_steps(r.steps_per_s_slice)} |"
+  )
 
 
-HEADER = ("| config | target | envs/chip | GiB needed / HBM per chip | FLOPs/update/chip | "
-          "bytes/update/chip | kernels/update | collectives/update | compile s | bound | "
-          "steps/s/chip | steps/s slice |\n" + "|---" * 12 + "|")
+HEADER = (
+  "| config | target | envs/chip | GiB needed / HBM per chip | FLOPs/update/chip | "
+  "bytes/update/chip | kernels/update | collectives/update | compile s | bound | "
+  "steps/s/chip | steps/s slice |\n" + "|---" * 12 + "|"
+)
 
 
 def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--configs", default=",".join(CONFIGS))
   parser.add_argument("--topologies", default=",".join(TOPOLOGIES))
-  parser.add_argument("--max_envs_on", default="v5e:2x4,h100:8",
-                      help="targets to search the largest env count on (each search is a "
-                           "few compiles, the large ones slow on a CPU)")
+  parser.add_argument(
+    "--max_envs_on",
+    default="v5e:2x4,h100:8",
+    help="targets to search the largest env count on (each search is a "
+    "few compiles, the large ones slow on a CPU)",
+  )
   parser.add_argument("--out", default="docs/accelerators.md", help="'-' for stdout")
   args = parser.parse_args(argv)
   at_config, at_max = [], []
@@ -64,11 +72,26 @@ def main(argv=None) -> None:
         continue
       envs, report = aot.find_max_envs(name, load(name), topology)
       at_max.append(row(report))
-      print(f"{name} on {topology}: fits up to {envs:,} envs per learner "
-            f"({time.time() - start:.0f} s so far)", file=sys.stderr, flush=True)
-  text = "\n".join(["### At each config's envs per learner", "", HEADER, *at_config, "",
-                    "### At the largest envs per learner that fits (powers of two times the "
-                    "config's)", "", HEADER, *at_max, ""])
+      print(
+        f"{name} on {topology}: fits up to {envs:,} envs per learner "
+        f"({time.time() - start:.0f} s so far)",
+        file=sys.stderr,
+        flush=True,
+      )
+  text = "\n".join(
+    [
+      "### At each config's envs per learner",
+      "",
+      HEADER,
+      *at_config,
+      "",
+      "### At the largest envs per learner that fits (powers of two times the config's)",
+      "",
+      HEADER,
+      *at_max,
+      "",
+    ]
+  )
   if args.out == "-":
     print(text)
   else:

@@ -44,28 +44,40 @@ def summary(name: str, workdir: str, target: float) -> dict[str, object]:
     config = json.load(f)
   last, hit = curve[-1], first_reaching(curve, target)
   rates = [r["steps_per_second"] for r in curve[1:] if "steps_per_second" in r]
-  return dict(name=name, seed=config.get("seed"), steps=int(last["env_steps"]),
-              minutes=last["train_time_s"] / 60, steps_per_s=sum(rates) / max(len(rates), 1),
-              final=last["mean_return"], best=max(r["mean_return"] for r in curve),
-              target_minutes=None if hit is None else hit["train_time_s"] / 60,
-              target_steps=None if hit is None else int(hit["env_steps"]), curve=curve)
+  return dict(
+    name=name,
+    seed=config.get("seed"),
+    steps=int(last["env_steps"]),
+    minutes=last["train_time_s"] / 60,
+    steps_per_s=sum(rates) / max(len(rates), 1),
+    final=last["mean_return"],
+    best=max(r["mean_return"] for r in curve),
+    target_minutes=None if hit is None else hit["train_time_s"] / 60,
+    target_steps=None if hit is None else int(hit["env_steps"]),
+    curve=curve,
+  )
 
 
 def table(rows: Sequence[dict[str, object]], target: float) -> str:
-  head = (f"| setting | seed | agent steps | minutes | steps/s | return at end | best | "
-          f"minutes to {target:g} | agent steps to {target:g} |")
+  head = (
+    f"| setting | seed | agent steps | minutes | steps/s | return at end | best | "
+    f"minutes to {target:g} | agent steps to {target:g} |"
+  )
   lines = [head, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
   for r in rows:
     to_min = "-" if r["target_minutes"] is None else f"{r['target_minutes']:.1f}"
     to_steps = "-" if r["target_steps"] is None else f"{r['target_steps']:,}"
-    lines.append(f"| {r['name']} | {r['seed']} | {r['steps']:,} | {r['minutes']:.1f} | "
-                 f"{r['steps_per_s']:.0f} | {r['final']:.2f} | {r['best']:.2f} | {to_min} | "
-                 f"{to_steps} |")
+    lines.append(
+      f"| {r['name']} | {r['seed']} | {r['steps']:,} | {r['minutes']:.1f} | "
+      f"{r['steps_per_s']:.0f} | {r['final']:.2f} | {r['best']:.2f} | {to_min} | "
+      f"{to_steps} |"
+    )
   return "\n".join(lines)
 
 
 def plot(rows: Sequence[dict[str, object]], path: str, target: float) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
@@ -75,8 +87,10 @@ def plot(rows: Sequence[dict[str, object]], path: str, target: float) -> None:
     returns = [c["mean_return"] for c in curve]
     by_time.plot([c["train_time_s"] / 60 for c in curve], returns, label=r["name"])
     by_steps.plot([c["env_steps"] / 1e6 for c in curve], returns, label=r["name"])
-  for ax, xlabel in ((by_time, "training minutes (compile included)"),
-                     (by_steps, "agent steps (M; x4 frames)")):
+  for ax, xlabel in (
+    (by_time, "training minutes (compile included)"),
+    (by_steps, "agent steps (M; x4 frames)"),
+  ):
     ax.axhline(target, color="gray", linestyle=":")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("mean return, last 100 games")
@@ -100,8 +114,9 @@ def main() -> None:
     os.makedirs(os.path.join(args.out, name), exist_ok=True)
     for kept in KEPT_FILES:
       source, target = os.path.join(workdir, kept), os.path.join(args.out, name, kept)
-      if os.path.exists(source) and not (os.path.exists(target)
-                                         and os.path.samefile(source, target)):
+      if os.path.exists(source) and not (
+        os.path.exists(target) and os.path.samefile(source, target)
+      ):
         shutil.copy(source, target)  # (a workdir already under --out is redrawn as it is)
   text = table(rows, args.target)
   with open(os.path.join(args.out, "runs.md"), "w") as f:

@@ -94,59 +94,89 @@ def _peer_log(wall, global_step, avg_return, stats, num_steps):
 
 if __name__ == "__main__":'''
 
-_READ_ONLY = ("envpool 1.x defines num_envs, single_*_space and is_vector_env itself, as "
-              "read-only properties (setting them raises)")
+_READ_ONLY = (
+  "envpool 1.x defines num_envs, single_*_space and is_vector_env itself, as "
+  "read-only properties (setting them raises)"
+)
 
 # (old, new, why): applied in order, every occurrence of `old`; a missing `old` is an error.
 # Per script first (the two variants set the env up differently), then PATCHES.
 SCRIPT_PATCHES: dict[str, list[tuple[str, str, str]]] = {
-    "ppo_atari_envpool_xla_jax_scan": [
-        ("        envs.num_envs = num_envs\n        envs.single_action_space = envs.action_space\n"
-         "        envs.single_observation_space = envs.observation_space\n"
-         "        envs.is_vector_env = True\n", "", _READ_ONLY),
-        ("jax.tree_map(", "jax.tree.map(", "jax.tree_map was removed in jax 0.6"),
-    ],
-    "ppo_atari_envpool_xla_jax": [  # its updates unrolled in one jit, no lax.scan
-        ("    envs.num_envs = args.num_envs\n    envs.single_action_space = envs.action_space\n"
-         "    envs.single_observation_space = envs.observation_space\n"
-         "    envs.is_vector_env = True\n", "", _READ_ONLY),
-    ],
+  "ppo_atari_envpool_xla_jax_scan": [
+    (
+      "        envs.num_envs = num_envs\n        envs.single_action_space = envs.action_space\n"
+      "        envs.single_observation_space = envs.observation_space\n"
+      "        envs.is_vector_env = True\n",
+      "",
+      _READ_ONLY,
+    ),
+    ("jax.tree_map(", "jax.tree.map(", "jax.tree_map was removed in jax 0.6"),
+  ],
+  "ppo_atari_envpool_xla_jax": [  # its updates unrolled in one jit, no lax.scan
+    (
+      "    envs.num_envs = args.num_envs\n    envs.single_action_space = envs.action_space\n"
+      "    envs.single_observation_space = envs.observation_space\n"
+      "    envs.is_vector_env = True\n",
+      "",
+      _READ_ONLY,
+    ),
+  ],
 }
 PATCHES: list[tuple[str, str, str]] = [
-    ("from distutils.util import strtobool\n",
-     "def strtobool(v):\n    return {'y': 1, 'yes': 1, 't': 1, 'true': 1, 'on': 1, '1': 1}"
-     ".get(v.lower(), 0)\n",
-     "distutils is gone from Python 3.12 (galax supports >=3.11)"),
-    ("import gym\n", "import gymnasium as gym\n",
-     "envpool 1.x builds gymnasium spaces; gym is not installed"),
-    ("from torch.utils.tensorboard import SummaryWriter",
-     "from tensorboardX import SummaryWriter",
-     "torch is not a galax dependency; tensorboardX has the same add_scalar/add_text/close"),
-    ("handle, (next_obs, reward, next_done, info) = step_env(handle, action)",
-     "handle, (next_obs, reward, terminated, truncated, info) = step_env(handle, action)\n"
-     "        next_done = jnp.logical_or(terminated, truncated)",
-     "envpool 1.x (gymnasium API) steps to 5 values; done = terminated or truncated, as 0.6's"),
-    ('info["TimeLimit.truncated"]', "truncated",
-     "envpool 1.x reports time-limit truncation as the 4th step value, not in info"),
-    ("    critic_params: flax.core.FrozenDict\n",
-     "    critic_params: flax.core.FrozenDict\n\n    def __contains__(self, key):\n"
-     "        return False\n",
-     "flax>=0.8 TrainState.create/apply_gradients test `'_overwrite_with_gradient' in params`"),
-    ("next_obs = envs.reset()", "next_obs, _ = envs.reset()",
-     "gymnasium-API reset returns (obs, info)"),
-    ("    args = parser.parse_args()\n",
-     '    parser.add_argument("--time-limit-s", type=float, default=0.0)\n'
-     "    args = parser.parse_args()\n",
-     "instrumentation: a wall-clock budget flag (0 = none)"),
-    ('\nif __name__ == "__main__":', _LOGGER,
-     "instrumentation: the CSV logger the loop calls"),
-    ('        print("SPS:", int(global_step / (time.time() - start_time)))\n',
-     '        print("SPS:", int(global_step / (time.time() - start_time)))\n'
-     "        _peer_log(time.time() - start_time, global_step, avg_episodic_return,"
-     " episode_stats, args.num_steps)\n"
-     "        if args.time_limit_s and time.time() - start_time >= args.time_limit_s:\n"
-     "            break\n",
-     "instrumentation: log each update, stop past the budget"),
+  (
+    "from distutils.util import strtobool\n",
+    "def strtobool(v):\n    return {'y': 1, 'yes': 1, 't': 1, 'true': 1, 'on': 1, '1': 1}"
+    ".get(v.lower(), 0)\n",
+    "distutils is gone from Python 3.12 (galax supports >=3.11)",
+  ),
+  (
+    "import gym\n",
+    "import gymnasium as gym\n",
+    "envpool 1.x builds gymnasium spaces; gym is not installed",
+  ),
+  (
+    "from torch.utils.tensorboard import SummaryWriter",
+    "from tensorboardX import SummaryWriter",
+    "torch is not a galax dependency; tensorboardX has the same add_scalar/add_text/close",
+  ),
+  (
+    "handle, (next_obs, reward, next_done, info) = step_env(handle, action)",
+    "handle, (next_obs, reward, terminated, truncated, info) = step_env(handle, action)\n"
+    "        next_done = jnp.logical_or(terminated, truncated)",
+    "envpool 1.x (gymnasium API) steps to 5 values; done = terminated or truncated, as 0.6's",
+  ),
+  (
+    'info["TimeLimit.truncated"]',
+    "truncated",
+    "envpool 1.x reports time-limit truncation as the 4th step value, not in info",
+  ),
+  (
+    "    critic_params: flax.core.FrozenDict\n",
+    "    critic_params: flax.core.FrozenDict\n\n    def __contains__(self, key):\n"
+    "        return False\n",
+    "flax>=0.8 TrainState.create/apply_gradients test `'_overwrite_with_gradient' in params`",
+  ),
+  (
+    "next_obs = envs.reset()",
+    "next_obs, _ = envs.reset()",
+    "gymnasium-API reset returns (obs, info)",
+  ),
+  (
+    "    args = parser.parse_args()\n",
+    '    parser.add_argument("--time-limit-s", type=float, default=0.0)\n'
+    "    args = parser.parse_args()\n",
+    "instrumentation: a wall-clock budget flag (0 = none)",
+  ),
+  ('\nif __name__ == "__main__":', _LOGGER, "instrumentation: the CSV logger the loop calls"),
+  (
+    '        print("SPS:", int(global_step / (time.time() - start_time)))\n',
+    '        print("SPS:", int(global_step / (time.time() - start_time)))\n'
+    "        _peer_log(time.time() - start_time, global_step, avg_episodic_return,"
+    " episode_stats, args.num_steps)\n"
+    "        if args.time_limit_s and time.time() - start_time >= args.time_limit_s:\n"
+    "            break\n",
+    "instrumentation: log each update, stop past the budget",
+  ),
 ]
 
 
@@ -162,8 +192,20 @@ def peer_source(name: str, cache: str) -> str:
   wheel = os.path.join(cache, WHEEL)
   if not os.path.exists(wheel):
     os.makedirs(cache, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", f"cleanrl=={CLEANRL_VERSION}",
-                    "--no-deps", "--ignore-requires-python", "-d", cache], check=True)
+    subprocess.run(
+      [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        f"cleanrl=={CLEANRL_VERSION}",
+        "--no-deps",
+        "--ignore-requires-python",
+        "-d",
+        cache,
+      ],
+      check=True,
+    )
   digest = hashlib.sha256(open(wheel, "rb").read()).hexdigest()
   if digest != WHEEL_SHA256:
     sys.exit(f"error: {wheel} has sha256 {digest}, expected {WHEEL_SHA256}")
@@ -187,8 +229,10 @@ def read_rows(path: str, names: list[str] | None = None) -> list[dict]:
 
 
 def running_mean(returns: list[float], window: int) -> list[float]:
-  return [sum(returns[max(0, i + 1 - window):i + 1]) / len(returns[max(0, i + 1 - window):i + 1])
-          for i in range(len(returns))]
+  return [
+    sum(returns[max(0, i + 1 - window) : i + 1]) / len(returns[max(0, i + 1 - window) : i + 1])
+    for i in range(len(returns))
+  ]
 
 
 def steady_rate(points: list[tuple[float, float]]) -> float:
@@ -205,47 +249,81 @@ def peer_run(seed: int, args: argparse.Namespace, workdir: str) -> dict:
     script = os.path.join(tmp, f"{args.peer_script}.py")
     with open(script, "w") as f:
       f.write(patch(args.peer_script, peer_source(args.peer_script, args.peer_cache)))
-    cmd = [sys.executable, script, "--env-id", args.env_id, "--total-timesteps",
-           str(args.peer_steps), "--seed", str(seed), "--time-limit-s", str(args.seconds),
-           "--track", "False", "--capture-video", "False", *args.peer_flags.split()]
+    cmd = [
+      sys.executable,
+      script,
+      "--env-id",
+      args.env_id,
+      "--total-timesteps",
+      str(args.peer_steps),
+      "--seed",
+      str(seed),
+      "--time-limit-s",
+      str(args.seconds),
+      "--track",
+      "False",
+      "--capture-video",
+      "False",
+      *args.peer_flags.split(),
+    ]
     with open(os.path.join(workdir, "peer.log"), "w") as log:
-      proc = subprocess.run(cmd, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
-                            timeout=args.seconds + 900)
+      proc = subprocess.run(
+        cmd, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, timeout=args.seconds + 900
+      )
   if proc.returncode:
     sys.exit(f"error: the peer exited with {proc.returncode}; see {workdir}/peer.log")
   updates = read_rows(os.path.join(workdir, "peer_updates.csv"), ["wall", "step", "avg", "sps"])
   games = read_rows(os.path.join(workdir, "peer_episodes.csv"), ["wall", "step", "ret", "len"])
   smooth = running_mean([float(g["ret"]) for g in games], args.window)
   curve = [(float(g["wall"]), int(g["step"]), r) for g, r in zip(games, smooth)]
-  return dict(curve=curve, episodes=len(games), flags=args.peer_flags,
-              script=f"cleanrl {CLEANRL_VERSION} {args.peer_script}",
-              cleanrl_curve=[(float(u["wall"]), int(u["step"]), float(u["avg"])) for u in updates],
-              steps_per_s=steady_rate([(float(u["wall"]), int(u["step"])) for u in updates]),
-              agent_steps=int(updates[-1]["step"]) if updates else 0,
-              seconds=float(updates[-1]["wall"]) if updates else 0.0)
+  return dict(
+    curve=curve,
+    episodes=len(games),
+    flags=args.peer_flags,
+    script=f"cleanrl {CLEANRL_VERSION} {args.peer_script}",
+    cleanrl_curve=[(float(u["wall"]), int(u["step"]), float(u["avg"])) for u in updates],
+    steps_per_s=steady_rate([(float(u["wall"]), int(u["step"])) for u in updates]),
+    agent_steps=int(updates[-1]["step"]) if updates else 0,
+    seconds=float(updates[-1]["wall"]) if updates else 0.0,
+  )
 
 
 def galax_run(seed: int, args: argparse.Namespace, workdir: str) -> dict:
   shutil.rmtree(workdir, ignore_errors=True)
-  cmd = [sys.executable, os.path.join(REPO, "run.py"), f"--config={args.galax_config}",
-         f"--workdir={workdir}", f"--config.seed={seed}", f"--config.time_limit_s={args.seconds}",
-         f"--config.stats_window={args.window}", "--config.checkpoint_every_steps=0",
-         f"--config.log_every_steps={args.galax_log_every}",
-         *[f"--config.{item}" for item in args.galax_set]]
+  cmd = [
+    sys.executable,
+    os.path.join(REPO, "run.py"),
+    f"--config={args.galax_config}",
+    f"--workdir={workdir}",
+    f"--config.seed={seed}",
+    f"--config.time_limit_s={args.seconds}",
+    f"--config.stats_window={args.window}",
+    "--config.checkpoint_every_steps=0",
+    f"--config.log_every_steps={args.galax_log_every}",
+    *[f"--config.{item}" for item in args.galax_set],
+  ]
   log_path = workdir.rstrip("/") + ".log"
   with open(log_path, "w") as log:
-    proc = subprocess.run(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                          timeout=args.seconds + 900)
+    proc = subprocess.run(
+      cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, timeout=args.seconds + 900
+    )
   if proc.returncode:
     sys.exit(f"error: galax exited with {proc.returncode}; see {log_path}")
-  curve = [(r["train_time_s"], int(r["env_steps"]), r["mean_return"])
-           for r in atari_curves.read_curve(workdir)]
+  curve = [
+    (r["train_time_s"], int(r["env_steps"]), r["mean_return"])
+    for r in atari_curves.read_curve(workdir)
+  ]
   result = json.load(open(os.path.join(workdir, "result.json")))
   sps = result.get("steps_per_second")
-  return dict(curve=curve, episodes=result.get("episodes"), config=args.galax_config,
-              overrides=args.galax_set,
-              steps_per_s=float("nan") if sps is None else float(sps),
-              agent_steps=int(result["env_steps"]), seconds=float(result["train_time_s"]))
+  return dict(
+    curve=curve,
+    episodes=result.get("episodes"),
+    config=args.galax_config,
+    overrides=args.galax_set,
+    steps_per_s=float("nan") if sps is None else float(sps),
+    agent_steps=int(result["env_steps"]),
+    seconds=float(result["train_time_s"]),
+  )
 
 
 def minutes_to(curve: list, target: float) -> float | None:
@@ -253,18 +331,24 @@ def minutes_to(curve: list, target: float) -> float | None:
 
 
 def write_table(out: str, results: dict, args: argparse.Namespace) -> str:
-  lines = [f"{args.env_id}, {args.seconds:.0f} s of training per run on this machine; return: "
-           f"mean raw score of the last {args.window} finished games.", "",
-           f"| learner | seed | agent steps/s | agent steps | return at the budget | "
-           f"minutes to {args.target:g} |", "| --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    f"{args.env_id}, {args.seconds:.0f} s of training per run on this machine; return: "
+    f"mean raw score of the last {args.window} finished games.",
+    "",
+    f"| learner | seed | agent steps/s | agent steps | return at the budget | "
+    f"minutes to {args.target:g} |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ]
   for key, r in sorted(results.items()):
     env_id, learner, seed = key.split("|")
     if env_id != args.env_id:
       continue
     final = f"{r['curve'][-1][2]:.2f}" if r["curve"] else "no finished game"
     reach = minutes_to(r["curve"], args.target)
-    lines.append(f"| {learner} | {seed} | {r['steps_per_s']:,.0f} | {r['agent_steps']:,} | "
-                 f"{final} | {'not reached' if reach is None else f'{reach:.1f}'} |")
+    lines.append(
+      f"| {learner} | {seed} | {r['steps_per_s']:,.0f} | {r['agent_steps']:,} | "
+      f"{final} | {'not reached' if reach is None else f'{reach:.1f}'} |"
+    )
   text = "\n".join(lines) + "\n"
   with open(os.path.join(out, "results.md"), "w") as f:
     f.write(text)
@@ -307,16 +391,28 @@ def main(argv: list[str]) -> None:
   parser.add_argument("--env_id", default="Pong-v5")
   parser.add_argument("--window", type=int, default=10, help="finished games in the mean return")
   parser.add_argument("--target", type=float, default=18.0)
-  parser.add_argument("--peer_steps", type=int, default=10_000_000,
-                      help="the peer's --total-timesteps (its lr anneals over it)")
-  parser.add_argument("--peer_script", choices=sorted(SCRIPT_PATCHES),
-                      default="ppo_atari_envpool_xla_jax_scan")
-  parser.add_argument("--peer_flags", default="",
-                      help="extra flags for the peer script (smoke tests; not CleanRL's defaults)")
+  parser.add_argument(
+    "--peer_steps",
+    type=int,
+    default=10_000_000,
+    help="the peer's --total-timesteps (its lr anneals over it)",
+  )
+  parser.add_argument(
+    "--peer_script", choices=sorted(SCRIPT_PATCHES), default="ppo_atari_envpool_xla_jax_scan"
+  )
+  parser.add_argument(
+    "--peer_flags",
+    default="",
+    help="extra flags for the peer script (smoke tests; not CleanRL's defaults)",
+  )
   parser.add_argument("--peer_cache", default=os.path.expanduser("~/.cache/galax/cleanrl"))
   parser.add_argument("--galax_config", default="pong_fast", help="a name in configs/ or a path")
-  parser.add_argument("--galax_set", action="append", default=[],
-                      help="field=value override of the galax config (repeatable)")
+  parser.add_argument(
+    "--galax_set",
+    action="append",
+    default=[],
+    help="field=value override of the galax config (repeatable)",
+  )
   parser.add_argument("--galax_log_every", type=int, default=20_000)
   args = parser.parse_args(argv)
   os.makedirs(args.out, exist_ok=True)
@@ -332,8 +428,11 @@ def main(argv: list[str]) -> None:
       run = (peer_run if learner == "cleanrl" else galax_run)(seed, args, workdir)
       results[key] = run
       last = f"{run['curve'][-1][2]:.2f}" if run["curve"] else "n/a"
-      print(f"{key}: {run['agent_steps']:,} agent steps in {run['seconds']:.0f} s, "
-            f"{run['steps_per_s']:,.0f} steps/s, return {last}", flush=True)
+      print(
+        f"{key}: {run['agent_steps']:,} agent steps in {run['seconds']:.0f} s, "
+        f"{run['steps_per_s']:,.0f} steps/s, return {last}",
+        flush=True,
+      )
       with open(path, "w") as f:
         json.dump(results, f, indent=1)
   print(write_table(args.out, results, args))

@@ -22,8 +22,13 @@ def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("configs", nargs="+", help="names in configs/ or config files")
   parser.add_argument("--seconds", type=float, default=10.0, help="steady-state seconds")
-  parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                      help="a dotted config field, e.g. updates_per_call=1 (repeatable)")
+  parser.add_argument(
+    "--set",
+    action="append",
+    default=[],
+    metavar="KEY=VALUE",
+    help="a dotted config field, e.g. updates_per_call=1 (repeatable)",
+  )
   args = parser.parse_args()
   print(f"galax from {galax.__file__}; {measure.machine()}")
   print(f"{'config':<24} {'compile s':>9} {'steps/s':>9}")
@@ -37,8 +42,7 @@ def main() -> None:
         node = node[part]
       node[leaf] = type(node[leaf])(value)
     result = measure.algorithm(config_lib.validate(config), args.seconds)
-    print(f"{name:<24} {result['compile_s']:>9.1f} {result['steps_per_second']:>9.0f}",
-          flush=True)
+    print(f"{name:<24} {result['compile_s']:>9.1f} {result['steps_per_second']:>9.0f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -47,19 +47,19 @@ import device_report  # noqa: E402  pylint: disable=g-import-not-at-top
 
 # name -> (phase, time box on a GPU box, time box in the CPU smoke); seconds.
 PHASES: dict[str, tuple[Any, float, float]] = {
-    "env": (dp.environment, 60, 45),
-    "raw_envpool": (dp.raw_envpool, 90, 30),
-    "pong_cleanrl": (dp.pong_cleanrl, 130, 60),
-    "pong_fast": (dp.pong_fast, 110, 60),
-    "minatar_galax": (dp.minatar_galax, 75, 45),
-    "minatar_rejax": (dp.minatar_rejax, 75, 45),
-    "hts_vs_sync": (dp.hts_vs_sync, 120, 90),
-    "smoke_gala": (dp.smoke_run("minatar_gala"), 45, 40),
-    "smoke_hts_a2c": (dp.smoke_run("minatar_hts_a2c"), 45, 40),
-    "smoke_hts_ppo": (dp.smoke_run("hts_ppo_gfootball"), 50, 45),
-    "smoke_impala": (dp.smoke_run("impala_atari"), 45, 40),
-    "smoke_a3c": (dp.smoke_run("a3c_atari"), 45, 40),
-    "pong_many_to_18": (dp.pong_many_to_18, 0, 0),  # the rest of the budget
+  "env": (dp.environment, 60, 45),
+  "raw_envpool": (dp.raw_envpool, 90, 30),
+  "pong_cleanrl": (dp.pong_cleanrl, 130, 60),
+  "pong_fast": (dp.pong_fast, 110, 60),
+  "minatar_galax": (dp.minatar_galax, 75, 45),
+  "minatar_rejax": (dp.minatar_rejax, 75, 45),
+  "hts_vs_sync": (dp.hts_vs_sync, 120, 90),
+  "smoke_gala": (dp.smoke_run("minatar_gala"), 45, 40),
+  "smoke_hts_a2c": (dp.smoke_run("minatar_hts_a2c"), 45, 40),
+  "smoke_hts_ppo": (dp.smoke_run("hts_ppo_gfootball"), 50, 45),
+  "smoke_impala": (dp.smoke_run("impala_atari"), 45, 40),
+  "smoke_a3c": (dp.smoke_run("a3c_atari"), 45, 40),
+  "pong_many_to_18": (dp.pong_many_to_18, 0, 0),  # the rest of the budget
 }
 FINAL = "pong_many_to_18"
 _WRITE_S = 5.0  # reports and stragglers at the end
@@ -69,12 +69,23 @@ def _args(argv: list[str]) -> argparse.Namespace:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--out", required=True, help="folder for summary.json/.md, logs")
   parser.add_argument("--scale", default="full", help=f"one of {', '.join(dp.SCALES)}")
-  parser.add_argument("--budget_s", type=float, default=0.0,
-                      help="the whole call, in seconds (0: the scale's: 470 full, 170 smoke)")
-  parser.add_argument("--peer_cache", default=os.path.expanduser("~/.cache/galax/cleanrl"),
-                      help="folder with the cleanrl 1.2.0 wheel (atari_peer.py's)")
-  parser.add_argument("--many_config", default="", help="the many-env Pong config "
-                      "(default: the first in configs/ with >= 64 envs, else pong_fast)")
+  parser.add_argument(
+    "--budget_s",
+    type=float,
+    default=0.0,
+    help="the whole call, in seconds (0: the scale's: 470 full, 170 smoke)",
+  )
+  parser.add_argument(
+    "--peer_cache",
+    default=os.path.expanduser("~/.cache/galax/cleanrl"),
+    help="folder with the cleanrl 1.2.0 wheel (atari_peer.py's)",
+  )
+  parser.add_argument(
+    "--many_config",
+    default="",
+    help="the many-env Pong config "
+    "(default: the first in configs/ with >= 64 envs, else pong_fast)",
+  )
   parser.add_argument("--phases", default="", help="comma-separated subset (default: all)")
   parser.add_argument("--phase", default="", help=argparse.SUPPRESS)  # a child's phase
   parser.add_argument("--phase_seconds", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -120,14 +131,26 @@ def child(args: argparse.Namespace) -> int:
 def _run_child(args: argparse.Namespace, name: str, seconds: float) -> tuple[str, float]:
   """(how it ended: ok | timeout | exit N, wall seconds); a timed-out child's process
   group (its run.py and CleanRL children included) is stopped."""
-  cmd = [sys.executable, os.path.abspath(__file__), f"--phase={name}", f"--out={args.out}",
-         f"--scale={args.scale}", f"--phase_seconds={seconds:.1f}",
-         f"--peer_cache={args.peer_cache}", f"--many_config={args.many_config}"]
+  cmd = [
+    sys.executable,
+    os.path.abspath(__file__),
+    f"--phase={name}",
+    f"--out={args.out}",
+    f"--scale={args.scale}",
+    f"--phase_seconds={seconds:.1f}",
+    f"--peer_cache={args.peer_cache}",
+    f"--many_config={args.many_config}",
+  ]
   os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
   start = time.perf_counter()
   with open(os.path.join(args.out, "logs", f"{name}.log"), "w") as log:
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    proc = subprocess.Popen(
+      cmd,
+      stdout=log,
+      stderr=subprocess.STDOUT,
+      start_new_session=True,
+      env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
     try:
       code = proc.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
@@ -142,13 +165,19 @@ def _run_child(args: argparse.Namespace, name: str, seconds: float) -> tuple[str
   return ("ok" if code == 0 else f"exit {code}"), time.perf_counter() - start
 
 
-def _record(args: argparse.Namespace, name: str, ended: str, wall: float,
-            seconds: float) -> dict[str, Any]:
+def _record(
+  args: argparse.Namespace, name: str, ended: str, wall: float, seconds: float
+) -> dict[str, Any]:
   path = os.path.join(args.out, "phases", f"{name}.json")
   written = json.load(open(path)) if os.path.exists(path) else {}
-  record = dict(status=written.get("status", "failed"), wall_s=round(wall, 1),
-                time_box_s=round(seconds, 1), note=written.get("note", ""),
-                summary=written.get("summary", ""), result=written.get("result", {}))
+  record = dict(
+    status=written.get("status", "failed"),
+    wall_s=round(wall, 1),
+    time_box_s=round(seconds, 1),
+    note=written.get("note", ""),
+    summary=written.get("summary", ""),
+    result=written.get("result", {}),
+  )
   if ended == "timeout":
     record.update(status="timeout", note=f"stopped at its {seconds:.0f} s time box")
   elif ended != "ok" or record["status"] not in ("ok", "skipped"):
@@ -162,8 +191,13 @@ def driver(args: argparse.Namespace) -> int:
   start = time.perf_counter()
   final_reserve = scale.pong_seconds + scale.startup_s + _WRITE_S
   chosen = [p for p in args.phases.split(",") if p] or list(PHASES)
-  report = dict(command="python " + " ".join(sys.argv), scale=args.scale, budget_s=budget,
-                started=time.strftime("%Y-%m-%d %H:%M:%S"), phases={})
+  report = dict(
+    command="python " + " ".join(sys.argv),
+    scale=args.scale,
+    budget_s=budget,
+    started=time.strftime("%Y-%m-%d %H:%M:%S"),
+    phases={},
+  )
   for name in chosen:
     left = budget - (time.perf_counter() - start)
     _, full_box, smoke_box = PHASES[name]
@@ -174,18 +208,28 @@ def driver(args: argparse.Namespace) -> int:
       seconds = min(full_box if args.scale == "full" else smoke_box, left - reserve)
     print(f"== {name} (time box {max(seconds, 0):.0f} s)", flush=True)
     if seconds < 5:
-      record = dict(status="out of budget", wall_s=0.0, time_box_s=0.0, summary="", result={},
-                    note=f"{left:.0f} s of the {budget:.0f} s budget left")
+      record = dict(
+        status="out of budget",
+        wall_s=0.0,
+        time_box_s=0.0,
+        summary="",
+        result={},
+        note=f"{left:.0f} s of the {budget:.0f} s budget left",
+      )
     else:
       ended, wall = _run_child(args, name, seconds)
       record = _record(args, name, ended, wall, seconds)
     report["phases"][name] = record
-    print(f"   {record['status']} in {record['wall_s']:.0f} s: "
-          f"{record['summary'] or record['note']}", flush=True)
+    print(
+      f"   {record['status']} in {record['wall_s']:.0f} s: {record['summary'] or record['note']}",
+      flush=True,
+    )
     report["wall_s"] = round(time.perf_counter() - start, 1)
     device_report.write(args.out, report)
-  print(f"wrote {os.path.join(args.out, 'summary.md')} and summary.json "
-        f"({report['wall_s']:.0f} s)", flush=True)
+  print(
+    f"wrote {os.path.join(args.out, 'summary.md')} and summary.json ({report['wall_s']:.0f} s)",
+    flush=True,
+  )
   return 0
 
 

@@ -36,6 +36,7 @@ class Skipped(Exception):
 class Scale:
   """How big every phase is: `full` for a 16-core GPU box (under 8 minutes in all), `smoke`
   for a CPU check of every phase (under 3 minutes)."""
+
   budget_s: float  # the whole call, this driver included
   pong_seconds: float  # pong_fast, CleanRL, and the many-env run's first stretch
   raw_envs: tuple[int, ...]
@@ -50,12 +51,32 @@ class Scale:
 
 
 SCALES = {
-    "full": Scale(budget_s=470, pong_seconds=60, raw_envs=(16, 64, 256), raw_seconds=3,
-                  minatar_envs=(64, 4096), measure_seconds=3, smoke_seconds=8, hts_envs=16,
-                  envs=0, network="", startup_s=30),
-    "smoke": Scale(budget_s=170, pong_seconds=8, raw_envs=(4, 8), raw_seconds=0.5,
-                   minatar_envs=(8,), measure_seconds=0.3, smoke_seconds=1, hts_envs=2,
-                   envs=4, network="mlp", startup_s=15),
+  "full": Scale(
+    budget_s=470,
+    pong_seconds=60,
+    raw_envs=(16, 64, 256),
+    raw_seconds=3,
+    minatar_envs=(64, 4096),
+    measure_seconds=3,
+    smoke_seconds=8,
+    hts_envs=16,
+    envs=0,
+    network="",
+    startup_s=30,
+  ),
+  "smoke": Scale(
+    budget_s=170,
+    pong_seconds=8,
+    raw_envs=(4, 8),
+    raw_seconds=0.5,
+    minatar_envs=(8,),
+    measure_seconds=0.3,
+    smoke_seconds=1,
+    hts_envs=2,
+    envs=4,
+    network="mlp",
+    startup_s=15,
+  ),
 }
 
 
@@ -102,9 +123,23 @@ def environment(ctx: Context) -> dict[str, Any]:
 
   info = measure.machine()
   versions = {}
-  for package in ("jax", "jaxlib", "flax", "optax", "chex", "orbax-checkpoint", "envpool",
-                  "gymnax", "ml_collections", "tensorboardX", "dm-env", "optree", "gymnasium",
-                  "numpy", "rejax"):
+  for package in (
+    "jax",
+    "jaxlib",
+    "flax",
+    "optax",
+    "chex",
+    "orbax-checkpoint",
+    "envpool",
+    "gymnax",
+    "ml_collections",
+    "tensorboardX",
+    "dm-env",
+    "optree",
+    "gymnasium",
+    "numpy",
+    "rejax",
+  ):
     try:
       versions[package] = importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
@@ -113,12 +148,19 @@ def environment(ctx: Context) -> dict[str, Any]:
   import jax  # pylint: disable=g-import-not-at-top
 
   pong = envpool.make("Pong-v5", env_type="gymnasium", num_envs=2)
-  info.update(devices=[str(d) for d in jax.devices()], cpu_count=os.cpu_count(),
-              python=platform.python_version(), versions=versions,
-              pong_observation=list(pong.reset()[0].shape))
+  info.update(
+    devices=[str(d) for d in jax.devices()],
+    cpu_count=os.cpu_count(),
+    python=platform.python_version(),
+    versions=versions,
+    pong_observation=list(pong.reset()[0].shape),
+  )
   if shutil.which("nvidia-smi"):
-    info["gpus"] = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
-                                  check=False).stdout.strip().splitlines()
+    info["gpus"] = (
+      subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, check=False)
+      .stdout.strip()
+      .splitlines()
+    )
   ctx.record(**info)
   return dict(info, summary=f"{info['device']}, {os.cpu_count()} CPUs, jax {info['jax']}")
 
@@ -129,8 +171,15 @@ def _raw_rate(num_envs: int, batch_size: int, seconds: float) -> float:
   import envpool  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
 
-  env = envpool.make("Pong-v5", env_type="gymnasium", num_envs=num_envs, batch_size=batch_size,
-                     episodic_life=True, reward_clip=True, seed=0)
+  env = envpool.make(
+    "Pong-v5",
+    env_type="gymnasium",
+    num_envs=num_envs,
+    batch_size=batch_size,
+    episodic_life=True,
+    reward_clip=True,
+    seed=0,
+  )
   env.async_reset()
   steps, start = 0, None
   for i in range(10**9):
@@ -156,39 +205,59 @@ def raw_envpool(ctx: Context) -> dict[str, Any]:
 def _overrides(scale: Scale) -> list[str]:
   """The smoke scale's config fields (fewer envs, a network that compiles in seconds)."""
   return ([f"envs_per_learner={scale.envs}"] if scale.envs else []) + (
-      [f"network.name={scale.network}"] if scale.network else [])
+    [f"network.name={scale.network}"] if scale.network else []
+  )
 
 
-def _peer_args(ctx: Context, seconds: float, config: str = "pong_fast",
-               window: int = 10) -> argparse.Namespace:
+def _peer_args(
+  ctx: Context, seconds: float, config: str = "pong_fast", window: int = 10
+) -> argparse.Namespace:
   galax_set = _overrides(ctx.scale) + (["updates_per_call=2"] if ctx.scale.envs else [])
-  smoke = ("--num-envs 2 --num-steps 8 --num-minibatches 2 --update-epochs 1"
-           if ctx.scale.envs else "")
+  smoke = (
+    "--num-envs 2 --num-steps 8 --num-minibatches 2 --update-epochs 1" if ctx.scale.envs else ""
+  )
   return argparse.Namespace(
-      seconds=seconds, window=window, env_id="Pong-v5", peer_steps=10_000_000,
-      peer_script="ppo_atari_envpool_xla_jax_scan", peer_flags=smoke,
-      peer_cache=ctx.args.peer_cache, galax_config=config, galax_set=galax_set,
-      galax_log_every=2_000 if ctx.scale.envs else 10_000, target=18.0)
+    seconds=seconds,
+    window=window,
+    env_id="Pong-v5",
+    peer_steps=10_000_000,
+    peer_script="ppo_atari_envpool_xla_jax_scan",
+    peer_flags=smoke,
+    peer_cache=ctx.args.peer_cache,
+    galax_config=config,
+    galax_set=galax_set,
+    galax_log_every=2_000 if ctx.scale.envs else 10_000,
+    target=18.0,
+  )
 
 
 def _early_rate(workdir: str, first_s: float) -> float:
   """Steady steps/s over the metrics.csv rows of the first `first_s` seconds (every row,
   with or without a finished game; the first, compiling call dropped)."""
   rows = atari_peer.read_rows(os.path.join(workdir, "metrics.csv"))
-  return atari_peer.steady_rate([(float(r["train_time_s"]), float(r["env_steps"]))
-                                 for r in rows if float(r["train_time_s"]) <= first_s])
+  return atari_peer.steady_rate(
+    [
+      (float(r["train_time_s"]), float(r["env_steps"]))
+      for r in rows
+      if float(r["train_time_s"]) <= first_s
+    ]
+  )
 
 
 def _run_figures(run: dict[str, Any], first_s: float, workdir: str = "") -> dict[str, Any]:
-  return dict(steps_per_s=run["steps_per_s"], agent_steps=run["agent_steps"],
-              seconds=run["seconds"], episodes=run["episodes"],
-              steps_per_s_first=_early_rate(workdir, first_s) if workdir else None,
-              first_s=first_s,
-              final_return=run["curve"][-1][2] if run["curve"] else None,
-              best_return=max((r for _, _, r in run["curve"]), default=None),
-              minutes_to_18=atari_peer.minutes_to(run["curve"], 18.0),
-              steps_to_18=next((s for _, s, r in run["curve"] if r >= 18.0), None),
-              curve=run["curve"])
+  return dict(
+    steps_per_s=run["steps_per_s"],
+    agent_steps=run["agent_steps"],
+    seconds=run["seconds"],
+    episodes=run["episodes"],
+    steps_per_s_first=_early_rate(workdir, first_s) if workdir else None,
+    first_s=first_s,
+    final_return=run["curve"][-1][2] if run["curve"] else None,
+    best_return=max((r for _, _, r in run["curve"]), default=None),
+    minutes_to_18=atari_peer.minutes_to(run["curve"], 18.0),
+    steps_to_18=next((s for _, s, r in run["curve"] if r >= 18.0), None),
+    curve=run["curve"],
+  )
 
 
 def pong_cleanrl(ctx: Context) -> dict[str, Any]:
@@ -199,9 +268,11 @@ def pong_cleanrl(ctx: Context) -> dict[str, Any]:
   except importlib.metadata.PackageNotFoundError:
     installed = False
   if not installed and not os.path.exists(wheel):
-    raise Skipped(f"no {wheel} (no network here): pip download cleanrl=="
-                  f"{atari_peer.CLEANRL_VERSION} --no-deps --ignore-requires-python "
-                  f"-d {args.peer_cache}")
+    raise Skipped(
+      f"no {wheel} (no network here): pip download cleanrl=="
+      f"{atari_peer.CLEANRL_VERSION} --no-deps --ignore-requires-python "
+      f"-d {args.peer_cache}"
+    )
   run = atari_peer.peer_run(0, args, ctx.workdir("cleanrl"))
   ctx.record(**_run_figures(run, args.seconds))
   return dict(summary=f"{run['steps_per_s']:,.0f} steps/s, {run['agent_steps']:,} steps")
@@ -228,9 +299,11 @@ def many_env_config(name: str) -> tuple[str, str]:
 
   if name:
     return name, ""
-  found = [n for n in config_lib.config_names()
-           if (c := config_lib.load(n)).env.id == "Pong-v5"
-           and c.envs_per_learner * c.num_learners >= 64]
+  found = [
+    n
+    for n in config_lib.config_names()
+    if (c := config_lib.load(n)).env.id == "Pong-v5" and c.envs_per_learner * c.num_learners >= 64
+  ]
   if found:
     return found[0], f"many-env Pong configs in configs/: {', '.join(found)}"
   return "pong_fast", "no Pong config in configs/ has >= 64 envs: pong_fast instead"
@@ -253,13 +326,19 @@ def pong_many_to_18(ctx: Context) -> dict[str, Any]:
   ctx.record(config=config, note=note, time_limit_s=seconds)
   workdir = ctx.workdir("galax")
   run = atari_peer.galax_run(0, args, workdir)
-  ctx.record(num_envs=_galax_envs(workdir),
-             **_run_figures(run, ctx.scale.pong_seconds, workdir))
+  ctx.record(num_envs=_galax_envs(workdir), **_run_figures(run, ctx.scale.pong_seconds, workdir))
   f = ctx.figures
-  reached = (f"18 after {f['steps_to_18']:,} steps" if f["steps_to_18"] else
-             f"best {f['best_return']}" if f["best_return"] is not None else "no finished game")
-  return dict(summary=f"{config}: {f['steps_per_s_first']:,.0f} steps/s in the first "
-              f"{ctx.scale.pong_seconds:g} s; {reached} in {f['seconds']:.0f} s")
+  reached = (
+    f"18 after {f['steps_to_18']:,} steps"
+    if f["steps_to_18"]
+    else f"best {f['best_return']}"
+    if f["best_return"] is not None
+    else "no finished game"
+  )
+  return dict(
+    summary=f"{config}: {f['steps_per_s_first']:,.0f} steps/s in the first "
+    f"{ctx.scale.pong_seconds:g} s; {reached} in {f['seconds']:.0f} s"
+  )
 
 
 def _minatar_updates(num_envs: int) -> int:
@@ -274,11 +353,13 @@ def minatar_galax(ctx: Context) -> dict[str, Any]:
 
   for n in ctx.scale.minatar_envs:
     updates = 1 if ctx.scale.envs else _minatar_updates(n)  # smoke: the smallest call
-    config = config_lib.load("minatar_ppo", envs_per_learner=n, total_env_steps=10**10,
-                             updates_per_call=updates)
+    config = config_lib.load(
+      "minatar_ppo", envs_per_learner=n, total_env_steps=10**10, updates_per_call=updates
+    )
     ctx.record(**{f"envs_{n}": measure.algorithm(config, ctx.scale.measure_seconds)})
-  return dict(summary=", ".join(f"{k} {v['steps_per_second']:,.0f} steps/s"
-                                for k, v in ctx.figures.items()))
+  return dict(
+    summary=", ".join(f"{k} {v['steps_per_second']:,.0f} steps/s" for k, v in ctx.figures.items())
+  )
 
 
 def minatar_rejax(ctx: Context) -> dict[str, Any]:
@@ -300,8 +381,13 @@ def minatar_rejax(ctx: Context) -> dict[str, Any]:
     if ctx.scale.envs:
       steps = 2 * n * 128
     settings = dict(peer_learning.PEER_SETTINGS, num_envs=n)
-    algo = rejax.PPO.create(env=peer_learning.FiveTupleStep(env), env_params=env_params,
-                            total_timesteps=steps, eval_freq=steps, **settings)
+    algo = rejax.PPO.create(
+      env=peer_learning.FiveTupleStep(env),
+      env_params=env_params,
+      total_timesteps=steps,
+      eval_freq=steps,
+      **settings,
+    )
     algo = algo.replace(eval_callback=lambda *_: jax.numpy.zeros(()))
     key = jax.random.PRNGKey(0)
     start = time.perf_counter()
@@ -312,17 +398,28 @@ def minatar_rejax(ctx: Context) -> dict[str, Any]:
       start = time.perf_counter()
       jax.block_until_ready(train(key))
       times.append(time.perf_counter() - start)
-    ctx.record(**{f"envs_{n}": dict(steps_per_second=steps / min(times[1:]),
-                                    compile_s=compile_s, agent_steps_per_call=steps)})
-  return dict(summary=", ".join(f"{k} {v['steps_per_second']:,.0f} steps/s"
-                                for k, v in ctx.figures.items()))
+    ctx.record(
+      **{
+        f"envs_{n}": dict(
+          steps_per_second=steps / min(times[1:]), compile_s=compile_s, agent_steps_per_call=steps
+        )
+      }
+    )
+  return dict(
+    summary=", ".join(f"{k} {v['steps_per_second']:,.0f} steps/s" for k, v in ctx.figures.items())
+  )
 
 
 def smoke_fields(config: str, scale: Scale) -> list[str]:
   """The config fields (`name=value`) that a smoke run of `config` sets at `scale`."""
-  fields = [f"time_limit_s={scale.smoke_seconds}", "updates_per_call=1",
-            "checkpoint_every_steps=0", "tensorboard=False", "log_every_steps=1",
-            *_overrides(scale)]
+  fields = [
+    f"time_limit_s={scale.smoke_seconds}",
+    "updates_per_call=1",
+    "checkpoint_every_steps=0",
+    "tensorboard=False",
+    "log_every_steps=1",
+    *_overrides(scale),
+  ]
   if scale.envs and config == "hts_ppo_gfootball":  # 16 steps per update, not 128
     fields += [f"{k}={v}" for k, v in _SMALL_PPO.items()]
   return fields
@@ -334,8 +431,13 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
   def phase(ctx: Context) -> dict[str, Any]:
     workdir = ctx.workdir("run")
     shutil.rmtree(workdir, ignore_errors=True)
-    cmd = [sys.executable, os.path.join(REPO, "run.py"), f"--config={config}",
-           f"--workdir={workdir}", *(f"--config.{f}" for f in smoke_fields(config, ctx.scale))]
+    cmd = [
+      sys.executable,
+      os.path.join(REPO, "run.py"),
+      f"--config={config}",
+      f"--workdir={workdir}",
+      *(f"--config.{f}" for f in smoke_fields(config, ctx.scale)),
+    ]
     proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", flush=True)
     if proc.returncode:
@@ -346,17 +448,23 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
     keep = ("env_steps", "updates", "steps_per_second", "compile_time_s", "mean_return")
     ctx.record(config=config, **{k: result.get(k) for k in keep})
     sps = result.get("steps_per_second")
-    return dict(summary=f"{config}: {result['env_steps']:,} steps, compile "
-                f"{result['compile_time_s']:.1f} s"
-                + (f", {sps:,.0f} steps/s" if sps else ""))
+    return dict(
+      summary=f"{config}: {result['env_steps']:,} steps, compile "
+      f"{result['compile_time_s']:.1f} s" + (f", {sps:,.0f} steps/s" if sps else "")
+    )
 
   phase.config = config  # what the phase runs (tests/test_device_benchmark.py)
   return phase
 
 
 # GFootball PPO and HTS-PPO in the smoke: 16 env steps per update instead of 128, one epoch.
-_SMALL_PPO = {"t_max": 16, "hts.alpha": 16, "ppo.epochs": 1, "ppo.minibatches": 2,
-              "hts.microbatches": 2}
+_SMALL_PPO = {
+  "t_max": 16,
+  "hts.alpha": 16,
+  "ppo.epochs": 1,
+  "ppo.minibatches": 2,
+  "hts.microbatches": 2,
+}
 
 
 def _hts_config(suite: str, small: bool) -> Any:
@@ -366,8 +474,11 @@ def _hts_config(suite: str, small: bool) -> Any:
 
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 
-  name, env_id, upc = (("hts_a2c_atari", flags.FLAGS.atari_env, 20) if suite == "atari" else
-                       ("hts_ppo_gfootball", flags.FLAGS.football_env, 1))
+  name, env_id, upc = (
+    ("hts_a2c_atari", flags.FLAGS.atari_env, 20)
+    if suite == "atari"
+    else ("hts_ppo_gfootball", flags.FLAGS.football_env, 1)
+  )
   config = hts.suite_config(name, env_id, 2 if small and upc > 1 else upc)
   if small:
     config.network.name = SCALES["smoke"].network
@@ -386,17 +497,25 @@ def hts_vs_sync(ctx: Context) -> dict[str, Any]:
   seconds, small = ctx.scale.measure_seconds, bool(ctx.scale.envs)
   for suite, sync in (("atari", "a2c"), ("football", "ppo")):
     base = _hts_config(suite, small)
-    row = dict(env=base.env.id, num_envs=base.envs_per_learner,
-               raw_sps=hts.raw_steps_per_second(base, seconds, base.hts.alpha or base.t_max))
+    row = dict(
+      env=base.env.id,
+      num_envs=base.envs_per_learner,
+      raw_sps=hts.raw_steps_per_second(base, seconds, base.hts.alpha or base.t_max),
+    )
     for label in ("sync", "hts"):
       config = _hts_config(suite, small)
       if label == "sync":
         config.algorithm = sync
       row[f"{label}_sps"], row[f"{label}_first_call_s"] = hts.algorithm_steps_per_second(
-          config, seconds)
+        config, seconds
+      )
       ctx.record(**{suite: row})
     row["hts_over_sync"] = row["hts_sps"] / row["sync_sps"]
     ctx.record(**{suite: row})
-  return dict(summary="; ".join(
+  return dict(
+    summary="; ".join(
       f"{s}: {sync} {r['sync_sps']:,.0f}, HTS {r['hts_sps']:,.0f} steps/s "
-      f"({r['hts_over_sync']:.2f}x)" for (s, r), sync in zip(ctx.figures.items(), ("A2C", "PPO"))))
+      f"({r['hts_over_sync']:.2f}x)"
+      for (s, r), sync in zip(ctx.figures.items(), ("A2C", "PPO"))
+    )
+  )

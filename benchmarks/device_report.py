@@ -40,15 +40,16 @@ def comparisons(phases: dict[str, Any]) -> dict[str, float]:
     raw = _figure(phases, "raw_envpool", f"sync_{n}")
     if sps and raw:
       out[f"{name} / raw envpool sync at {n} envs"] = sps / raw
-  galax, cleanrl = (_figure(phases, "pong_fast", "steps_per_s"),
-                    _figure(phases, "pong_cleanrl", "steps_per_s"))
+  galax, cleanrl = (
+    _figure(phases, "pong_fast", "steps_per_s"),
+    _figure(phases, "pong_cleanrl", "steps_per_s"),
+  )
   if galax and cleanrl:
     out["pong_fast / CleanRL PPO"] = galax / cleanrl
   for key, value in (_figure(phases, "minatar_galax") or {}).items():
     peer = _figure(phases, "minatar_rejax", key, "steps_per_second")
     if peer:
-      out[f"MinAtar PPO galax / rejax, {key.replace('_', ' ')}"] = (
-          value["steps_per_second"] / peer)
+      out[f"MinAtar PPO galax / rejax, {key.replace('_', ' ')}"] = value["steps_per_second"] / peer
   for suite, pair in (("atari", "HTS-A2C / A2C, Pong"), ("football", "HTS-PPO / PPO, GFootball")):
     ratio = _figure(phases, "hts_vs_sync", suite, "hts_over_sync")
     if ratio:
@@ -59,13 +60,19 @@ def comparisons(phases: dict[str, Any]) -> dict[str, float]:
 def markdown(report: dict[str, Any]) -> str:
   phases = report["phases"]
   env = phases.get("env", {}).get("result", {})
-  lines = [f"# galax device benchmark ({report['scale']})", "",
-           f"Started {report['started']}; {report.get('wall_s', 0):.0f} s of a "
-           f"{report['budget_s']:.0f} s budget. Machine: {env.get('device', '?')}; "
-           f"{env.get('cpu_count', '?')} CPUs ({env.get('cpu', '?')}); "
-           f"jax {env.get('jax', '?')}; commit {env.get('commit', '?')}.", "",
-           f"`{report['command']}`", "",
-           "| phase | status | seconds | figures or note |", "| --- | --- | ---: | --- |"]
+  lines = [
+    f"# galax device benchmark ({report['scale']})",
+    "",
+    f"Started {report['started']}; {report.get('wall_s', 0):.0f} s of a "
+    f"{report['budget_s']:.0f} s budget. Machine: {env.get('device', '?')}; "
+    f"{env.get('cpu_count', '?')} CPUs ({env.get('cpu', '?')}); "
+    f"jax {env.get('jax', '?')}; commit {env.get('commit', '?')}.",
+    "",
+    f"`{report['command']}`",
+    "",
+    "| phase | status | seconds | figures or note |",
+    "| --- | --- | ---: | --- |",
+  ]
   for name, r in phases.items():
     text = r["summary"] if r["status"] == "ok" else r["note"]
     if r["status"] == "timeout" and r["result"]:

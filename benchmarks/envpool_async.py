@@ -61,8 +61,7 @@ def main(argv: list[str]) -> None:
       for n in envs:
         for d in divisors:
           key = f"{part} N={n} B={n // d}"
-          timings.setdefault(key, []).append(
-              rate(part, args.config, n, n // d, args.seconds))
+          timings.setdefault(key, []).append(rate(part, args.config, n, n // d, args.seconds))
           print(f"round {r} {key}: {timings[key][-1]:,.0f} steps/s", flush=True)
   print("median steps/s, and the median over rounds of async / sync of the same round:")
   for part in parts:

@@ -40,10 +40,14 @@ STEPS_PER_CALL = 400  # 5 updates x 16 envs x t_max 5
 
 
 def run_args(total_env_steps: int) -> list[str]:
-  return ["--config.updates_per_call=5", f"--config.total_env_steps={total_env_steps}",
-          f"--config.log_every_steps={STEPS_PER_CALL}",
-          f"--config.checkpoint_every_steps={STEPS_PER_CALL}",
-          "--config.target_return=0", "--config.tensorboard=False"]
+  return [
+    "--config.updates_per_call=5",
+    f"--config.total_env_steps={total_env_steps}",
+    f"--config.log_every_steps={STEPS_PER_CALL}",
+    f"--config.checkpoint_every_steps={STEPS_PER_CALL}",
+    "--config.target_return=0",
+    "--config.tensorboard=False",
+  ]
 
 
 def env_args(env_id: str) -> list[str]:
@@ -78,14 +82,25 @@ def tmp_dirs(workdir: str) -> set[str]:
   return set(glob.glob(os.path.join(workdir, "checkpoints", "*.orbax-checkpoint-tmp*")))
 
 
-def launch(workdir: str, total: int, delay: float, log_path: str,
-           env_id: str) -> subprocess.Popen:
+def launch(workdir: str, total: int, delay: float, log_path: str, env_id: str) -> subprocess.Popen:
   resume = ["--resume"] if has_checkpoint(workdir) else []
   env = dict(os.environ, SAVE_DELAY_S=str(delay), PYTHONUNBUFFERED="1")
   with open(log_path, "w") as out:
-    return subprocess.Popen([sys.executable, __file__, "--child", f"--workdir={workdir}",
-                             *run_args(total), *env_args(env_id), *resume], stdout=out,
-                            stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+    return subprocess.Popen(
+      [
+        sys.executable,
+        __file__,
+        "--child",
+        f"--workdir={workdir}",
+        *run_args(total),
+        *env_args(env_id),
+        *resume,
+      ],
+      stdout=out,
+      stderr=subprocess.STDOUT,
+      env=env,
+      cwd=ROOT,
+    )
 
 
 def progressed(log_path: str) -> bool:
@@ -134,7 +149,7 @@ def reference_state(steps: list[int], total: int, workdir: str, env_id: str):
 
   config = load("cartpole_a2c", **({"env__id": env_id} if env_id else {}))
   for arg in run_args(total):
-    key, value = arg[len("--config."):].split("=")
+    key, value = arg[len("--config.") :].split("=")
     assert cli.unknown_override(config, key) is None
     config[key] = type(config[key])(value) if value != "False" else False
   for i, stop in enumerate([*steps[1:], total]):
@@ -163,8 +178,7 @@ def check_metrics(workdir: str, total: int) -> tuple[bool, int]:
   return increasing, len(expected - set(steps))
 
 
-def inject(kills: int, total: int, delay: float, seed: int, workdir: str,
-           env_id: str) -> dict:
+def inject(kills: int, total: int, delay: float, seed: int, workdir: str, env_id: str) -> dict:
   rng = random.Random(seed)
   counts = dict(kills=0, resumes=0, kills_in_startup=0, kills_in_save=0, damaged_reported=0)
   starts = []
@@ -202,15 +216,17 @@ def main() -> None:
   parser.add_argument("--save_delay_s", type=float, default=0.2)
   parser.add_argument("--seed", type=int, default=0)
   parser.add_argument("--workdir", default="")
-  parser.add_argument("--env_id", default="",
-                      help="another CartPole (default: the config's, envpool's)")
+  parser.add_argument(
+    "--env_id", default="", help="another CartPole (default: the config's, envpool's)"
+  )
   args = parser.parse_args()
   root = args.workdir or tempfile.mkdtemp(prefix="galax_faults_")
   killed, reference = os.path.join(root, "killed"), os.path.join(root, "reference")
   os.makedirs(killed, exist_ok=True)
   start = time.time()
-  counts = inject(args.kills, args.total_env_steps, args.save_delay_s, args.seed, killed,
-                  args.env_id)
+  counts = inject(
+    args.kills, args.total_env_steps, args.save_delay_s, args.seed, killed, args.env_id
+  )
 
   import json  # pylint: disable=g-import-not-at-top
 
@@ -226,15 +242,18 @@ def main() -> None:
   chain = lineage(counts["starts"])
   expected = reference_state(chain, args.total_env_steps, reference, args.env_id)
   actual = saved_state(killed, expected)
-  pairs = zip(jax.tree.leaves(to_host(_saveable(expected))),
-              jax.tree.leaves(to_host(_saveable(actual))))
+  pairs = zip(
+    jax.tree.leaves(to_host(_saveable(expected))), jax.tree.leaves(to_host(_saveable(actual)))
+  )
   bitwise = all(np.array_equal(a, b) for a, b in pairs)
-  print(f"fault injection: {counts['kills']} kills ({counts['kills_in_startup']} during "
-        f"start-up, {counts['kills_in_save']} inside a checkpoint save), {counts['resumes']} "
-        f"resumes, {counts['damaged_reported']} damaged checkpoints reported on resume; "
-        f"run finished: {finished}; metrics steps strictly increasing: {increasing}; rows "
-        f"lost: {rows_lost}; final state bitwise equal to the reference resumed at "
-        f"{chain[1:]}: {bitwise} ({time.time() - start:.0f} s, workdir {root})")
+  print(
+    f"fault injection: {counts['kills']} kills ({counts['kills_in_startup']} during "
+    f"start-up, {counts['kills_in_save']} inside a checkpoint save), {counts['resumes']} "
+    f"resumes, {counts['damaged_reported']} damaged checkpoints reported on resume; "
+    f"run finished: {finished}; metrics steps strictly increasing: {increasing}; rows "
+    f"lost: {rows_lost}; final state bitwise equal to the reference resumed at "
+    f"{chain[1:]}: {bitwise} ({time.time() - start:.0f} s, workdir {root})"
+  )
   sys.exit(0 if finished and increasing and not rows_lost and bitwise else 1)
 
 

@@ -44,24 +44,46 @@ def free_port() -> int:
     return s.getsockname()[1]
 
 
-def launch(workdir: str, combine: str, total: int, resume: bool, round_index: int,
-           peer_timeout_s: float) -> list[subprocess.Popen]:
+def launch(
+  workdir: str, combine: str, total: int, resume: bool, round_index: int, peer_timeout_s: float
+) -> list[subprocess.Popen]:
   port = free_port()
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-             JAX_PLATFORMS="cpu", PYTHONUNBUFFERED="1")
-  args = ["--config=cartpole_a2c", "--config.updates_per_call=5",
-          f"--config.total_env_steps={total}", f"--config.log_every_steps={STEPS_PER_CALL}",
-          f"--config.checkpoint_every_steps={STEPS_PER_CALL}", "--config.target_return=0",
-          "--config.tensorboard=False", "--config.num_learners=4", "--config.envs_per_learner=4",
-          f"--config.combine={combine}", "--config.distributed=True",
-          f"--peer_timeout_s={peer_timeout_s}", f"--coordinator_address=localhost:{port}",
-          f"--num_processes={PROCESSES}", f"--workdir={workdir}", *(["--resume"] * resume)]
+  env = dict(
+    os.environ,
+    XLA_FLAGS="--xla_force_host_platform_device_count=2",
+    JAX_PLATFORMS="cpu",
+    PYTHONUNBUFFERED="1",
+  )
+  args = [
+    "--config=cartpole_a2c",
+    "--config.updates_per_call=5",
+    f"--config.total_env_steps={total}",
+    f"--config.log_every_steps={STEPS_PER_CALL}",
+    f"--config.checkpoint_every_steps={STEPS_PER_CALL}",
+    "--config.target_return=0",
+    "--config.tensorboard=False",
+    "--config.num_learners=4",
+    "--config.envs_per_learner=4",
+    f"--config.combine={combine}",
+    "--config.distributed=True",
+    f"--peer_timeout_s={peer_timeout_s}",
+    f"--coordinator_address=localhost:{port}",
+    f"--num_processes={PROCESSES}",
+    f"--workdir={workdir}",
+    *(["--resume"] * resume),
+  ]
   procs = []
   for i in range(PROCESSES):
     with open(os.path.join(workdir, f"round{round_index}.process{i}.log"), "w") as out:
-      procs.append(subprocess.Popen([sys.executable, os.path.join(ROOT, "run.py"), *args,
-                                     f"--process_id={i}"], stdout=out,
-                                    stderr=subprocess.STDOUT, env=env, cwd=ROOT))
+      procs.append(
+        subprocess.Popen(
+          [sys.executable, os.path.join(ROOT, "run.py"), *args, f"--process_id={i}"],
+          stdout=out,
+          stderr=subprocess.STDOUT,
+          env=env,
+          cwd=ROOT,
+        )
+      )
   return procs
 
 
@@ -88,8 +110,11 @@ def half_written(workdir: str) -> list[str]:
   directory = os.path.join(workdir, "checkpoints")
   if not os.path.isdir(directory):
     return []
-  return [n for n in os.listdir(directory) if n.isdigit()
-          and not os.path.exists(os.path.join(directory, n, "commit_success.txt"))]
+  return [
+    n
+    for n in os.listdir(directory)
+    if n.isdigit() and not os.path.exists(os.path.join(directory, n, "commit_success.txt"))
+  ]
 
 
 def log_text(workdir: str, round_index: int, process: int) -> str:
@@ -97,10 +122,20 @@ def log_text(workdir: str, round_index: int, process: int) -> str:
     return f.read()
 
 
-def one_round(workdir: str, combine: str, total: int, round_index: int, kill: bool,
-              rng: random.Random, peer_timeout_s: float) -> dict:
-  resume = any(n.isdigit() for n in os.listdir(os.path.join(workdir, "checkpoints"))) \
-      if os.path.isdir(os.path.join(workdir, "checkpoints")) else False
+def one_round(
+  workdir: str,
+  combine: str,
+  total: int,
+  round_index: int,
+  kill: bool,
+  rng: random.Random,
+  peer_timeout_s: float,
+) -> dict:
+  resume = (
+    any(n.isdigit() for n in os.listdir(os.path.join(workdir, "checkpoints")))
+    if os.path.isdir(os.path.join(workdir, "checkpoints"))
+    else False
+  )
   before = rows(workdir)
   procs = launch(workdir, combine, total, resume, round_index, peer_timeout_s)
   record = dict(round=round_index, resumed=resume)
@@ -134,14 +169,16 @@ def expected(record: dict) -> bool:
   return survivor == EXIT_LOST_PEER and record["error_lines"][1 - victim] == 1
 
 
-def run_mode(root: str, combine: str, kills: int, total: int, seed: int,
-             peer_timeout_s: float) -> bool:
+def run_mode(
+  root: str, combine: str, kills: int, total: int, seed: int, peer_timeout_s: float
+) -> bool:
   workdir = os.path.join(root, combine)
   os.makedirs(workdir, exist_ok=True)
   rng, records, start = random.Random(seed), [], time.time()
   for i in range(kills + 1):
-    record = one_round(workdir, combine, total, i, kill=i < kills, rng=rng,
-                       peer_timeout_s=peer_timeout_s)
+    record = one_round(
+      workdir, combine, total, i, kill=i < kills, rng=rng, peer_timeout_s=peer_timeout_s
+    )
     records.append(record)
     print(f"{combine} round {i}: {json.dumps(record)}", flush=True)
   killed = [r for r in records if "signal" in r]
@@ -150,19 +187,23 @@ def run_mode(root: str, combine: str, kills: int, total: int, seed: int,
   with open(os.path.join(workdir, "result.json")) as f:
     finished = records[-1]["exits"] == [0, 0] and json.load(f)["env_steps"] == total
   checks = dict(
-      every_restart_resumed=all(r["resumed"] and r["resumed_line"] for r in restarts),
-      exits_as_expected=all(expected(r) for r in records),
-      steps_strictly_increasing=all(a < b for a, b in zip(steps, steps[1:])),
-      reached_planned_step=finished and bool(steps) and steps[-1] == total,
-      no_half_written_checkpoint=not half_written(workdir))
+    every_restart_resumed=all(r["resumed"] and r["resumed_line"] for r in restarts),
+    exits_as_expected=all(expected(r) for r in records),
+    steps_strictly_increasing=all(a < b for a, b in zip(steps, steps[1:])),
+    reached_planned_step=finished and bool(steps) and steps[-1] == total,
+    no_half_written_checkpoint=not half_written(workdir),
+  )
   lost = [r["survivor_exit_s"] for r in killed if r["signal"] == "SIGKILL"]
   terms = [r["survivor_exit_s"] for r in killed if r["signal"] == "SIGTERM"]
-  print(f"{combine}: {len(killed)} kills ({len(lost)} SIGKILL, {len(terms)} SIGTERM; victims "
-        f"{[r['victim'] for r in killed]}), {len(restarts)} restarts; survivor exit after a "
-        f"SIGKILL: max {max(lost, default=float('nan')):.1f} s; both saved and exited after a "
-        f"SIGTERM: max {max(terms, default=float('nan')):.1f} s; "
-        + "; ".join(f"{k}: {v}" for k, v in checks.items())
-        + f" ({time.time() - start:.0f} s, {workdir})", flush=True)
+  print(
+    f"{combine}: {len(killed)} kills ({len(lost)} SIGKILL, {len(terms)} SIGTERM; victims "
+    f"{[r['victim'] for r in killed]}), {len(restarts)} restarts; survivor exit after a "
+    f"SIGKILL: max {max(lost, default=float('nan')):.1f} s; both saved and exited after a "
+    f"SIGTERM: max {max(terms, default=float('nan')):.1f} s; "
+    + "; ".join(f"{k}: {v}" for k, v in checks.items())
+    + f" ({time.time() - start:.0f} s, {workdir})",
+    flush=True,
+  )
   return all(checks.values())
 
 
@@ -176,8 +217,10 @@ def main() -> None:
   parser.add_argument("--workdir", default="")
   args = parser.parse_args()
   root = args.workdir or tempfile.mkdtemp(prefix="galax_faults_mh_")
-  ok = [run_mode(root, combine, args.kills, args.total_env_steps, args.seed + i,
-                 args.peer_timeout_s) for i, combine in enumerate(args.combines.split(","))]
+  ok = [
+    run_mode(root, combine, args.kills, args.total_env_steps, args.seed + i, args.peer_timeout_s)
+    for i, combine in enumerate(args.combines.split(","))
+  ]
   sys.exit(0 if all(ok) else 1)
 
 

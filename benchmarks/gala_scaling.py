@@ -49,11 +49,15 @@ _ROUNDS = flags.DEFINE_integer("rounds", 5, "Alternating measuring rounds (media
 _UPDATES = flags.DEFINE_integer("updates_per_call", 10, "Updates per jitted call.")
 _DELAY = flags.DEFINE_integer("delay", 0, "GALA message delay tau.")
 _DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
-_NUM_DEVICES = flags.DEFINE_integer("num_devices", 1, "Devices carrying the n learners "
-                                    "(1: all on one device; 0: as many as divide n).")
+_NUM_DEVICES = flags.DEFINE_integer(
+  "num_devices",
+  1,
+  "Devices carrying the n learners (1: all on one device; 0: as many as divide n).",
+)
 _THREADS = flags.DEFINE_integer("env_threads", 0, "envpool threads per pool (0: envpool's).")
-_LEARNER_MAP = flags.DEFINE_string("learner_map", "auto", "config.learner_map of the n-learner "
-                                   "runs: vmap | unroll | auto.")
+_LEARNER_MAP = flags.DEFINE_string(
+  "learner_map", "auto", "config.learner_map of the n-learner runs: vmap | unroll | auto."
+)
 _JSON = flags.DEFINE_string("json", "", "Also write the figures to this JSON file.")
 
 KINDS = ("a2c", "independent", "allreduce", "gala")
@@ -73,14 +77,14 @@ def make_config(kind: str, env_id: str, total_envs: int, learners: int):
   config.num_learners, config.envs_per_learner = learners, total_envs // learners
   config.num_devices = _NUM_DEVICES.value
   config.learner_map = _LEARNER_MAP.value
-  config.combine = {"independent": "independent", "allreduce": "allreduce",
-                    "gala": "gossip"}[kind]
+  config.combine = {"independent": "independent", "allreduce": "allreduce", "gala": "gossip"}[kind]
   config.gossip.topology, config.gossip.peers, config.gossip.delay = "ring", 1, _DELAY.value
   return config
 
 
-def measure_interleaved(configs: dict[str, Any], seconds: float, rounds: int
-                        ) -> dict[str, dict[str, float]]:
+def measure_interleaved(
+  configs: dict[str, Any], seconds: float, rounds: int
+) -> dict[str, dict[str, float]]:
   """Steady-state steps/s of several algorithms, measured in alternating rounds.
 
   Every algorithm is built and compiled first (its first call timed apart); then each
@@ -106,17 +110,20 @@ def measure_interleaved(configs: dict[str, Any], seconds: float, rounds: int
       entry[1] = state
   for algorithm, _, _ in built.values():
     algorithm.env.close()
-  return {kind: dict(steps_per_second=float(np.median(figures[kind])),
-                     compile_s=built[kind][2]) for kind in configs}
+  return {
+    kind: dict(steps_per_second=float(np.median(figures[kind])), compile_s=built[kind][2])
+    for kind in configs
+  }
 
 
 def main(argv):
   del argv
   info = measure.machine()
-  print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}; "
-        f"commit {info['commit']}")
-  print(f"{'env':>12} {'N':>4} {'n':>3} {'kind':>12} {'layout':>8} {'steps/s':>10} "
-        f"{'/ a2c':>6} {'compile s':>9}")
+  print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}; commit {info['commit']}")
+  print(
+    f"{'env':>12} {'N':>4} {'n':>3} {'kind':>12} {'layout':>8} {'steps/s':>10} "
+    f"{'/ a2c':>6} {'compile s':>9}"
+  )
   rows = []
   for total in map(int, _TOTAL_ENVS.value):
     configs = {"a2c": make_config("a2c", _ENV.value, total, 1)}
@@ -131,16 +138,35 @@ def main(argv):
     for name, result in results.items():
       config, sps = configs[name], result["steps_per_second"]
       n = config.num_learners
-      row = dict(env=_ENV.value, total_envs=total, learners=n, kind=name.split("/")[0],
-                 layout=f"{n}x{config.envs_per_learner}", steps_per_second=sps,
-                 over_a2c=sps / base, compile_s=result["compile_s"])
+      row = dict(
+        env=_ENV.value,
+        total_envs=total,
+        learners=n,
+        kind=name.split("/")[0],
+        layout=f"{n}x{config.envs_per_learner}",
+        steps_per_second=sps,
+        over_a2c=sps / base,
+        compile_s=result["compile_s"],
+      )
       rows.append(row)
-      print(f"{row['env']:>12} {total:>4} {n:>3} {row['kind']:>12} {row['layout']:>8} "
-            f"{sps:>10.0f} {row['over_a2c']:>6.2f} {row['compile_s']:>9.1f}", flush=True)
+      print(
+        f"{row['env']:>12} {total:>4} {n:>3} {row['kind']:>12} {row['layout']:>8} "
+        f"{sps:>10.0f} {row['over_a2c']:>6.2f} {row['compile_s']:>9.1f}",
+        flush=True,
+      )
   if _JSON.value:
     with open(_JSON.value, "w") as f:
-      json.dump(dict(machine=info, delay=_DELAY.value, num_devices=_NUM_DEVICES.value,
-                     learner_map=_LEARNER_MAP.value, rows=rows), f, indent=2)
+      json.dump(
+        dict(
+          machine=info,
+          delay=_DELAY.value,
+          num_devices=_NUM_DEVICES.value,
+          learner_map=_LEARNER_MAP.value,
+          rows=rows,
+        ),
+        f,
+        indent=2,
+      )
 
 
 if __name__ == "__main__":

@@ -25,16 +25,19 @@ from absl import app, flags
 
 from galax import config as config_lib
 
-_ENVS = flags.DEFINE_list("envs", ["gymnax/CartPole-v1", "gymnax/Breakout-MinAtar"],
-                          "gymnax ids.")
+_ENVS = flags.DEFINE_list("envs", ["gymnax/CartPole-v1", "gymnax/Breakout-MinAtar"], "gymnax ids.")
 _NUM_ENVS = flags.DEFINE_list("num_envs", ["64", "256", "1024", "4096"], "Env counts.")
 _KINDS = flags.DEFINE_list("kinds", ["a2c", "gala", "ppo"], "Learners to measure besides raw.")
 _SECONDS = flags.DEFINE_float("seconds", 3.0, "Measuring time per figure.")
-_STEPS_PER_CALL = flags.DEFINE_integer("steps_per_call", 65536,
-                                       "Env steps per call (sets updates_per_call).")
+_STEPS_PER_CALL = flags.DEFINE_integer(
+  "steps_per_call", 65536, "Env steps per call (sets updates_per_call)."
+)
 _MINATAR_PPO_MAX = flags.DEFINE_integer(
-    "minatar_ppo_max_envs", 1024, "Largest env count for MinAtar PPO (4096 envs x 128 "
-    "steps of 10x10xC floats is ~1 GB of storage per update before activations).")
+  "minatar_ppo_max_envs",
+  1024,
+  "Largest env count for MinAtar PPO (4096 envs x 128 "
+  "steps of 10x10xC floats is ~1 GB of storage per update before activations).",
+)
 _JSON = flags.DEFINE_string("json", "", "Write the figures to this JSON file.")
 _MD = flags.DEFINE_string("md", "", "Write a markdown table to this file.")
 
@@ -78,17 +81,26 @@ def _measure(env_id: str, n: int) -> dict:
 
 
 def _table(rows: list[dict]) -> str:
-  lines = ["| env | envs | raw steps/s | A2C | GALA (4 learners) | PPO | A2C/raw | GALA/raw | "
-           "PPO/raw | envpool PPO | PPO gymnax/envpool |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+  lines = [
+    "| env | envs | raw steps/s | A2C | GALA (4 learners) | PPO | A2C/raw | GALA/raw | "
+    "PPO/raw | envpool PPO | PPO gymnax/envpool |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ]
   for r in rows:
-    envpool = (f"{r['envpool_ppo_sps']:,.0f} | {r['ppo_gymnax_over_envpool']:.2f}"
-               if "envpool_ppo_sps" in r else "- | -")
-    sps = {k: (f"{r[k + '_sps']:,.0f}", f"{r[k + '_over_raw']:.2f}") if k + "_sps" in r
-           else ("-", "-") for k in ("a2c", "gala", "ppo")}
-    lines.append(f"| {r['env']} | {r['num_envs']} | {r['raw_sps']:,.0f} | {sps['a2c'][0]} | "
-                 f"{sps['gala'][0]} | {sps['ppo'][0]} | {sps['a2c'][1]} | {sps['gala'][1]} | "
-                 f"{sps['ppo'][1]} | {envpool} |")
+    envpool = (
+      f"{r['envpool_ppo_sps']:,.0f} | {r['ppo_gymnax_over_envpool']:.2f}"
+      if "envpool_ppo_sps" in r
+      else "- | -"
+    )
+    sps = {
+      k: (f"{r[k + '_sps']:,.0f}", f"{r[k + '_over_raw']:.2f}") if k + "_sps" in r else ("-", "-")
+      for k in ("a2c", "gala", "ppo")
+    }
+    lines.append(
+      f"| {r['env']} | {r['num_envs']} | {r['raw_sps']:,.0f} | {sps['a2c'][0]} | "
+      f"{sps['gala'][0]} | {sps['ppo'][0]} | {sps['a2c'][1]} | {sps['gala'][1]} | "
+      f"{sps['ppo'][1]} | {envpool} |"
+    )
   return "\n".join(lines)
 
 
@@ -112,10 +124,11 @@ def _write(info: dict, rows: list[dict]) -> None:
       json.dump(dict(machine=info, rows=rows), f, indent=2)
   if _MD.value:
     with open(_MD.value, "w") as f:
-      f.write(f"# gymnax throughput ({info['date']}, {info['device']}, {info['cpu']}, "
-              f"jax {info['jax']}, commit {info['commit']})\n\nSteps/s of all envs together, "
-              "measured on a shared 2-core CPU (noisy); compile time excluded.\n\n"
-              + table + "\n")
+      f.write(
+        f"# gymnax throughput ({info['date']}, {info['device']}, {info['cpu']}, "
+        f"jax {info['jax']}, commit {info['commit']})\n\nSteps/s of all envs together, "
+        "measured on a shared 2-core CPU (noisy); compile time excluded.\n\n" + table + "\n"
+      )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,9 @@ from galax.envs import EnvSettings, make_env
 
 _SUITES = flags.DEFINE_list("suites", ["atari", "football"], "Suites to run.")
 _ATARI = flags.DEFINE_string("atari_env", "Pong-v5", "Atari envpool id.")
-_FOOTBALL = flags.DEFINE_string("football_env", "gfootball/academy_3_vs_1_with_keeper-v1",
-                                "GFootball envpool id.")
+_FOOTBALL = flags.DEFINE_string(
+  "football_env", "gfootball/academy_3_vs_1_with_keeper-v1", "GFootball envpool id."
+)
 _SECONDS = flags.DEFINE_float("seconds", 20.0, "Minimum measuring time per figure.")
 _THREADS = flags.DEFINE_integer("env_threads", 0, "envpool worker threads (0: envpool's).")
 _ENVS = flags.DEFINE_integer("num_envs", 16, "Envs (the papers' 16).")
@@ -103,14 +104,20 @@ def suite_config(config_name: str, env_id: str, updates_per_call: int) -> Any:
   return config
 
 
-def run_suite(name: str, config_name: str, env_id: str, sync_algorithm: str,
-              updates_per_call: int) -> dict[str, Any]:
+def run_suite(
+  name: str, config_name: str, env_id: str, sync_algorithm: str, updates_per_call: int
+) -> dict[str, Any]:
   base = suite_config(config_name, env_id, updates_per_call)
   alpha = base.hts.alpha or base.t_max
   seconds = _SECONDS.value
-  row: dict[str, Any] = dict(suite=name, env=env_id, num_envs=base.envs_per_learner,
-                             env_threads=base.env.num_threads, hts_alpha=alpha,
-                             hts_actors=base.hts.num_actors)
+  row: dict[str, Any] = dict(
+    suite=name,
+    env=env_id,
+    num_envs=base.envs_per_learner,
+    env_threads=base.env.num_threads,
+    hts_alpha=alpha,
+    hts_actors=base.hts.num_actors,
+  )
   row["raw_sps"] = raw_steps_per_second(base, seconds, alpha)
   print(f"  {name}: {'raw envpool':>12} {row['raw_sps']:8.0f} steps/s", flush=True)
   for label in ("sync", "hts", "hts_no_delay"):
@@ -136,12 +143,16 @@ def main(argv):
     rows.append(run_suite("atari", "hts_a2c_atari", _ATARI.value, "a2c", 20))
   if "football" in _SUITES.value:
     rows.append(run_suite("football", "hts_ppo_gfootball", _FOOTBALL.value, "ppo", 1))
-  print(f"\n{'suite':>9} {'envs':>5} {'raw':>8} {'sync':>8} {'hts':>8} {'hts nodelay':>11} "
-        f"{'hts/sync':>9} {'hts/raw':>8} {'hts/nodelay':>11}")
+  print(
+    f"\n{'suite':>9} {'envs':>5} {'raw':>8} {'sync':>8} {'hts':>8} {'hts nodelay':>11} "
+    f"{'hts/sync':>9} {'hts/raw':>8} {'hts/nodelay':>11}"
+  )
   for r in rows:
-    print(f"{r['suite']:>9} {r['num_envs']:>5} {r['raw_sps']:>8.0f} {r['sync_sps']:>8.0f} "
-          f"{r['hts_sps']:>8.0f} {r['hts_no_delay_sps']:>11.0f} {r['hts_over_sync']:>9.2f} "
-          f"{r['hts_over_raw']:>8.2f} {r['hts_over_no_delay']:>11.2f}")
+    print(
+      f"{r['suite']:>9} {r['num_envs']:>5} {r['raw_sps']:>8.0f} {r['sync_sps']:>8.0f} "
+      f"{r['hts_sps']:>8.0f} {r['hts_no_delay_sps']:>11.0f} {r['hts_over_sync']:>9.2f} "
+      f"{r['hts_over_raw']:>8.2f} {r['hts_over_no_delay']:>11.2f}"
+    )
   if _JSON.value:
     with open(_JSON.value, "w") as f:
       json.dump(dict(device=str(device), rows=rows), f, indent=2)

@@ -40,21 +40,46 @@ _TARGET = flags.DEFINE_float("target_return", 475.0, "Stop at this mean return."
 
 # Overrides of configs/cartpole_a2c.py (nested keys with "__").
 BASELINES: dict[str, dict] = {
-    "ba3c": dict(
-        num_learners=4, num_devices=1, envs_per_learner=8, t_max=4, combine="allreduce",
-        optimizer__name="adam", optimizer__learning_rate=1e-3, optimizer__adam_b1=0.8,
-        optimizer__adam_b2=0.75, optimizer__eps=1e-8, optimizer__max_grad_norm=0.0,
-        optimizer__clip_average_norm=0.1, optimizer__sharded_state=True,
-        stragglers__num_kept=3),
-    "a3c": dict(
-        algorithm="a3c", num_learners=4, num_devices=1, envs_per_learner=8, t_max=5,
-        optimizer__learning_rate=1e-3, optimizer__anneal="linear", a3c__max_staleness=3,
-        a3c__staleness="uniform"),
-    "impala": dict(
-        algorithm="impala", envs_per_learner=16, t_max=10, impala__policy_lag=2,
-        impala__reduction="sum", loss__value_coef=0.25, optimizer__learning_rate=2e-3,
-        optimizer__anneal="linear", optimizer__eps=0.01, optimizer__max_grad_norm=40.0,
-        updates_per_call=20),
+  "ba3c": dict(
+    num_learners=4,
+    num_devices=1,
+    envs_per_learner=8,
+    t_max=4,
+    combine="allreduce",
+    optimizer__name="adam",
+    optimizer__learning_rate=1e-3,
+    optimizer__adam_b1=0.8,
+    optimizer__adam_b2=0.75,
+    optimizer__eps=1e-8,
+    optimizer__max_grad_norm=0.0,
+    optimizer__clip_average_norm=0.1,
+    optimizer__sharded_state=True,
+    stragglers__num_kept=3,
+  ),
+  "a3c": dict(
+    algorithm="a3c",
+    num_learners=4,
+    num_devices=1,
+    envs_per_learner=8,
+    t_max=5,
+    optimizer__learning_rate=1e-3,
+    optimizer__anneal="linear",
+    a3c__max_staleness=3,
+    a3c__staleness="uniform",
+  ),
+  "impala": dict(
+    algorithm="impala",
+    envs_per_learner=16,
+    t_max=10,
+    impala__policy_lag=2,
+    impala__reduction="sum",
+    loss__value_coef=0.25,
+    optimizer__learning_rate=2e-3,
+    optimizer__anneal="linear",
+    optimizer__eps=0.01,
+    optimizer__max_grad_norm=40.0,
+    updates_per_call=20,
+  ),
 }
 
 
@@ -63,23 +88,33 @@ def main(argv):
   rows = []
   for name in _BASELINES.value:
     for seed in map(int, _SEEDS.value):
-      config = config_lib.load("cartpole_a2c", seed=seed, total_env_steps=_MAX_STEPS.value,
-                               target_return=_TARGET.value, tensorboard=False,
-                               **BASELINES[name])
+      config = config_lib.load(
+        "cartpole_a2c",
+        seed=seed,
+        total_env_steps=_MAX_STEPS.value,
+        target_return=_TARGET.value,
+        tensorboard=False,
+        **BASELINES[name],
+      )
       start = time.perf_counter()
       result = train(config, workdir=None, log=lambda _: None)
       wall = time.perf_counter() - start
       solved = result.mean_return >= _TARGET.value
       rows.append((name, seed, result.mean_return, result.env_steps, solved, wall))
-      print(f"{name:>7} seed {seed}: mean return {result.mean_return:7.1f} over the last 100 "
-            f"episodes after {result.env_steps:>9,} steps ({'solved' if solved else 'not solved'}"
-            f", {wall:.0f} s wall, {result.episodes} episodes)", flush=True)
+      print(
+        f"{name:>7} seed {seed}: mean return {result.mean_return:7.1f} over the last 100 "
+        f"episodes after {result.env_steps:>9,} steps ({'solved' if solved else 'not solved'}"
+        f", {wall:.0f} s wall, {result.episodes} episodes)",
+        flush=True,
+      )
   for name in _BASELINES.value:
     mine = [r for r in rows if r[0] == name]
     steps = [r[3] for r in mine if r[4]]
-    print(f"{name:>7}: solved {len(steps)} of {len(mine)} seeds"
-          + (f", median {sorted(steps)[len(steps) // 2]:,} steps" if steps else "")
-          + f"; final returns {', '.join(f'{r[2]:.0f}' for r in mine)}")
+    print(
+      f"{name:>7}: solved {len(steps)} of {len(mine)} seeds"
+      + (f", median {sorted(steps)[len(steps) // 2]:,} steps" if steps else "")
+      + f"; final returns {', '.join(f'{r[2]:.0f}' for r in mine)}"
+    )
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ from galax.core.rollout import init_action_keys, rollout
 from galax.envs import EnvSettings, make_env
 
 
-def steps_per_second(fn: Callable[[Any], Any], state: Any, steps_per_call: int,
-                     seconds: float) -> tuple[float, float, Any]:
+def steps_per_second(
+  fn: Callable[[Any], Any], state: Any, steps_per_call: int, seconds: float
+) -> tuple[float, float, Any]:
   """Calls `state = fn(state)` repeatedly; returns (steps/s, compile seconds, state).
 
   The first call (compilation and warm-up) is timed apart and excluded from steps/s; the
@@ -48,8 +49,9 @@ def steps_per_second(fn: Callable[[Any], Any], state: Any, steps_per_call: int,
 
 def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[str, float]:
   """envpool stepping with uniform random actions in a jitted scan (the env's own limit)."""
-  env = make_env(EnvSettings.from_config(config), config.envs_per_learner * config.num_learners,
-                 seed=config.seed)
+  env = make_env(
+    EnvSettings.from_config(config), config.envs_per_learner * config.num_learners, seed=config.seed
+  )
   n, num_actions = env.num_envs, env.spec.num_actions
 
   @jax.jit
@@ -62,8 +64,9 @@ def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[
 
     return jax.lax.scan(body, carry, None, length=steps_per_call)[0]
 
-  sps, first, _ = steps_per_second(run, (env.reset(), jax.random.PRNGKey(0)),
-                                   steps_per_call * n, seconds)
+  sps, first, _ = steps_per_second(
+    run, (env.reset(), jax.random.PRNGKey(0)), steps_per_call * n, seconds
+  )
   env.close()
   return dict(steps_per_second=sps, compile_s=first)
 
@@ -83,8 +86,12 @@ def acting_only(config: Any, seconds: float, rollouts_per_call: int = 20) -> dic
 
     return jax.lax.scan(body, carry, None, length=rollouts_per_call)[0]
 
-  sps, first, _ = steps_per_second(run, (setup.env.reset(), init_action_keys(0, 0, n)),
-                                   rollouts_per_call * config.t_max * n, seconds)
+  sps, first, _ = steps_per_second(
+    run,
+    (setup.env.reset(), init_action_keys(0, 0, n)),
+    rollouts_per_call * config.t_max * n,
+    seconds,
+  )
   setup.env.close()
   return dict(steps_per_second=sps, compile_s=first)
 
@@ -93,8 +100,7 @@ def algorithm(config: Any, seconds: float) -> dict[str, float]:
   """A galax algorithm's jitted step (updates_per_call updates per call)."""
   algo = make_algorithm(config)
   steps_per_call = algo.updates_per_call * algo.env_steps_per_update
-  sps, first, _ = steps_per_second(lambda s: algo.step(s)[0], algo.init(), steps_per_call,
-                                   seconds)
+  sps, first, _ = steps_per_second(lambda s: algo.step(s)[0], algo.init(), steps_per_call, seconds)
   algo.env.close()
   return dict(steps_per_second=sps, compile_s=first)
 
@@ -110,10 +116,15 @@ def machine() -> dict[str, str]:
   except OSError:
     pass
   try:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, check=False).stdout.strip()
+    commit = subprocess.run(
+      ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
   except OSError:
     commit = ""
-  return dict(device=f"{device.platform} ({device.device_kind}) x {jax.device_count()}",
-              cpu=cpu, jax=jax.__version__, commit=commit,
-              date=time.strftime("%Y-%m-%d"))
+  return dict(
+    device=f"{device.platform} ({device.device_kind}) x {jax.device_count()}",
+    cpu=cpu,
+    jax=jax.__version__,
+    commit=commit,
+    date=time.strftime("%Y-%m-%d"),
+  )

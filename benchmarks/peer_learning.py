@@ -44,14 +44,25 @@ from galax.config import load, set_fields, validate  # noqa: E402
 from galax.results.paper_protocols import bootstrap_ci  # noqa: E402
 
 # PureJaxRL's MinAtar PPO, in rejax's field names.
-PEER_SETTINGS = dict(num_envs=64, num_steps=128, num_epochs=4, num_minibatches=8, gamma=0.99,
-                     gae_lambda=0.95, clip_eps=0.2, ent_coef=0.01, vf_coef=0.5,
-                     learning_rate=5e-3, max_grad_norm=0.5,
-                     agent_kwargs=dict(activation="relu", hidden_layer_sizes=(64, 64)))
+PEER_SETTINGS = dict(
+  num_envs=64,
+  num_steps=128,
+  num_epochs=4,
+  num_minibatches=8,
+  gamma=0.99,
+  gae_lambda=0.95,
+  clip_eps=0.2,
+  ent_coef=0.01,
+  vf_coef=0.5,
+  learning_rate=5e-3,
+  max_grad_norm=0.5,
+  agent_kwargs=dict(activation="relu", hidden_layer_sizes=(64, 64)),
+)
 
 
-def galax_run(game: str, seed: int, steps: int, evals: int, episodes: int, config_name: str,
-              overrides: dict) -> dict:
+def galax_run(
+  game: str, seed: int, steps: int, evals: int, episodes: int, config_name: str, overrides: dict
+) -> dict:
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   config = load(config_name)
@@ -64,8 +75,14 @@ def galax_run(game: str, seed: int, steps: int, evals: int, episodes: int, confi
   result = train(validate(config), workdir=None, log=lambda _: None)
   curve = [(r.env_steps, r.mean_return) for r in result.evaluations]
   seconds = result.wall_time_s - result.compile_time_s
-  return dict(curve=curve, final=curve[-1][1], steps_per_s=result.env_steps / seconds,
-              train_return=result.mean_return, config=config_name, overrides=overrides)
+  return dict(
+    curve=curve,
+    final=curve[-1][1],
+    steps_per_s=result.env_steps / seconds,
+    train_return=result.mean_return,
+    config=config_name,
+    overrides=overrides,
+  )
 
 
 class FiveTupleStep:
@@ -92,12 +109,23 @@ def peer_run(game: str, seed: int, steps: int, evals: int, episodes: int) -> dic
   from rejax.evaluate import evaluate  # pylint: disable=g-import-not-at-top
 
   def eval_callback(algo, ts, rng):
-    return evaluate(algo.make_act(ts), rng, algo.env, algo.env_params, episodes,
-                    algo.env_params.max_steps_in_episode)
+    return evaluate(
+      algo.make_act(ts),
+      rng,
+      algo.env,
+      algo.env_params,
+      episodes,
+      algo.env_params.max_steps_in_episode,
+    )
 
   env, env_params = gymnax.make(game)
-  algo = rejax.PPO.create(env=FiveTupleStep(env), env_params=env_params, total_timesteps=steps,
-                          eval_freq=steps // evals, **PEER_SETTINGS)
+  algo = rejax.PPO.create(
+    env=FiveTupleStep(env),
+    env_params=env_params,
+    total_timesteps=steps,
+    eval_freq=steps // evals,
+    **PEER_SETTINGS,
+  )
   algo = algo.replace(eval_callback=eval_callback)
   key = jax.random.PRNGKey(seed)
   start = time.perf_counter()
@@ -110,8 +138,13 @@ def peer_run(game: str, seed: int, steps: int, evals: int, episodes: int) -> dic
   iteration = algo.num_envs * algo.num_steps
   per_eval = -(-algo.eval_freq // iteration) * iteration  # whole iterations between evals
   curve = [(min(i * per_eval, steps), float(m)) for i, m in enumerate(means)]
-  return dict(curve=curve, final=curve[-1][1], steps_per_s=len(means[1:]) * per_eval / seconds,
-              compile_s=compile_s, settings=PEER_SETTINGS)
+  return dict(
+    curve=curve,
+    final=curve[-1][1],
+    steps_per_s=len(means[1:]) * per_eval / seconds,
+    compile_s=compile_s,
+    settings=PEER_SETTINGS,
+  )
 
 
 def summary_rows(results: dict) -> list[dict]:
@@ -123,19 +156,33 @@ def summary_rows(results: dict) -> list[dict]:
         continue
       finals = np.array([r["final"] for r in runs])
       mean, low, high = bootstrap_ci(finals)
-      rows.append(dict(game=game, learner=learner, seeds=len(runs), final=float(mean),
-                       low=float(low), high=float(high),
-                       steps_per_s=float(np.mean([r["steps_per_s"] for r in runs]))))
+      rows.append(
+        dict(
+          game=game,
+          learner=learner,
+          seeds=len(runs),
+          final=float(mean),
+          low=float(low),
+          high=float(high),
+          steps_per_s=float(np.mean([r["steps_per_s"] for r in runs])),
+        )
+      )
   return rows
 
 
 def write_table(out: str, rows: list[dict], args: argparse.Namespace) -> str:
-  lines = [f"Final return (sampled actions, {args.eval_episodes} episodes, last evaluation) "
-           f"at {args.steps:,} agent steps; mean over seeds [95% bootstrap CI].", "",
-           "| game | learner | seeds | final return | steps/s |", "| --- | --- | --- | --- | --- |"]
+  lines = [
+    f"Final return (sampled actions, {args.eval_episodes} episodes, last evaluation) "
+    f"at {args.steps:,} agent steps; mean over seeds [95% bootstrap CI].",
+    "",
+    "| game | learner | seeds | final return | steps/s |",
+    "| --- | --- | --- | --- | --- |",
+  ]
   for r in rows:
-    lines.append(f"| {r['game']} | {r['learner']} | {r['seeds']} | {r['final']:.2f} "
-                 f"[{r['low']:.2f}, {r['high']:.2f}] | {r['steps_per_s']:,.0f} |")
+    lines.append(
+      f"| {r['game']} | {r['learner']} | {r['seeds']} | {r['final']:.2f} "
+      f"[{r['low']:.2f}, {r['high']:.2f}] | {r['steps_per_s']:,.0f} |"
+    )
   text = "\n".join(lines) + "\n"
   with open(os.path.join(out, "results.md"), "w") as f:
     f.write(text)
@@ -176,15 +223,19 @@ def main(argv: list[str]) -> None:
   parser.add_argument("--evals", type=int, default=10)
   parser.add_argument("--eval_episodes", type=int, default=128)
   parser.add_argument("--galax_config", default="minatar_ppo")
-  parser.add_argument("--galax_set", action="append", default=[],
-                      help="field=value override of the galax config (repeatable)")
+  parser.add_argument(
+    "--galax_set",
+    action="append",
+    default=[],
+    help="field=value override of the galax config (repeatable)",
+  )
   parser.add_argument("--learners", default="galax,rejax")
   parser.add_argument("--out", default="docs/results/peer_learning")
   args = parser.parse_args(argv)
   overrides = {}
   for item in args.galax_set:
     key, _, value = item.partition("=")
-    overrides[key] = json.loads(value) if value[:1] in "-0123456789[{tf\"" else value
+    overrides[key] = json.loads(value) if value[:1] in '-0123456789[{tf"' else value
   try:
     import rejax  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   except ImportError:
@@ -200,8 +251,9 @@ def main(argv: list[str]) -> None:
         if key in results:
           continue
         if learner == "galax":
-          run = galax_run(game, seed, args.steps, args.evals, args.eval_episodes,
-                          args.galax_config, overrides)
+          run = galax_run(
+            game, seed, args.steps, args.evals, args.eval_episodes, args.galax_config, overrides
+          )
         else:
           run = peer_run(game, seed, args.steps, args.evals, args.eval_episodes)
         results[key] = run

@@ -41,12 +41,17 @@ from galax import config as config_lib  # noqa: E402
 from galax.algorithms import make_algorithm  # noqa: E402
 
 VARIANTS: dict[str, dict[str, object]] = {
-    "paac": {},
-    "paac_sum": dict(loss__sum_over_time=True),
-    "paac_lecun": dict(network__init="lecun"),
-    "sb3": dict(optimizer__rmsprop_convention="torch", optimizer__eps=1e-5,
-                optimizer__rmsprop_initial_scale=0.0, optimizer__learning_rate=7e-4,
-                optimizer__lr_scaling="none", optimizer__max_grad_norm=0.5),
+  "paac": {},
+  "paac_sum": dict(loss__sum_over_time=True),
+  "paac_lecun": dict(network__init="lecun"),
+  "sb3": dict(
+    optimizer__rmsprop_convention="torch",
+    optimizer__eps=1e-5,
+    optimizer__rmsprop_initial_scale=0.0,
+    optimizer__learning_rate=7e-4,
+    optimizer__lr_scaling="none",
+    optimizer__max_grad_norm=0.5,
+  ),
 }
 
 _VARIANTS = flags.DEFINE_list("variants", list(VARIANTS), f"Of {list(VARIANTS)}.")
@@ -57,8 +62,12 @@ _SEED = flags.DEFINE_integer("seed", 0, "Seed of every variant.")
 def layer_rms(tree) -> dict[str, float]:
   """Root mean square of each leaf, keyed by its path ('torso/Dense_0/kernel')."""
   flat = jax.tree_util.tree_flatten_with_path(tree)[0]
-  return {"/".join(str(getattr(k, "key", k)) for k in path[1:]):
-          float(np.sqrt(np.mean(np.square(np.asarray(x))))) for path, x in flat}
+  return {
+    "/".join(str(getattr(k, "key", k)) for k in path[1:]): float(
+      np.sqrt(np.mean(np.square(np.asarray(x))))
+    )
+    for path, x in flat
+  }
 
 
 def measure(overrides: dict[str, object], calls: int, seed: int) -> dict[str, object]:
@@ -75,23 +84,22 @@ def measure(overrides: dict[str, object], calls: int, seed: int) -> dict[str, ob
     entropy.append(float(np.mean(metrics["loss"]["entropy"])))
     grad_norm.append(float(np.mean(metrics["grad_norm"])))
   drift = jax.tree.map(lambda a, b: (a - b) / config.updates_per_call, after, before)
-  return dict(init=layer_rms(init), drift=layer_rms(drift), entropy=entropy,
-              grad_norm=grad_norm)
+  return dict(init=layer_rms(init), drift=layer_rms(drift), entropy=entropy, grad_norm=grad_norm)
 
 
 def main(_):
-  results = {name: measure(VARIANTS[name], _CALLS.value, _SEED.value)
-             for name in _VARIANTS.value}
+  results = {name: measure(VARIANTS[name], _CALLS.value, _SEED.value) for name in _VARIANTS.value}
   names = list(results)
   layers = [k for k in results[names[0]]["drift"] if k.endswith("kernel")]
   heads = {"Dense_0/kernel": "policy head", "Dense_1/kernel": "value head"}
-  print(f"per-update drift RMS of each kernel over updates "
-        f"{(_CALLS.value - 1) * 50}-{_CALLS.value * 50} (init RMS in brackets)")
+  print(
+    f"per-update drift RMS of each kernel over updates "
+    f"{(_CALLS.value - 1) * 50}-{_CALLS.value * 50} (init RMS in brackets)"
+  )
   print(f"| layer | {' | '.join(names)} |")
   print(f"| --- | {' | '.join('---:' for _ in names)} |")
   for layer in layers:
-    cells = [f"{results[n]['drift'][layer]:.2e} [{results[n]['init'][layer]:.3f}]"
-             for n in names]
+    cells = [f"{results[n]['drift'][layer]:.2e} [{results[n]['init'][layer]:.3f}]" for n in names]
     print(f"| {heads.get(layer, layer)} | {' | '.join(cells)} |")
   for what in ("grad_norm", "entropy"):
     cells = [" ".join(f"{x:.3f}" for x in results[n][what]) for n in names]

@@ -42,34 +42,43 @@ from galax.envs import env_family  # pylint: disable=g-import-not-at-top
 # algorithm -> (config name, learner rule): "one" runs 1 learner with all N envs, "many"
 # splits N envs over n learners.
 ALGORITHMS: dict[str, tuple[str, str]] = {
-    "a2c": ("pong_paac", "one"),
-    "allreduce": ("allreduce_a2c", "many"),
-    "gala": ("gala_a2c", "many"),
-    "hts_a2c": ("hts_a2c_atari", "one"),
-    "ppo": ("ppo_gfootball", "one"),
-    "hts_ppo": ("hts_ppo_gfootball", "one"),
-    "impala": ("impala_atari", "one"),
-    "a3c": ("a3c_atari", "many"),
-    "ba3c": ("ba3c_breakout", "many"),
+  "a2c": ("pong_paac", "one"),
+  "allreduce": ("allreduce_a2c", "many"),
+  "gala": ("gala_a2c", "many"),
+  "hts_a2c": ("hts_a2c_atari", "one"),
+  "ppo": ("ppo_gfootball", "one"),
+  "hts_ppo": ("hts_ppo_gfootball", "one"),
+  "impala": ("impala_atari", "one"),
+  "a3c": ("a3c_atari", "many"),
+  "ba3c": ("ba3c_breakout", "many"),
 }
 
 # PPO and HTS-PPO are the HTS paper's GFootball algorithms: they run on --ppo_env.
 PPO_FAMILY = ("ppo", "hts_ppo")
 
 _ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id of the A2C-family algorithms.")
-_PPO_ENV = flags.DEFINE_string("ppo_env", "gfootball/academy_3_vs_1_with_keeper-v1",
-                               "envpool id of PPO and HTS-PPO ('same': --env).")
+_PPO_ENV = flags.DEFINE_string(
+  "ppo_env",
+  "gfootball/academy_3_vs_1_with_keeper-v1",
+  "envpool id of PPO and HTS-PPO ('same': --env).",
+)
 _NUM_ENVS = flags.DEFINE_list("num_envs", ["16", "32", "64", "128"], "Total env counts.")
 _LEARNERS = flags.DEFINE_list("learners", ["1", "2", "4", "8"], "Learner counts.")
 _ALGOS = flags.DEFINE_list("algorithms", ["raw", *ALGORITHMS], "What to measure.")
 _SECONDS = flags.DEFINE_float("seconds", 10.0, "Measuring time per figure.")
 _CALL_STEPS = flags.DEFINE_integer(
-    "steps_per_call", 4000, "Env steps per call to the training step, rounded to whole "
-    "updates (at least one): updates_per_call = max(1, round(this / steps per update)).")
+  "steps_per_call",
+  4000,
+  "Env steps per call to the training step, rounded to whole "
+  "updates (at least one): updates_per_call = max(1, round(this / steps per update)).",
+)
 _WEAK = flags.DEFINE_bool("weak_scaling", False, "Fix envs per learner instead of total envs.")
 _PER_LEARNER = flags.DEFINE_integer("envs_per_learner", 16, "Envs per learner (weak scaling).")
-_NETWORK = flags.DEFINE_string("network", "", "Run every algorithm with this network (e.g. "
-                               "archnips) instead of its config's own.")
+_NETWORK = flags.DEFINE_string(
+  "network",
+  "",
+  "Run every algorithm with this network (e.g. archnips) instead of its config's own.",
+)
 _DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
 _ISOLATE = flags.DEFINE_bool("isolate", True, "Measure each figure in a fresh child process.")
 _OUT = flags.DEFINE_string("out", "", "Write <out>.json and <out>.md.")
@@ -115,20 +124,28 @@ def env_of(algorithm: str) -> str:
 
 
 def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> str:
-  lines = [f"Measured {info['date']} on {info['device']}; CPU {info['cpu']}; jax {info['jax']}; "
-           f"commit {info['commit']}.", "", f"`{command}`", "",
-           "| algorithm | env | network | learners | envs | steps/s | vs raw envpool | compile s |",
-           "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+  lines = [
+    f"Measured {info['date']} on {info['device']}; CPU {info['cpu']}; jax {info['jax']}; "
+    f"commit {info['commit']}.",
+    "",
+    f"`{command}`",
+    "",
+    "| algorithm | env | network | learners | envs | steps/s | vs raw envpool | compile s |",
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+  ]
   for r in rows:
     ratio = f"{r['ratio_to_raw']:.2f}" if r.get("ratio_to_raw") is not None else "-"
-    lines.append(f"| {r['algorithm']} | {r['env']} | {r.get('network', '-')} | "
-                 f"{r['learners']} | {r['num_envs']} | "
-                 f"{r['steps_per_second']:.0f} | {ratio} | {r['compile_s']:.1f} |")
+    lines.append(
+      f"| {r['algorithm']} | {r['env']} | {r.get('network', '-')} | "
+      f"{r['learners']} | {r['num_envs']} | "
+      f"{r['steps_per_second']:.0f} | {ratio} | {r['compile_s']:.1f} |"
+    )
   return "\n".join(lines) + "\n"
 
 
-def measure_job(algorithm: str, env_id: str, total: int, learners: int,
-                source: str) -> tuple[dict[str, float], str]:
+def measure_job(
+  algorithm: str, env_id: str, total: int, learners: int, source: str
+) -> tuple[dict[str, float], str]:
   """(figure, network name) of one table row, measured in this process."""
   if algorithm == "raw":
     config = _config(source, env_id, 1, total)
@@ -187,16 +204,24 @@ def main(argv):
       raw[env_id, total] = figure["steps_per_second"]
     base = raw.get((env_id, total))
     ratio = figure["steps_per_second"] / base if base else None
-    row = dict(algorithm=algorithm, env=env_id,
-               network=network,
-               num_envs=total, learners=learners,
-               steps_per_second=figure["steps_per_second"], compile_s=figure["compile_s"],
-               ratio_to_raw=ratio)
+    row = dict(
+      algorithm=algorithm,
+      env=env_id,
+      network=network,
+      num_envs=total,
+      learners=learners,
+      steps_per_second=figure["steps_per_second"],
+      compile_s=figure["compile_s"],
+      ratio_to_raw=ratio,
+    )
     rows.append(row)
-    print(f"{algorithm:>10} {env_id} learners {learners:>2} envs {total:>4}: "
-          f"{row['steps_per_second']:>9.0f} steps/s"
-          + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
-          + f", compile {row['compile_s']:.1f}s", flush=True)
+    print(
+      f"{algorithm:>10} {env_id} learners {learners:>2} envs {total:>4}: "
+      f"{row['steps_per_second']:>9.0f} steps/s"
+      + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
+      + f", compile {row['compile_s']:.1f}s",
+      flush=True,
+    )
   if _OUT.value:
     os.makedirs(os.path.dirname(_OUT.value) or ".", exist_ok=True)
     with open(_OUT.value + ".json", "w") as f:

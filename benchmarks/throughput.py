@@ -25,8 +25,9 @@ from absl import app, flags
 from galax import config as config_lib
 
 _ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id.")
-_CONFIG = flags.DEFINE_string("config", "", "Config name or file (default: pong_paac for "
-                              "Atari, cartpole_a2c otherwise).")
+_CONFIG = flags.DEFINE_string(
+  "config", "", "Config name or file (default: pong_paac for Atari, cartpole_a2c otherwise)."
+)
 _NUM_ENVS = flags.DEFINE_list("num_envs", ["16", "64"], "Env counts to measure.")
 _SECONDS = flags.DEFINE_float("seconds", 10.0, "Measuring time per figure.")
 _THREADS = flags.DEFINE_integer("env_threads", 0, "envpool threads (0: envpool's choice).")
@@ -47,23 +48,33 @@ def main(argv):
   del argv
   info = measure.machine()
   print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}")
-  print(f"{'env':>14} {'envs':>5} {'raw steps/s':>12} {'acting':>10} {'a2c':>10} "
-        f"{'acting/raw':>10} {'a2c/raw':>8} {'a2c compile s':>13}")
+  print(
+    f"{'env':>14} {'envs':>5} {'raw steps/s':>12} {'acting':>10} {'a2c':>10} "
+    f"{'acting/raw':>10} {'a2c/raw':>8} {'a2c compile s':>13}"
+  )
   rows = []
   for n in map(int, _NUM_ENVS.value):
     config = _config(n)
     raw = measure.raw_envpool(config, _SECONDS.value)
     acting = measure.acting_only(config, _SECONDS.value)
     a2c = measure.algorithm(config, _SECONDS.value)
-    row = dict(env=_ENV.value, num_envs=n, raw_sps=raw["steps_per_second"],
-               acting_sps=acting["steps_per_second"], a2c_sps=a2c["steps_per_second"],
-               a2c_compile_s=a2c["compile_s"])
+    row = dict(
+      env=_ENV.value,
+      num_envs=n,
+      raw_sps=raw["steps_per_second"],
+      acting_sps=acting["steps_per_second"],
+      a2c_sps=a2c["steps_per_second"],
+      a2c_compile_s=a2c["compile_s"],
+    )
     row["acting_over_raw"] = row["acting_sps"] / row["raw_sps"]
     row["a2c_over_raw"] = row["a2c_sps"] / row["raw_sps"]
     rows.append(row)
-    print(f"{row['env']:>14} {n:>5} {row['raw_sps']:>12.0f} {row['acting_sps']:>10.0f} "
-          f"{row['a2c_sps']:>10.0f} {row['acting_over_raw']:>10.2f} {row['a2c_over_raw']:>8.2f} "
-          f"{row['a2c_compile_s']:>13.1f}", flush=True)
+    print(
+      f"{row['env']:>14} {n:>5} {row['raw_sps']:>12.0f} {row['acting_sps']:>10.0f} "
+      f"{row['a2c_sps']:>10.0f} {row['acting_over_raw']:>10.2f} {row['a2c_over_raw']:>8.2f} "
+      f"{row['a2c_compile_s']:>13.1f}",
+      flush=True,
+    )
   print("\ntime per 1000 env steps (ms): env stepping | acting overhead | learning")
   for r in rows:
     env_ms = 1e3 / r["raw_sps"] * 1e3

@@ -48,19 +48,21 @@ def paac(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
     return {}, ["(no n_e = 16 baseline)"]
   checks, lines = {}, ["Each n_e against n_e = 16:"]
   for name in names[1:]:
-    checks[name] = compare(variants[name], variants["paac_ne16"], target, resamples,
-                           claims=("equal", "lower"))
+    checks[name] = compare(
+      variants[name], variants["paac_ne16"], target, resamples, claims=("equal", "lower")
+    )
     lines.append(format_compare(f"{name} vs paac_ne16", checks[name]))
   cells = {n[5:]: checks[n] for n in names[1:]}
   flat = rule.overall({n: c["final_verdict"] for n, c in cells.items()})
   falling = rule.overall({n: c["time_verdict"] for n, c in cells.items()})
   times = [_mean_time(variants[n], target) for n in names]
-  checks.update(mean_required_times=dict(zip(names, times)), finals_equal=flat,
-                time_falls=falling)
-  lines += ["", f"- mean required time by n_e ({', '.join(names)}): "
-            + ", ".join(f"{t:.0f}s" if np.isfinite(t) else "-" for t in times),
-            f"- final return equal to n_e = 16's: {flat}; required time below n_e = 16's: "
-            f"{falling}"]
+  checks.update(mean_required_times=dict(zip(names, times)), finals_equal=flat, time_falls=falling)
+  lines += [
+    "",
+    f"- mean required time by n_e ({', '.join(names)}): "
+    + ", ".join(f"{t:.0f}s" if np.isfinite(t) else "-" for t in times),
+    f"- final return equal to n_e = 16's: {flat}; required time below n_e = 16's: {falling}",
+  ]
   return checks, lines
 
 
@@ -69,12 +71,15 @@ def gala(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
   checks, lines = {}, []
   for gossip in (v for v in ("gala_ring", "gala_exponential", "gala_full") if v in variants):
     for base in (b for b in ("allreduce", "a3c") if b in variants):
-      checks[f"{gossip}_vs_{base}"] = c = compare(variants[gossip], variants[base], target,
-                                                   resamples, claims=("at least", None))
+      checks[f"{gossip}_vs_{base}"] = c = compare(
+        variants[gossip], variants[base], target, resamples, claims=("at least", None)
+      )
       lines.append(format_compare(f"{gossip} vs {base}", c))
     checks[f"{gossip}_consensus"] = c = consensus_check(variants[gossip])
-    lines.append(f"- {gossip} consensus distance inside Prop. 1's bound in {c['within']} of "
-                 f"{c['rows']} logged rows (max distance / bound {c['worst_ratio']:.3g})")
+    lines.append(
+      f"- {gossip} consensus distance inside Prop. 1's bound in {c['within']} of "
+      f"{c['rows']} logged rows (max distance / bound {c['worst_ratio']:.3g})"
+    )
   return checks, lines
 
 
@@ -83,8 +88,9 @@ def hts(variants: Variants, target: float, resamples: int) -> tuple[dict, list[s
   checks, lines = {}, []
   for base in ("a2c", "ppo"):
     if base in variants and f"hts_{base}" in variants:
-      checks[f"hts_{base}_vs_{base}"] = c = compare(variants[f"hts_{base}"], variants[base],
-                                                     target, resamples, claims=("equal", None))
+      checks[f"hts_{base}_vs_{base}"] = c = compare(
+        variants[f"hts_{base}"], variants[base], target, resamples, claims=("equal", None)
+      )
       lines.append(format_compare(f"hts_{base} vs {base}", c))
   return checks, lines
 
@@ -114,41 +120,56 @@ def ba3c(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
   than waiting, by the margin) and gains at equal simulated time."""
   checks, lines = {}, []
   if "adam_large" in variants and "rmsprop_large" in variants:
-    checks["adam_vs_rmsprop"] = c = compare(variants["adam_large"], variants["rmsprop_large"],
-                                            target, resamples, claims=("higher", None))
+    checks["adam_vs_rmsprop"] = c = compare(
+      variants["adam_large"], variants["rmsprop_large"], target, resamples, claims=("higher", None)
+    )
     lines.append(format_compare("adam_large vs rmsprop_large (training seconds)", c))
   if "drop_1" in variants and "wait_all" in variants:
     drop, wait = variants["drop_1"], variants["wait_all"]
     sim = ([simulated_times(r) for r in drop], [simulated_times(r) for r in wait])
-    checks["drop_vs_wait_simulated"] = c = compare(drop, wait, target, resamples, sim,
-                                                   claims=("at least", "lower"))
-    lines.append(format_compare("drop_1 vs wait_all at equal env steps (required time in "
-                              "simulated step-time units)", c))
+    checks["drop_vs_wait_simulated"] = c = compare(
+      drop, wait, target, resamples, sim, claims=("at least", "lower")
+    )
+    lines.append(
+      format_compare(
+        "drop_1 vs wait_all at equal env steps (required time in simulated step-time units)", c
+      )
+    )
     limit = float(np.mean([t[-1] for t in sim[0]]))  # when dropping finishes its steps
-    at_limit = np.array([protocols.final_time_metric(t, eval_series(r)[1], limit)
-                         for t, r in zip(sim[1], wait)])
+    at_limit = np.array(
+      [protocols.final_time_metric(t, eval_series(r)[1], limit) for t, r in zip(sim[1], wait)]
+    )
     drop_final = finals(drop)
-    gain = rule.difference(*bootstrap_two_groups(drop_final, at_limit, "diff", resamples),
-                           baseline=float(at_limit.mean()))
-    checks.update(simulated_limit=limit, wait_at_limit=at_limit.tolist(),
-                  drop_final=drop_final.tolist(), equal_time_diff=gain[:3],
-                  equal_time_label=rule.label(gain),
-                  equal_time_verdict=rule.verdict("higher", gain),
-                  simulated_speedup=float(np.mean([w[-1] for w in sim[1]]) / limit))
-    lines.append(f"- at equal simulated time ({limit:.0f} units, when dropping finishes): "
-                 f"keep 3 of 4 {drop_final.mean():.2f} vs wait for 4 of 4 "
-                 f"{at_limit.mean():.2f} (final time metric), difference "
-                 f"{rule.describe(gain)}, claimed higher: "
-                 f"{checks['equal_time_verdict']}; waiting needs "
-                 f"{checks['simulated_speedup']:.2f}x the simulated time for the same steps")
+    gain = rule.difference(
+      *bootstrap_two_groups(drop_final, at_limit, "diff", resamples),
+      baseline=float(at_limit.mean()),
+    )
+    checks.update(
+      simulated_limit=limit,
+      wait_at_limit=at_limit.tolist(),
+      drop_final=drop_final.tolist(),
+      equal_time_diff=gain[:3],
+      equal_time_label=rule.label(gain),
+      equal_time_verdict=rule.verdict("higher", gain),
+      simulated_speedup=float(np.mean([w[-1] for w in sim[1]]) / limit),
+    )
+    lines.append(
+      f"- at equal simulated time ({limit:.0f} units, when dropping finishes): "
+      f"keep 3 of 4 {drop_final.mean():.2f} vs wait for 4 of 4 "
+      f"{at_limit.mean():.2f} (final time metric), difference "
+      f"{rule.describe(gain)}, claimed higher: "
+      f"{checks['equal_time_verdict']}; waiting needs "
+      f"{checks['simulated_speedup']:.2f}x the simulated time for the same steps"
+    )
   return checks, lines
 
 
 CHECKS: dict[str, Check] = dict(paac=paac, gala=gala, hts=hts, ba3c=ba3c)
 
 
-def write_verdict(claim: str, runs: Sequence[Run], out_dir: str,
-                  resamples: int = 10_000) -> dict[str, Any]:
+def write_verdict(
+  claim: str, runs: Sequence[Run], out_dir: str, resamples: int = 10_000
+) -> dict[str, Any]:
   """Writes verdict.md and verdict.json for a claim; returns the JSON data."""
   lines = [f"# Claim: {claim}", ""]
   data: dict[str, Any] = dict(claim=claim, games={})
@@ -157,8 +178,9 @@ def write_verdict(claim: str, runs: Sequence[Run], out_dir: str,
     lines += [f"## {game}", "", *variant_table(variants, target, resamples), ""]
     checks, text = CHECKS[claim](variants, target, resamples)
     lines += text + [""]
-    data["games"][game] = dict(target=target, checks=checks, finals={
-        v: finals(g).tolist() for v, g in variants.items()})
+    data["games"][game] = dict(
+      target=target, checks=checks, finals={v: finals(g).tolist() for v, g in variants.items()}
+    )
   if not data["games"]:
     lines.append("No evaluated runs found.")
   os.makedirs(out_dir, exist_ok=True)

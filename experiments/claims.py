@@ -47,15 +47,17 @@ CLAIMS = ("paac", "gala", "hts", "ba3c")
 @dataclasses.dataclass(frozen=True)
 class Variant:
   """One config of a claim: `name` (unique within a game) and its label in tables."""
+
   name: str
   method: str
   config: ml_collections.ConfigDict
 
 
 def paac_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
-  return [Variant(f"paac_ne{n}", f"PAAC n_e={n}",
-                  minatar.paac_config(env_id, steps, n, settings))
-          for n in (16, 32, 64, 128, 256)]
+  return [
+    Variant(f"paac_ne{n}", f"PAAC n_e={n}", minatar.paac_config(env_id, steps, n, settings))
+    for n in (16, 32, 64, 128, 256)
+  ]
 
 
 def gala_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
@@ -79,14 +81,18 @@ def gala_variants(env_id: str, steps: int, settings: str = "learning") -> list[V
   a3c.envs_per_learner = 16
   a3c.a3c.max_staleness = 3
   # The headline comparison first, so that an interrupted run still has it.
-  return [gala("ring"), Variant("allreduce", "all-reduce A2C", learners4("allreduce")),
-          Variant("a3c", "A3C", a3c), gala("exponential"), gala("full")]
+  return [
+    gala("ring"),
+    Variant("allreduce", "all-reduce A2C", learners4("allreduce")),
+    Variant("a3c", "A3C", a3c),
+    gala("exponential"),
+    gala("full"),
+  ]
 
 
 def hts_variants(env_id: str, steps: int, settings: str = "learning") -> list[Variant]:
   variants = []
-  for base, label, make in (("a2c", "A2C", minatar.a2c_config),
-                            ("ppo", "PPO", minatar.ppo_config)):
+  for base, label, make in (("a2c", "A2C", minatar.a2c_config), ("ppo", "PPO", minatar.ppo_config)):
     plain = make(env_id, steps, settings)
     hts = make(env_id, steps, settings)
     hts.algorithm = f"hts_{base}"  # on gymnax, in one piece (`hts.microbatches` auto)
@@ -121,14 +127,17 @@ def ba3c_variants(env_id: str, steps: int, settings: str = "learning") -> list[V
   drop.stragglers.num_kept = 3  # SyncReplicas: apply the update once 3 of 4 are in
   drop.stragglers.step_time = "exponential"
   drop.stragglers.scale = 1.0
-  return [Variant("rmsprop_large", "all-reduce RMSProp 4x64", rmsprop),
-          Variant("adam_large", "all-reduce Adam(0.8, 0.75) 4x64", adam),
-          Variant("wait_all", "all-reduce, wait for 4 of 4", wait_all),
-          Variant("drop_1", "all-reduce, keep 3 of 4", drop)]
+  return [
+    Variant("rmsprop_large", "all-reduce RMSProp 4x64", rmsprop),
+    Variant("adam_large", "all-reduce Adam(0.8, 0.75) 4x64", adam),
+    Variant("wait_all", "all-reduce, wait for 4 of 4", wait_all),
+    Variant("drop_1", "all-reduce, keep 3 of 4", drop),
+  ]
 
 
 VARIANTS: dict[str, Callable[..., list[Variant]]] = dict(
-    paac=paac_variants, gala=gala_variants, hts=hts_variants, ba3c=ba3c_variants)
+  paac=paac_variants, gala=gala_variants, hts=hts_variants, ba3c=ba3c_variants
+)
 
 
 def game_name(env_id: str) -> str:
@@ -152,10 +161,19 @@ def with_lr_scale(variant: Variant, lr_scale: float) -> Variant:
   return Variant(variant.name, f"{variant.method} (lr x{lr_scale:g})", config)
 
 
-def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: int,
-              out: str, tiny: bool = False, resamples: int = 10_000,
-              only: Sequence[str] = (), log: Callable[[str], None] = print,
-              lr_scale: float = 1.0, settings: str = "learning") -> str:
+def run_claim(
+  claim: str,
+  env_ids: Sequence[str],
+  seeds: Sequence[int],
+  steps: int,
+  out: str,
+  tiny: bool = False,
+  resamples: int = 10_000,
+  only: Sequence[str] = (),
+  log: Callable[[str], None] = print,
+  lr_scale: float = 1.0,
+  settings: str = "learning",
+) -> str:
   """Runs a claim's variants (those named in `only`, if any) x seeds on each game, writes
   report and verdict; returns the claim's output directory. `lr_scale` multiplies every
   variant's base learning rate (a sensitivity check; use its own `out`); `settings` picks
@@ -181,8 +199,16 @@ def run_claim(claim: str, env_ids: Sequence[str], seeds: Sequence[int], steps: i
       if _finished(os.path.join(claim_dir, name), seeds):
         log(f"{claim}/{name}: done already, skipped")
         continue
-      run_experiment(config, seeds, claim_dir, name, variant.method, mode="sequential",
-                     best_policy_episodes=10, log=log)
+      run_experiment(
+        config,
+        seeds,
+        claim_dir,
+        name,
+        variant.method,
+        mode="sequential",
+        best_policy_episodes=10,
+        log=log,
+      )
   summarise(claim, claim_dir, resamples)
   return claim_dir
 
@@ -199,28 +225,44 @@ def summarise(claim: str, claim_dir: str, resamples: int = 10_000) -> None:
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
-  parser = argparse.ArgumentParser(prog="python -m experiments.claims", description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    prog="python -m experiments.claims",
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
   parser.add_argument("claim", choices=CLAIMS + ("all",))
   parser.add_argument("--out", default="results/claims", help="results directory")
-  parser.add_argument("--steps", type=int, default=1_000_000,
-                      help="agent steps per run (all learners together)")
+  parser.add_argument(
+    "--steps", type=int, default=1_000_000, help="agent steps per run (all learners together)"
+  )
   parser.add_argument("--seeds", default="0-4", help="seeds: 0,1,2 or 0-4")
-  parser.add_argument("--envs", default=",".join(minatar.GAMES),
-                      help="comma-separated env ids")
-  parser.add_argument("--variants", default="",
-                      help="comma-separated variant names to run (default: all)")
+  parser.add_argument("--envs", default=",".join(minatar.GAMES), help="comma-separated env ids")
+  parser.add_argument(
+    "--variants", default="", help="comma-separated variant names to run (default: all)"
+  )
   parser.add_argument("--tiny", action="store_true", help="CI size: a 16-unit fc layer")
-  parser.add_argument("--settings", choices=minatar.SETTINGS, default="learning",
-                      help="base configs: PureJaxRL's MLP with tuned Adam ('learning') or "
-                           "the papers' hyper-parameters on the MinAtar conv torso")
-  parser.add_argument("--lr_scale", type=float, default=1.0,
-                      help="multiplies every variant's base learning rate (sensitivity)")
+  parser.add_argument(
+    "--settings",
+    choices=minatar.SETTINGS,
+    default="learning",
+    help="base configs: PureJaxRL's MLP with tuned Adam ('learning') or "
+    "the papers' hyper-parameters on the MinAtar conv torso",
+  )
+  parser.add_argument(
+    "--lr_scale",
+    type=float,
+    default=1.0,
+    help="multiplies every variant's base learning rate (sensitivity)",
+  )
   parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
-  parser.add_argument("--compile_cache", default="",
-                      help="JAX persistent compilation cache directory ('' = none)")
-  parser.add_argument("--summarise_only", action="store_true",
-                      help="only rewrite report and verdict from existing results")
+  parser.add_argument(
+    "--compile_cache", default="", help="JAX persistent compilation cache directory ('' = none)"
+  )
+  parser.add_argument(
+    "--summarise_only",
+    action="store_true",
+    help="only rewrite report and verdict from existing results",
+  )
   return parser.parse_args(argv)
 
 
@@ -245,8 +287,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         summarise(claim, os.path.join(args.out, claim), args.resamples)
       else:
         only = [v.strip() for v in args.variants.split(",") if v.strip()]
-        run_claim(claim, env_ids, seeds, args.steps, args.out, args.tiny, args.resamples, only,
-                  lr_scale=args.lr_scale, settings=args.settings)
+        run_claim(
+          claim,
+          env_ids,
+          seeds,
+          args.steps,
+          args.out,
+          args.tiny,
+          args.resamples,
+          only,
+          lr_scale=args.lr_scale,
+          settings=args.settings,
+        )
       print(f"wrote {os.path.join(args.out, claim)}/report.md and verdict.md")
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)

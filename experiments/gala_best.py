@@ -40,9 +40,15 @@ from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
 
 METHODS = ("ring", "allreduce", "a3c")
-LABELS = dict(ring="GALA-A2C ring", allreduce="all-reduce A2C", a3c="A3C",
-              ring_noscale="ring, lr_scaling none", table2_ring="ring (Table 2 opt.)",
-              table2_allreduce="all-reduce (Table 2 opt.)", table2_a3c="A3C (Table 2 opt.)")
+LABELS = dict(
+  ring="GALA-A2C ring",
+  allreduce="all-reduce A2C",
+  a3c="A3C",
+  ring_noscale="ring, lr_scaling none",
+  table2_ring="ring (Table 2 opt.)",
+  table2_allreduce="all-reduce (Table 2 opt.)",
+  table2_a3c="A3C (Table 2 opt.)",
+)
 SWEEP_SEEDS = (0, 1, 2)
 
 # {(group, game, lr): {seed: final training return}}
@@ -54,7 +60,7 @@ def group_of(folder: str) -> str:
   group."""
   for suffix in ("_ext", "_s34", "_s59"):
     if folder.endswith(suffix):
-      return folder[:-len(suffix)]
+      return folder[: -len(suffix)]
   return folder
 
 
@@ -69,7 +75,8 @@ def read_runs(root: str) -> Runs:
     game = run["env_id"].split("/")[-1]
     lr = float(run["config"]["optimizer"]["learning_rate"])
     runs.setdefault((group_of(folder), game, lr), {})[int(run["seed"])] = float(
-        run["train_mean_return"])
+      run["train_mean_return"]
+    )
   return runs
 
 
@@ -83,13 +90,18 @@ def dump_runs(root: str, path: str) -> None:
       continue
     rel = os.path.relpath(run_path, root)
     folder = min((rel.split(f"/{key}")[0] for key in ("env.id=", "optimizer.")), key=len)
-    rows.append(dict(folder=folder,
-                     game=run["env_id"].split("/")[-1],
-                     lr=float(run["config"]["optimizer"]["learning_rate"]),
-                     seed=int(run["seed"]), train_mean_return=run.get("train_mean_return"),
-                     final_metric=run.get("final_metric"),
-                     commit=(run.get("git") or {}).get("commit"),
-                     dirty=(run.get("git") or {}).get("dirty")))
+    rows.append(
+      dict(
+        folder=folder,
+        game=run["env_id"].split("/")[-1],
+        lr=float(run["config"]["optimizer"]["learning_rate"]),
+        seed=int(run["seed"]),
+        train_mean_return=run.get("train_mean_return"),
+        final_metric=run.get("final_metric"),
+        commit=(run.get("git") or {}).get("commit"),
+        dirty=(run.get("git") or {}).get("dirty"),
+      )
+    )
   with open(path, "w") as f:
     json.dump(rows, f, indent=0)
 
@@ -116,8 +128,7 @@ def best_rates(runs: Runs) -> dict[str, dict[str, float | None]]:
   return {m: {g: best_rate(runs, m, g) for g in games(runs)} for m in METHODS}
 
 
-def values(runs: Runs, group: str, game: str, lr: float, held_out: bool = False
-           ) -> np.ndarray:
+def values(runs: Runs, group: str, game: str, lr: float, held_out: bool = False) -> np.ndarray:
   """The runs at `lr`, in seed order; `held_out`: only the seeds that did not pick it."""
   seeds = runs.get((group, game, lr), {})
   return np.array([seeds[s] for s in sorted(seeds) if not (held_out and s in SWEEP_SEEDS)])
@@ -143,8 +154,10 @@ def diff_cell(a: np.ndarray, b: np.ndarray, claim: str | None = None) -> str:
 def sweep_table(runs: Runs) -> str:
   """Each method's rate sweep: seeds 0-2 at every rate, the best marked."""
   all_rates = sorted({lr for g, _, lr in runs if g in METHODS})
-  lines = ["| game | method | " + " | ".join(f"{lr:g}" for lr in all_rates) + " | best |",
-           "| --- | --- | " + " | ".join("---" for _ in all_rates) + " | --- |"]
+  lines = [
+    "| game | method | " + " | ".join(f"{lr:g}" for lr in all_rates) + " | best |",
+    "| --- | --- | " + " | ".join("---" for _ in all_rates) + " | --- |",
+  ]
   for game in games(runs):
     for m in METHODS:
       best = best_rate(runs, m, game)
@@ -164,10 +177,16 @@ def rate_diff_table(runs: Runs) -> str:
   lines = ["| game | base rate | ring - all-reduce | ring - A3C |", "| --- | --- | --- | --- |"]
   for game in games(runs):
     for lr in sorted({lr for g, gm, lr in runs if g in METHODS and gm == game}):
-      x = {m: np.array([runs.get((m, game, lr), {})[s] for s in SWEEP_SEEDS
-                        if s in runs.get((m, game, lr), {})]) for m in METHODS}
-      lines.append(f"| {game} | {lr:g} | {diff_cell(x['ring'], x['allreduce'])} | "
-                   f"{diff_cell(x['ring'], x['a3c'])} |")
+      x = {
+        m: np.array(
+          [runs.get((m, game, lr), {})[s] for s in SWEEP_SEEDS if s in runs.get((m, game, lr), {})]
+        )
+        for m in METHODS
+      }
+      lines.append(
+        f"| {game} | {lr:g} | {diff_cell(x['ring'], x['allreduce'])} | "
+        f"{diff_cell(x['ring'], x['a3c'])} |"
+      )
   return "\n".join(lines) + "\n"
 
 
@@ -175,24 +194,34 @@ def best_table(runs: Runs, held_out: bool = False, prefix: str = "") -> str:
   """Best against best, every seed at each method's best rate (`held_out`: only the seeds
   after the sweep's, which played no part in picking the rate). `prefix`: the groups
   `<prefix><method>` instead, e.g. "table2_"."""
-  lines = ["| game | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C "
-           "| all-reduce - A3C |", "| --- | --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    "| game | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C "
+    "| all-reduce - A3C |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ]
   for game in games(runs):
     best = {m: best_rate(runs, prefix + m, game) for m in METHODS}
-    x = {m: values(runs, prefix + m, game, best[m], held_out) if best[m] else np.array([])
-         for m in METHODS}
+    x = {
+      m: values(runs, prefix + m, game, best[m], held_out) if best[m] else np.array([])
+      for m in METHODS
+    }
     cells = [f"{cell(x[m])} at {best[m]:g}" if best[m] else "-" for m in METHODS]
-    cells += [diff_cell(x["ring"], x["allreduce"]), diff_cell(x["ring"], x["a3c"]),
-              diff_cell(x["allreduce"], x["a3c"])]
+    cells += [
+      diff_cell(x["ring"], x["allreduce"]),
+      diff_cell(x["ring"], x["a3c"]),
+      diff_cell(x["allreduce"], x["a3c"]),
+    ]
     lines.append(f"| {game} | " + " | ".join(cells) + " |")
   return "\n".join(lines) + "\n"
 
 
 def noscale_table(runs: Runs) -> str:
   """The ring at its best base rate without the sqrt(learners) rule."""
-  lines = ["| game | base rate | ring, lr x sqrt(4) | ring, lr_scaling none | none - sqrt "
-           "| all-reduce at its best | none - all-reduce |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    "| game | base rate | ring, lr x sqrt(4) | ring, lr_scaling none | none - sqrt "
+    "| all-reduce at its best | none - all-reduce |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ]
   for game in games(runs):
     best, best_ar = best_rate(runs, "ring", game), best_rate(runs, "allreduce", game)
     if best is None:
@@ -200,21 +229,31 @@ def noscale_table(runs: Runs) -> str:
     for lr in rates(runs, "ring_noscale", game):
       sq, no = values(runs, "ring", game, lr), values(runs, "ring_noscale", game, lr)
       ar = values(runs, "allreduce", game, best_ar) if best_ar else np.array([])
-      lines.append(f"| {game} | {lr:g} | {cell(sq)} | {cell(no)} | {diff_cell(no, sq)} | "
-                   f"{cell(ar)} | {diff_cell(no, ar)} |")
+      lines.append(
+        f"| {game} | {lr:g} | {cell(sq)} | {cell(no)} | {diff_cell(no, sq)} | "
+        f"{cell(ar)} | {diff_cell(no, ar)} |"
+      )
   return "\n".join(lines) + "\n"
 
 
 def table2_table(runs: Runs) -> str:
   """The three at GALA Table 2's optimisation."""
-  lines = ["| game | rate | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | "
-           "ring - A3C |", "| --- | --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    "| game | rate | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ]
   for game in games(runs):
     for lr in sorted({lr for g, gm, lr in runs if g.startswith("table2_") and gm == game}):
       x = {m: values(runs, f"table2_{m}", game, lr) for m in METHODS}
-      lines.append(f"| {game} | {lr:g} | " + " | ".join(cell(x[m]) for m in METHODS) + " | "
-                   + diff_cell(x["ring"], x["allreduce"]) + " | "
-                   + diff_cell(x["ring"], x["a3c"]) + " |")
+      lines.append(
+        f"| {game} | {lr:g} | "
+        + " | ".join(cell(x[m]) for m in METHODS)
+        + " | "
+        + diff_cell(x["ring"], x["allreduce"])
+        + " | "
+        + diff_cell(x["ring"], x["a3c"])
+        + " |"
+      )
   return "\n".join(lines) + "\n"
 
 
@@ -226,15 +265,15 @@ def read_folder(folder: str) -> dict[str, np.ndarray]:
       run = json.load(f)
     if run.get("kind") == "galax-run" and run.get("train_mean_return") is not None:
       found.setdefault(run["env_id"].split("/")[-1], {})[int(run["seed"])] = float(
-          run["train_mean_return"])
+        run["train_mean_return"]
+      )
   return {g: np.array([v[s] for s in sorted(v)]) for g, v in found.items()}
 
 
 def pair_table(a_dir: str, b_dir: str, a_label: str, b_label: str) -> str:
   """Two configs per game and their difference (a - b), e.g. BA3C's Adam vs RMSProp."""
   a, b = read_folder(a_dir), read_folder(b_dir)
-  lines = [f"| game | {a_label} | {b_label} | {a_label} - {b_label} |",
-           "| --- | --- | --- | --- |"]
+  lines = [f"| game | {a_label} | {b_label} | {a_label} - {b_label} |", "| --- | --- | --- | --- |"]
   for game in sorted(set(a) | set(b)):
     x, y = a.get(game, np.array([])), b.get(game, np.array([]))
     lines.append(f"| {game} | {cell(x)} | {cell(y)} | {diff_cell(x, y)} |")
@@ -243,6 +282,7 @@ def pair_table(a_dir: str, b_dir: str, a_label: str, b_label: str) -> str:
 
 def pair_plot(a_dir: str, b_dir: str, a_label: str, b_label: str, path: str) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
@@ -273,22 +313,26 @@ def fig1a_table(runs_json: str) -> str:
     runs = json.load(f)
   sims = sorted({int(k.split("|")[1]) for k in runs})
   table = gala_sweep.collect(runs, sims, same_rate=False)
-  lines = ["| simulators | A2C | GALA-A2C | GALA - A2C (claim: higher) |",
-           "| --- | --- | --- | --- |"]
+  lines = [
+    "| simulators | A2C | GALA-A2C | GALA - A2C (claim: higher) |",
+    "| --- | --- | --- | --- |",
+  ]
   verdicts = {}
   for n in sims:
     a = np.array(table["A2C"].get(n, []))
     g = np.array(table["GALA-A2C"].get(n, []))
     lines.append(f"| {n} | {cell(a)} | {cell(g)} | {diff_cell(g, a, 'higher')} |")
     if len(a) and len(g):
-      verdicts[str(n)] = rule.verdict("higher", rule.difference(
-          *bootstrap_two_groups(g, a, "diff"), baseline=float(np.mean(a))))
+      verdicts[str(n)] = rule.verdict(
+        "higher", rule.difference(*bootstrap_two_groups(g, a, "diff"), baseline=float(np.mean(a)))
+      )
   lines += ["", f"GALA-A2C above A2C, by simulators: {rule.overall(verdicts)}"]
   return "\n".join(lines) + "\n"
 
 
 def plot(runs: Runs, path: str) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
@@ -300,13 +344,15 @@ def plot(runs: Runs, path: str) -> None:
     ax = axes[2 * i]
     for m in METHODS:
       lrs = rates(runs, m, game)
-      stats = [protocols.bootstrap_ci(np.array(
-          [runs[(m, game, lr)][s] for s in SWEEP_SEEDS if s in runs[(m, game, lr)]]))
-          for lr in lrs]
+      stats = [
+        protocols.bootstrap_ci(
+          np.array([runs[(m, game, lr)][s] for s in SWEEP_SEEDS if s in runs[(m, game, lr)]])
+        )
+        for lr in lrs
+      ]
       mean = np.array([s[0] for s in stats])
       err = np.array([[s[0] - s[1] for s in stats], [s[2] - s[0] for s in stats]])
-      ax.errorbar(lrs, mean, yerr=err, marker="o", capsize=3, label=LABELS[m],
-                  color=colors[m])
+      ax.errorbar(lrs, mean, yerr=err, marker="o", capsize=3, label=LABELS[m], color=colors[m])
     ax.set_xscale("log")
     ax.set_xlabel("base learning rate (Adam, per 16-env learner)")
     ax.set_ylabel("final training return, seeds 0-2 (95% CI)")
@@ -321,8 +367,7 @@ def plot(runs: Runs, path: str) -> None:
       mean, lo, hi = protocols.bootstrap_ci(x)
       ax.bar(j, mean, yerr=[[mean - lo], [hi - mean]], capsize=4, color=colors[m])
       ax.scatter(np.full(len(x), j), x, color="k", s=10, zorder=3)
-      ax.text(j, 0, f"lr {lr:g}\nn={len(x)}", ha="center", va="bottom", fontsize=8,
-              color="w")
+      ax.text(j, 0, f"lr {lr:g}\nn={len(x)}", ha="center", va="bottom", fontsize=8, color="w")
     ax.set_xticks(range(len(METHODS)), [LABELS[m] for m in METHODS])
     ax.set_title(f"{game}: best against best")
   fig.tight_layout()
@@ -335,11 +380,13 @@ def main(argv: Sequence[str] | None = None) -> str:
   parser.add_argument("--root", required=True)
   parser.add_argument("--out", default="")
   parser.add_argument("--best", action="store_true", help="print the best rates as JSON")
-  parser.add_argument("--pair", default="",
-                      help="A,B: two folders (under --root) compared per game instead")
+  parser.add_argument(
+    "--pair", default="", help="A,B: two folders (under --root) compared per game instead"
+  )
   parser.add_argument("--labels", default="A,B", help="the pair's labels")
-  parser.add_argument("--fig1a", default="",
-                      help="a gala_sweep runs.json: GALA - A2C per simulator count instead")
+  parser.add_argument(
+    "--fig1a", default="", help="a gala_sweep runs.json: GALA - A2C per simulator count instead"
+  )
   args = parser.parse_args(argv)
   if args.fig1a:
     text = fig1a_table(args.fig1a)
@@ -366,19 +413,25 @@ def main(argv: Sequence[str] | None = None) -> str:
     text = json.dumps(best_rates(runs))
     print(text)
     return text
-  text = ("## Rate sweep (seeds 0-2; best in bold)\n\n" + sweep_table(runs)
-          + "\n## At one shared base rate (seeds 0-2)\n\n" + rate_diff_table(runs)
-          + "\n## Best against best (every seed at each method's best rate)\n\n"
-          + best_table(runs)
-          + "\n## Best against best on the held-out seeds (3 and up)\n\n"
-          + best_table(runs, held_out=True))
+  text = (
+    "## Rate sweep (seeds 0-2; best in bold)\n\n"
+    + sweep_table(runs)
+    + "\n## At one shared base rate (seeds 0-2)\n\n"
+    + rate_diff_table(runs)
+    + "\n## Best against best (every seed at each method's best rate)\n\n"
+    + best_table(runs)
+    + "\n## Best against best on the held-out seeds (3 and up)\n\n"
+    + best_table(runs, held_out=True)
+  )
   if any(g == "ring_noscale" for g, _, _ in runs):
     text += "\n## Ring without the sqrt(learners) rule\n\n" + noscale_table(runs)
   if any(g.startswith("table2_") for g, _, _ in runs):
-    text += "\n## GALA Table 2's optimisation (RMSProp eps 0.01, t_max 5, n-step)\n\n" \
-            + table2_table(runs) \
-            + "\n### Each at its best of those rates (seeds 0-2)\n\n" \
-            + best_table(runs, prefix="table2_")
+    text += (
+      "\n## GALA Table 2's optimisation (RMSProp eps 0.01, t_max 5, n-step)\n\n"
+      + table2_table(runs)
+      + "\n### Each at its best of those rates (seeds 0-2)\n\n"
+      + best_table(runs, prefix="table2_")
+    )
   if args.out:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "gala_best.md"), "w") as f:

@@ -35,15 +35,16 @@ def displacements(config, windows: int, window: int) -> list[float]:
     before = [np.asarray(x[0]) for x in jax.tree.leaves(state.params)]
     state, _ = algo.step(state)
     after = [np.asarray(x[0]) for x in jax.tree.leaves(state.params)]
-    out.append(float(np.sqrt(sum(np.sum((b - a) ** 2) for a, b in zip(before, after))))
-               / window)
+    out.append(float(np.sqrt(sum(np.sum((b - a) ** 2) for a, b in zip(before, after)))) / window)
   return out
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-  parser = argparse.ArgumentParser(prog="python -m experiments.gala_step_size",
-                                   description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    prog="python -m experiments.gala_step_size",
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
   parser.add_argument("--env", default="gymnax/SpaceInvaders-MinAtar")
   parser.add_argument("--variants", default="allreduce,gala_full,gala_ring")
   parser.add_argument("--windows", type=int, default=12)
@@ -61,8 +62,10 @@ def main(argv: Sequence[str] | None = None) -> None:
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)
-  print(f"{args.env}: learner 0's net displacement per update, windows of {args.window} "
-        f"updates ({args.window * 64} env steps), seed {args.seed}")
+  print(
+    f"{args.env}: learner 0's net displacement per update, windows of {args.window} "
+    f"updates ({args.window * 64} env steps), seed {args.seed}"
+  )
   means = {}
   for name in names:
     config = variants[name].config
@@ -70,8 +73,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     config.gossip.metrics = False  # not needed here; the updates are the same
     values = displacements(config, args.windows, args.window)
     means[name] = float(np.mean(values[1:])) if len(values) > 1 else values[0]
-    print(f"{name:18s} " + " ".join(f"{v:.4f}" for v in values)
-          + f" | mean after the first window {means[name]:.4f}", flush=True)
+    print(
+      f"{name:18s} "
+      + " ".join(f"{v:.4f}" for v in values)
+      + f" | mean after the first window {means[name]:.4f}",
+      flush=True,
+    )
   if "allreduce" in means:
     for name, value in means.items():
       if name != "allreduce":

@@ -43,8 +43,14 @@ SIMULATORS = (16, 32, 64, 128, 256)
 ENVS_PER_LEARNER = 16  # GALA Table 2: simulators per learner
 
 
-def a2c_config(env_id: str, steps: int, simulators: int, seeds: Sequence[int],
-               settings: str, base_lr: float | None = None) -> ml_collections.ConfigDict:
+def a2c_config(
+  env_id: str,
+  steps: int,
+  simulators: int,
+  seeds: Sequence[int],
+  settings: str,
+  base_lr: float | None = None,
+) -> ml_collections.ConfigDict:
   """A2C at `simulators` envs, one independent learner per seed."""
   c = minatar.a2c_config(env_id, steps * len(seeds), settings)  # steps per seed
   if base_lr:
@@ -59,8 +65,9 @@ def a2c_config(env_id: str, steps: int, simulators: int, seeds: Sequence[int],
   return _quiet(c)
 
 
-def gala_config(env_id: str, steps: int, simulators: int, seed: int,
-                settings: str, base_lr: float | None = None) -> ml_collections.ConfigDict:
+def gala_config(
+  env_id: str, steps: int, simulators: int, seed: int, settings: str, base_lr: float | None = None
+) -> ml_collections.ConfigDict:
   """GALA-A2C: simulators / 16 learners of 16 envs on a ring."""
   c = minatar.a2c_config(env_id, steps, settings)
   if base_lr:
@@ -79,17 +86,26 @@ def _quiet(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   return c
 
 
-def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
-              simulators: Sequence[int] = SIMULATORS, settings: str = "learning",
-              log: Callable[[str], None] = print, a2c_lr: float | None = None,
-              gala_lr: float | None = None) -> dict:
+def run_sweep(
+  env_id: str,
+  steps: int,
+  seeds: Sequence[int],
+  out: str,
+  simulators: Sequence[int] = SIMULATORS,
+  settings: str = "learning",
+  log: Callable[[str], None] = print,
+  a2c_lr: float | None = None,
+  gala_lr: float | None = None,
+) -> dict:
   """Trains what `<out>/runs.json` lacks; returns {method: {simulators: [returns]}}."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   if any(n % ENVS_PER_LEARNER for n in simulators):
-    raise ValueError(f"--sims={list(simulators)}: each must be a multiple of "
-                     f"{ENVS_PER_LEARNER} (simulators per learner).")
+    raise ValueError(
+      f"--sims={list(simulators)}: each must be a multiple of "
+      f"{ENVS_PER_LEARNER} (simulators per learner)."
+    )
   os.makedirs(out, exist_ok=True)
   path = os.path.join(out, "runs.json")
   runs = json.load(open(path)) if os.path.exists(path) else {}
@@ -106,8 +122,15 @@ def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
       c = a2c_config(env_id, steps, n, seeds, settings, a2c_lr)
       config_lib.validate(c)
       r = train(c, workdir=None, log=lambda _: None)
-      save(key, dict(returns=[float(x) for x in r.learner_returns], seeds=list(seeds),
-                     steps_per_second=r.steps_per_second, lr=c.optimizer.learning_rate))
+      save(
+        key,
+        dict(
+          returns=[float(x) for x in r.learner_returns],
+          seeds=list(seeds),
+          steps_per_second=r.steps_per_second,
+          lr=c.optimizer.learning_rate,
+        ),
+      )
       log(f"A2C {n} sims: {np.round(runs[key]['returns'], 2).tolist()}")
     if n == ENVS_PER_LEARNER:
       continue
@@ -118,8 +141,14 @@ def run_sweep(env_id: str, steps: int, seeds: Sequence[int], out: str,
       c = gala_config(env_id, steps, n, seed, settings, gala_lr)
       config_lib.validate(c)
       r = train(c, workdir=None, log=lambda _: None)
-      save(key, dict(returns=[float(r.mean_return)], steps_per_second=r.steps_per_second,
-                     lr=c.optimizer.learning_rate))
+      save(
+        key,
+        dict(
+          returns=[float(r.mean_return)],
+          steps_per_second=r.steps_per_second,
+          lr=c.optimizer.learning_rate,
+        ),
+      )
       log(f"GALA-A2C {n} sims seed {seed}: {r.mean_return:.2f}")
   return collect(runs, simulators, same_rate=(a2c_lr or None) == (gala_lr or None))
 
@@ -143,10 +172,14 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
 
   reference = float(np.mean(table["A2C"][ENVS_PER_LEARNER]))
   sims = sorted(set(table["A2C"]) | set(table["GALA-A2C"]))
-  lines = [f"# GALA Fig. 1a on {env_id}, {steps:,} agent steps per run", "",
-           f"Success: final return > 0.5 x {reference:.2f} (mean of 16-simulator A2C).", "",
-           "| simulators | A2C success | A2C mean return | GALA-A2C success "
-           "| GALA-A2C mean return |", "| --- | --- | --- | --- | --- |"]
+  lines = [
+    f"# GALA Fig. 1a on {env_id}, {steps:,} agent steps per run",
+    "",
+    f"Success: final return > 0.5 x {reference:.2f} (mean of 16-simulator A2C).",
+    "",
+    "| simulators | A2C success | A2C mean return | GALA-A2C success | GALA-A2C mean return |",
+    "| --- | --- | --- | --- | --- |",
+  ]
   rates = {}
   for n in sims:
     cells = []
@@ -154,8 +187,7 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
       v = table[method].get(n, [])
       rate = success_rate(v, 0.5 * reference)
       rates.setdefault(method, []).append(rate)
-      cells += [f"{100 * rate:.0f}% of {len(v)}" if v else "-",
-                f"{np.mean(v):.2f}" if v else "-"]
+      cells += [f"{100 * rate:.0f}% of {len(v)}" if v else "-", f"{np.mean(v):.2f}" if v else "-"]
     lines.append(f"| {n} | " + " | ".join(cells) + " |")
   text = "\n".join(lines) + "\n"
   with open(os.path.join(out, "sweep.md"), "w") as f:
@@ -170,8 +202,9 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
     ax.plot(sims, [100 * r for r in rates[method]], marker=marker, label=method)
   ax.set_xscale("log", base=2)
   ax.set_xticks(sims, [str(n) for n in sims])
-  ax.set(xlabel="simulators", ylabel="successful runs (%)", ylim=(-5, 105),
-         title=env_id.split("/")[-1])
+  ax.set(
+    xlabel="simulators", ylabel="successful runs (%)", ylim=(-5, 105), title=env_id.split("/")[-1]
+  )
   ax.legend()
   fig.tight_layout()
   fig.savefig(os.path.join(out, "sweep.png"), dpi=120)
@@ -182,31 +215,51 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
   from galax.results.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
 
-  parser = argparse.ArgumentParser(prog="python -m experiments.gala_sweep",
-                                   description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    prog="python -m experiments.gala_sweep",
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
   parser.add_argument("--out", default="results/gala_sweep")
   parser.add_argument("--env", default="gymnax/Breakout-MinAtar")
   parser.add_argument("--steps", type=int, default=2_000_000, help="agent steps per run")
   parser.add_argument("--seeds", default="0-9")
   parser.add_argument("--sims", default=",".join(map(str, SIMULATORS)))
   parser.add_argument("--settings", choices=minatar.SETTINGS, default="learning")
-  parser.add_argument("--a2c_lr", type=float, default=0.0,
-                      help="A2C's base rate per 16-env learner (0: the settings')")
-  parser.add_argument("--gala_lr", type=float, default=0.0,
-                      help="GALA-A2C's base rate per 16-env learner (0: the settings')")
+  parser.add_argument(
+    "--a2c_lr",
+    type=float,
+    default=0.0,
+    help="A2C's base rate per 16-env learner (0: the settings')",
+  )
+  parser.add_argument(
+    "--gala_lr",
+    type=float,
+    default=0.0,
+    help="GALA-A2C's base rate per 16-env learner (0: the settings')",
+  )
   args = parser.parse_args(sys.argv[1:] if argv is None else argv)
   try:
     if args.steps <= 0:
       raise ValueError(f"--steps must be > 0, got {args.steps}.")
     sims = [int(s) for s in args.sims.split(",") if s.strip()]
     if ENVS_PER_LEARNER not in sims:
-      raise ValueError(f"--sims={args.sims!r} must include {ENVS_PER_LEARNER}: "
-                       "16-simulator A2C is the success reference.")
+      raise ValueError(
+        f"--sims={args.sims!r} must include {ENVS_PER_LEARNER}: "
+        "16-simulator A2C is the success reference."
+      )
     if args.a2c_lr < 0 or args.gala_lr < 0:
       raise ValueError("--a2c_lr and --gala_lr must be >= 0.")
-    table = run_sweep(args.env, args.steps, parse_seeds(args.seeds), args.out, sims,
-                      args.settings, a2c_lr=args.a2c_lr or None, gala_lr=args.gala_lr or None)
+    table = run_sweep(
+      args.env,
+      args.steps,
+      parse_seeds(args.seeds),
+      args.out,
+      sims,
+      args.settings,
+      a2c_lr=args.a2c_lr or None,
+      gala_lr=args.gala_lr or None,
+    )
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

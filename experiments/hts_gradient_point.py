@@ -41,9 +41,12 @@ def read_runs(sweep_dir: str) -> dict[tuple[str, str], np.ndarray]:
 
 
 def table(runs: dict[tuple[str, str], np.ndarray], label: str) -> str:
-  lines = [f"### {label}", "",
-           "| game | PPO | HTS-PPO current | HTS-PPO stale (Eq. 6) | current - PPO | "
-           "stale - PPO |", "| --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    f"### {label}",
+    "",
+    "| game | PPO | HTS-PPO current | HTS-PPO stale (Eq. 6) | current - PPO | stale - PPO |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ]
   verdicts: dict[str, dict[str, str]] = dict(current={}, stale={})
   for game in sorted({g for g, _ in runs}):
     cells, diffs = [], []
@@ -57,8 +60,9 @@ def table(runs: dict[tuple[str, str], np.ndarray], label: str) -> str:
     for point in ("current", "stale"):
       if (game, point) in runs and (game, "ppo") in runs:
         base = runs[(game, "ppo")]
-        c = rule.difference(*bootstrap_two_groups(runs[(game, point)], base, "diff"),
-                            baseline=float(base.mean()))
+        c = rule.difference(
+          *bootstrap_two_groups(runs[(game, point)], base, "diff"), baseline=float(base.mean())
+        )
         verdicts[point][game] = rule.verdict("equal", c)
         diffs.append(f"{rule.describe(c)}, {verdicts[point][game]}")
       else:

@@ -41,8 +41,9 @@ SETTINGS = ("learning", "paper")
 EVALS_PER_RUN = 20  # evaluations per run: the final metric uses the last 10
 
 
-def _on_minatar(c: ml_collections.ConfigDict, env_id: str, total_env_steps: int,
-                settings: str = "paper") -> ml_collections.ConfigDict:
+def _on_minatar(
+  c: ml_collections.ConfigDict, env_id: str, total_env_steps: int, settings: str = "paper"
+) -> ml_collections.ConfigDict:
   """A config file's algorithm settings moved onto `env_id`: envpool-only env options
   dropped, the network the `minatar` torso ("paper") or PureJaxRL's MLP ("learning"),
   evaluations every 1/20 of the run with sampled actions, no checkpoints, TensorBoard or
@@ -71,8 +72,9 @@ def _on_minatar(c: ml_collections.ConfigDict, env_id: str, total_env_steps: int,
   return c
 
 
-def a2c_config(env_id: str, total_env_steps: int, settings: str = "learning"
-               ) -> ml_collections.ConfigDict:
+def a2c_config(
+  env_id: str, total_env_steps: int, settings: str = "learning"
+) -> ml_collections.ConfigDict:
   """One A2C learner of 16 envs: GALA Table 2's (configs/breakout_a2c.py) or, "learning",
   configs/minatar_a2c.py's optimisation at t_max 16."""
   if settings == "learning":
@@ -82,8 +84,9 @@ def a2c_config(env_id: str, total_env_steps: int, settings: str = "learning"
   return _on_minatar(load_config("breakout_a2c"), env_id, total_env_steps, settings)
 
 
-def paac_config(env_id: str, total_env_steps: int, num_envs: int,
-                settings: str = "learning") -> ml_collections.ConfigDict:
+def paac_config(
+  env_id: str, total_env_steps: int, num_envs: int, settings: str = "learning"
+) -> ml_collections.ConfigDict:
   """PAAC with n_e = `num_envs`: the paper's lr = 0.0007 x n_e with the authors' RMSProp,
   loss and t_max 5 (configs/pong_paac.py), on the MinAtar conv torso ("paper") or PureJaxRL's MLP
   ("learning"). The claim is about that optimiser's linear rule, so "learning" changes only
@@ -96,8 +99,9 @@ def paac_config(env_id: str, total_env_steps: int, num_envs: int,
   return c
 
 
-def ppo_config(env_id: str, total_env_steps: int, settings: str = "learning"
-               ) -> ml_collections.ConfigDict:
+def ppo_config(
+  env_id: str, total_env_steps: int, settings: str = "learning"
+) -> ml_collections.ConfigDict:
   """PPO at MinAtar settings (configs/minatar_ppo.py), on the `minatar` torso for "paper"."""
   return _on_minatar(load_config("minatar_ppo"), env_id, total_env_steps, settings)
 

@@ -38,8 +38,9 @@ class MinAtarNet(nn.Module):
   @nn.compact
   def __call__(self, obs: jax.Array) -> tuple[jax.Array, jax.Array]:
     relu_init = nn.initializers.orthogonal(np.sqrt(2))
-    x = nn.relu(nn.Conv(16, (3, 3), padding="VALID", kernel_init=relu_init)(
-        obs.astype(jnp.float32)))
+    x = nn.relu(
+      nn.Conv(16, (3, 3), padding="VALID", kernel_init=relu_init)(obs.astype(jnp.float32))
+    )
     x = nn.relu(nn.Dense(128, kernel_init=relu_init)(x.reshape(x.shape[0], -1)))
     logits = nn.Dense(self.num_actions, kernel_init=nn.initializers.orthogonal(0.01))(x)
     return logits, nn.Dense(1, kernel_init=nn.initializers.orthogonal(1.0))(x)[:, 0]
@@ -55,8 +56,9 @@ def gae(rewards, dones, values, last_value, gamma, lam):
     advantage = delta + gamma * lam * (1.0 - done) * advantage
     return (advantage, value), advantage
 
-  _, advantages = jax.lax.scan(back, (jnp.zeros_like(last_value), last_value),
-                               (rewards, dones, values), reverse=True)
+  _, advantages = jax.lax.scan(
+    back, (jnp.zeros_like(last_value), last_value), (rewards, dones, values), reverse=True
+  )
   return advantages
 
 
@@ -65,8 +67,12 @@ def make_train(args: argparse.Namespace):
   net = MinAtarNet(env.action_space(params).n)
   n, t = args.envs, args.t_max
   updates = args.steps // (n * t)
-  tx = optax.chain(optax.clip_by_global_norm(0.5), optax.adam(
-      optax.linear_schedule(args.lr, 0.0, updates * args.epochs * args.minibatches), eps=1e-5))
+  tx = optax.chain(
+    optax.clip_by_global_norm(0.5),
+    optax.adam(
+      optax.linear_schedule(args.lr, 0.0, updates * args.epochs * args.minibatches), eps=1e-5
+    ),
+  )
 
   def loss_fn(p, batch):
     obs, actions, old_logp, old_values, advantages, targets = batch
@@ -75,8 +81,9 @@ def make_train(args: argparse.Namespace):
     ratio = jnp.exp(jnp.take_along_axis(logp_all, actions[:, None], 1)[:, 0] - old_logp)
     if args.normalize_advantages:
       advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    policy = -jnp.minimum(ratio * advantages,
-                          jnp.clip(ratio, 1 - args.clip, 1 + args.clip) * advantages).mean()
+    policy = -jnp.minimum(
+      ratio * advantages, jnp.clip(ratio, 1 - args.clip, 1 + args.clip) * advantages
+    ).mean()
     clipped = old_values + jnp.clip(values - old_values, -args.clip, args.clip)
     value = 0.5 * jnp.maximum((values - targets) ** 2, (clipped - targets) ** 2).mean()
     entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
@@ -89,30 +96,37 @@ def make_train(args: argparse.Namespace):
     action = jax.random.categorical(action_key, logits)
     logp = jnp.take_along_axis(jax.nn.log_softmax(logits), action[:, None], 1)[:, 0]
     next_obs, env_state, reward, terminated, truncated, _ = jax.vmap(
-        env.step, in_axes=(0, 0, 0, None))(jax.random.split(step_key, n), env_state, action,
-                                           params)
+      env.step, in_axes=(0, 0, 0, None)
+    )(jax.random.split(step_key, n), env_state, action, params)
     done = terminated | truncated
     episode_return = episode_return + reward
     finished = (done, episode_return)
     episode_return = jnp.where(done, 0.0, episode_return)
-    return (p, env_state, next_obs, key, episode_return), (obs, action, logp, value, reward,
-                                                           done.astype(jnp.float32), finished)
+    return (p, env_state, next_obs, key, episode_return), (
+      obs,
+      action,
+      logp,
+      value,
+      reward,
+      done.astype(jnp.float32),
+      finished,
+    )
 
   @jax.jit
   def update(p, opt_state, env_state, obs, key, episode_return):
     (p, env_state, obs, key, episode_return), traj = jax.lax.scan(
-        act, (p, env_state, obs, key, episode_return), None, t)
+      act, (p, env_state, obs, key, episode_return), None, t
+    )
     observations, actions, logps, values, rewards, dones, (ended, returns) = traj
     advantages = gae(rewards, dones, values, net.apply(p, obs)[1], 0.99, 0.95)
     flat = lambda x: x.reshape((n * t,) + x.shape[2:])
-    data = tuple(map(flat, (observations, actions, logps, values, advantages,
-                            advantages + values)))
+    data = tuple(map(flat, (observations, actions, logps, values, advantages, advantages + values)))
     size = n * t // args.minibatches
     for _ in range(args.epochs):  # unrolled: XLA:CPU runs conv gradients slowly in loops
       key, perm_key = jax.random.split(key)
       perm = jax.random.permutation(perm_key, n * t)
       for m in range(args.minibatches):
-        batch = tuple(x[perm[m * size:(m + 1) * size]] for x in data)
+        batch = tuple(x[perm[m * size : (m + 1) * size]] for x in data)
         updates_, opt_state = tx.update(jax.grad(loss_fn)(p, batch), opt_state, p)
         p = optax.apply_updates(p, updates_)
     stats = (jnp.sum(jnp.where(ended, returns, 0.0)), jnp.sum(ended))
@@ -120,8 +134,7 @@ def make_train(args: argparse.Namespace):
 
   def init(seed: int):
     reset_key, init_key, key = jax.random.split(jax.random.PRNGKey(seed), 3)
-    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, n),
-                                                             params)
+    obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(reset_key, n), params)
     p = net.init(init_key, obs[:1])
     return p, tx.init(p), env_state, obs, key, jnp.zeros(n)
 
@@ -139,8 +152,7 @@ def main() -> None:
   parser.add_argument("--minibatches", type=int, default=8)
   parser.add_argument("--lr", type=float, default=5e-4)
   parser.add_argument("--clip", type=float, default=0.2)
-  parser.add_argument("--normalize_advantages", type=lambda s: s.lower() != "false",
-                      default=True)
+  parser.add_argument("--normalize_advantages", type=lambda s: s.lower() != "false", default=True)
   parser.add_argument("--log_every_steps", type=int, default=100_000)
   parser.add_argument("--out", default="", help="optional JSON file for the curve")
   args = parser.parse_args()
@@ -152,10 +164,19 @@ def main() -> None:
     window = [window[0] + float(total), window[1] + int(count)]
     if u * per_update >= next_log or u == updates:
       mean = window[0] / max(window[1], 1)
-      curve.append(dict(steps=u * per_update, mean_return=mean, episodes=window[1],
-                        seconds=time.perf_counter() - start))
-      print(f"{args.env} steps {u * per_update:>9d} | return {mean:6.2f} over {window[1]} "
-            f"episodes | {time.perf_counter() - start:6.0f} s", flush=True)
+      curve.append(
+        dict(
+          steps=u * per_update,
+          mean_return=mean,
+          episodes=window[1],
+          seconds=time.perf_counter() - start,
+        )
+      )
+      print(
+        f"{args.env} steps {u * per_update:>9d} | return {mean:6.2f} over {window[1]} "
+        f"episodes | {time.perf_counter() - start:6.0f} s",
+        flush=True,
+      )
       window, next_log = [0.0, 0], next_log + args.log_every_steps
   if args.out:
     with open(args.out, "w") as f:

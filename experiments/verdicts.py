@@ -60,8 +60,9 @@ def game_target(variants: dict[str, list[Run]]) -> float:
   return start + 0.5 * (weakest - start)
 
 
-def required_times(group: Sequence[Run], target: float,
-                   times: Sequence[Sequence[float]] | None = None) -> np.ndarray:
+def required_times(
+  group: Sequence[Run], target: float, times: Sequence[Sequence[float]] | None = None
+) -> np.ndarray:
   """Per seed: seconds of training after the first (compiling) call to reach `target`, or
   the given `times` per evaluation."""
   out = []
@@ -72,8 +73,9 @@ def required_times(group: Sequence[Run], target: float,
   return np.array(out, float)
 
 
-def bootstrap_two_groups(a: np.ndarray, b: np.ndarray, op: str, resamples: int = 10_000,
-                         seed: int = 0) -> tuple[float, float, float]:
+def bootstrap_two_groups(
+  a: np.ndarray, b: np.ndarray, op: str, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
   """(op(mean a, mean b), lo, hi): 95% percentile CI with a and b resampled separately."""
   return protocols.two_sample_ci(a, b, op, resamples=resamples, seed=seed)
 
@@ -93,24 +95,38 @@ def _time_cell(t: np.ndarray) -> str:
 Claims = tuple[str | None, str | None]  # (final metric, required time): a rule.CLAIMS or None
 
 
-def compare(a: Sequence[Run], b: Sequence[Run], target: float, resamples: int,
-            times: tuple[Any, Any] = (None, None),
-            claims: Claims = (None, None)) -> dict[str, Any]:
+def compare(
+  a: Sequence[Run],
+  b: Sequence[Run],
+  target: float,
+  resamples: int,
+  times: tuple[Any, Any] = (None, None),
+  claims: Claims = (None, None),
+) -> dict[str, Any]:
   """Variant a vs baseline b: final-metric difference and required-time ratio with CIs, their
   labels, P(a > b) on the final metric, and the verdicts of `claims` (None: no claim)."""
   fa, fb = finals(a), finals(b)
   diff = bootstrap_two_groups(fa, fb, "diff", resamples)
   final = rule.difference(*diff, baseline=float(fb.mean()))
   ta, tb = required_times(a, target, times[0]), required_times(b, target, times[1])
-  ratio = (bootstrap_two_groups(ta, tb, "ratio", resamples)
-           if np.all(np.isfinite(ta)) and np.all(np.isfinite(tb)) else None)
+  ratio = (
+    bootstrap_two_groups(ta, tb, "ratio", resamples)
+    if np.all(np.isfinite(ta)) and np.all(np.isfinite(tb))
+    else None
+  )
   time = rule.ratio(*ratio) if ratio else None
-  out = dict(final_diff=diff, final_label=rule.label(final), final_margin=final.margin,
-             probability_of_improvement=across_games.probability_of_improvement(
-                 [fa], [fb], resamples=resamples),
-             time_ratio=ratio, time_label=rule.label(time) if time else "inconclusive",
-             reached=(int(np.isfinite(ta).sum()), int(np.isfinite(tb).sum())),
-             seeds=(len(a), len(b)))
+  out = dict(
+    final_diff=diff,
+    final_label=rule.label(final),
+    final_margin=final.margin,
+    probability_of_improvement=across_games.probability_of_improvement(
+      [fa], [fb], resamples=resamples
+    ),
+    time_ratio=ratio,
+    time_label=rule.label(time) if time else "inconclusive",
+    reached=(int(np.isfinite(ta).sum()), int(np.isfinite(tb).sum())),
+    seeds=(len(a), len(b)),
+  )
   if claims[0]:
     out["final_verdict"] = rule.verdict(claims[0], final)
   if claims[1]:
@@ -122,28 +138,38 @@ def format_compare(label: str, c: dict[str, Any]) -> str:
   d, lo, hi = c["final_diff"]
   claimed = f", {c['final_verdict']}" if "final_verdict" in c else ""
   p, plo, phi = c["probability_of_improvement"]
-  text = (f"- {label}: final metric difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}], "
-          f"{c['final_label']} (margin +-{c['final_margin']:.2f}){claimed}; "
-          f"P(A > B) {p:.2f} [{plo:.2f}, {phi:.2f}]")
+  text = (
+    f"- {label}: final metric difference {d:+.2f} [{lo:+.2f}, {hi:+.2f}], "
+    f"{c['final_label']} (margin +-{c['final_margin']:.2f}){claimed}; "
+    f"P(A > B) {p:.2f} [{plo:.2f}, {phi:.2f}]"
+  )
   timed = f", {c['time_verdict']}" if "time_verdict" in c else ""
   if c["time_ratio"]:
     r, rlo, rhi = c["time_ratio"]
-    text += (f"; required-time ratio {r:.2f} [{rlo:.2f}, {rhi:.2f}], {c['time_label']} "
-             f"(margin +-{rule.MARGIN_FRACTION:.2f}){timed}")
+    text += (
+      f"; required-time ratio {r:.2f} [{rlo:.2f}, {rhi:.2f}], {c['time_label']} "
+      f"(margin +-{rule.MARGIN_FRACTION:.2f}){timed}"
+    )
   else:
-    text += (f"; required-time ratio n/a (target reached by {c['reached'][0]}/{c['seeds'][0]}"
-             f" vs {c['reached'][1]}/{c['seeds'][1]} seeds){timed}")
+    text += (
+      f"; required-time ratio n/a (target reached by {c['reached'][0]}/{c['seeds'][0]}"
+      f" vs {c['reached'][1]}/{c['seeds'][1]} seeds){timed}"
+    )
   return text
 
 
 def variant_table(variants: dict[str, list[Run]], target: float, resamples: int) -> list[str]:
-  lines = ["| variant | method | seeds | env steps | steps/s | final metric [95% CI] "
-           f"| required time to {target:.2f} (s, seeds reaching it) |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    "| variant | method | seeds | env steps | steps/s | final metric [95% CI] "
+    f"| required time to {target:.2f} (s, seeds reaching it) |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+  ]
   for name, g in variants.items():
     sps = np.mean([r["steps_per_second"] or np.nan for r in g])
-    lines.append(f"| {name} | {g[0]['method']} | {len(g)} | {g[0]['env_steps']} | {sps:.0f} "
-                 f"| {_ci(finals(g), resamples)} | {_time_cell(required_times(g, target))} |")
+    lines.append(
+      f"| {name} | {g[0]['method']} | {len(g)} | {g[0]['env_steps']} | {sps:.0f} "
+      f"| {_ci(finals(g), resamples)} | {_time_cell(required_times(g, target))} |"
+    )
   return lines
 
 

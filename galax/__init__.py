@@ -20,11 +20,11 @@ import sys
 __version__ = "0.1.0"
 
 _PUBLIC = {
-    "load_config": ("galax.config", "load"),
-    "make_algorithm": ("galax.algorithms", "make_algorithm"),
-    "train": ("galax.training.loop", "train"),
-    "load_policy": ("galax.evaluate.cli", "load_policy"),
-    "evaluate_params": ("galax.evaluate.evaluator", "evaluate_params"),
+  "load_config": ("galax.config", "load"),
+  "make_algorithm": ("galax.algorithms", "make_algorithm"),
+  "train": ("galax.training.loop", "train"),
+  "load_policy": ("galax.evaluate.cli", "load_policy"),
+  "evaluate_params": ("galax.evaluate.evaluator", "evaluate_params"),
 }
 __all__ = sorted(_PUBLIC)
 
@@ -39,8 +39,9 @@ def __getattr__(name: str):
 # The commands' module names from before they moved into galax/results/: `python -m
 # galax.sweep` (report, experiment) runs galax.results.sweep, and importing the old name
 # gives the new module.
-_MOVED_COMMANDS = {f"galax.{name}": f"galax.results.{name}"
-                   for name in ("sweep", "report", "experiment")}
+_MOVED_COMMANDS = {
+  f"galax.{name}": f"galax.results.{name}" for name in ("sweep", "report", "experiment")
+}
 
 
 class _MovedCommands(importlib.abc.MetaPathFinder, importlib.abc.Loader):

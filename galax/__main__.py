@@ -26,27 +26,39 @@ from galax.training import terminal_bar as progress_bar
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
 
-_WORKDIR = flags.DEFINE_string("workdir", None, "Where metrics, checkpoints and results go "
-                               "(default: runs/<config name>_seed<seed>).")
+_WORKDIR = flags.DEFINE_string(
+  "workdir",
+  None,
+  "Where metrics, checkpoints and results go (default: runs/<config name>_seed<seed>).",
+)
 _RESUME = flags.DEFINE_bool("resume", False, "Continue from the latest checkpoint in --workdir.")
-_OVERWRITE = flags.DEFINE_bool("overwrite", False, "Delete the run already in --workdir "
-                               "(its checkpoints, metrics, results) and start afresh.")
+_OVERWRITE = flags.DEFINE_bool(
+  "overwrite",
+  False,
+  "Delete the run already in --workdir (its checkpoints, metrics, results) and start afresh.",
+)
 # Multi-host (--config.distributed=True): left unset, jax.distributed.initialize() detects
 # them on Cloud TPU, SLURM, Open MPI and Kubernetes (see docs/multihost.md).
-_COORDINATOR = flags.DEFINE_string("coordinator_address", None,
-                                   "host:port of process 0's coordinator (multi-host).")
+_COORDINATOR = flags.DEFINE_string(
+  "coordinator_address", None, "host:port of process 0's coordinator (multi-host)."
+)
 _NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "Processes in the job (multi-host).")
 _PROCESS_ID = flags.DEFINE_integer("process_id", None, "This process's index (multi-host).")
-_PEER_TIMEOUT = flags.DEFINE_float("peer_timeout_s", 30.0,
-                                   "Multi-host: a process silent this long counts as lost; the "
-                                   "others then exit (75) with one line (docs/multihost.md).")
+_PEER_TIMEOUT = flags.DEFINE_float(
+  "peer_timeout_s",
+  30.0,
+  "Multi-host: a process silent this long counts as lost; the "
+  "others then exit (75) with one line (docs/multihost.md).",
+)
 
 
 def main(argv):
   logging.set_verbosity(logging.WARNING)  # orbax logs every file it writes at INFO
   if len(argv) > 1:
-    cli.fail(f"unexpected argument(s) {' '.join(argv[1:])!r}: a config comes first or as "
-             f"--config=NAME, other options as --name=value.")
+    cli.fail(
+      f"unexpected argument(s) {' '.join(argv[1:])!r}: a config comes first or as "
+      f"--config=NAME, other options as --name=value."
+    )
   if _RESUME.value and _OVERWRITE.value:
     cli.fail("--resume continues the run in --workdir and --overwrite deletes it: give one.")
   config = flags.FLAGS["config"].value
@@ -55,24 +67,36 @@ def main(argv):
     name = os.path.splitext(os.path.basename(flags.FLAGS["config"].config_filename))[0]
     workdir = os.path.join("runs", f"{name}_seed{config.seed}")
   if config.distributed and not supervise.is_child():  # JAX's aborts go to a log file
-    process = (str(_PROCESS_ID.value) if _PROCESS_ID.value is not None
-               else f"-{socket.gethostname()}-{os.getpid()}")
+    process = (
+      str(_PROCESS_ID.value)
+      if _PROCESS_ID.value is not None
+      else f"-{socket.gethostname()}-{os.getpid()}"
+    )
     sys.exit(supervise.run_child(_child_argv(), workdir, process))
   jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
   if config.distributed:
     from galax.runtime import peers  # pylint: disable=g-import-not-at-top
 
-    peers.initialize(coordinator_address=_COORDINATOR.value, num_processes=_NUM_PROCESSES.value,
-                     process_id=_PROCESS_ID.value, peer_timeout_s=_PEER_TIMEOUT.value)
+    peers.initialize(
+      coordinator_address=_COORDINATOR.value,
+      num_processes=_NUM_PROCESSES.value,
+      process_id=_PROCESS_ID.value,
+      peer_timeout_s=_PEER_TIMEOUT.value,
+    )
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
   log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
-  bar = (progress_bar.TerminalBar() if jax.process_index() == 0 and progress_bar.wanted()
-         else None)
+  bar = progress_bar.TerminalBar() if jax.process_index() == 0 and progress_bar.wanted() else None
   try:
-    train(config, workdir=workdir, resume=_RESUME.value, log=bar.log if bar else log,
-          on_call=bar.update if bar else None, overwrite=_OVERWRITE.value)
+    train(
+      config,
+      workdir=workdir,
+      resume=_RESUME.value,
+      log=bar.log if bar else log,
+      on_call=bar.update if bar else None,
+      overwrite=_OVERWRITE.value,
+    )
   finally:
     if bar:
       bar.close()
@@ -93,9 +117,14 @@ def run() -> None:
   config_help.answer(sys.argv)
   sys.argv = cli.prepare_argv(sys.argv, _DEFAULT_CONFIG)
   config_flags.DEFINE_config_file(
-      "config", _DEFAULT_CONFIG, "Experiment config: a file, or a name in configs/: "
-      + ", ".join(config_names()) + ". Override any field with --config.<field>=<value> "
-      "(the fields: galax/config/__init__.py's base_config).", lock_config=True)
+    "config",
+    _DEFAULT_CONFIG,
+    "Experiment config: a file, or a name in configs/: "
+    + ", ".join(config_names())
+    + ". Override any field with --config.<field>=<value> "
+    "(the fields: galax/config/__init__.py's base_config).",
+    lock_config=True,
+  )
   cli.answer_help(sys.argv, sys.modules[__name__])
   app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 

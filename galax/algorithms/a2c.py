@@ -45,9 +45,14 @@ from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
 
 
-def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSettings,
-              params: Params, traj: Trajectory, chunks: int = 1
-              ) -> tuple[Params, losses.LossTerms]:
+def a2c_grads(
+  apply_fn: Callable,
+  returns: ReturnSettings,
+  loss: losses.LossSettings,
+  params: Params,
+  traj: Trajectory,
+  chunks: int = 1,
+) -> tuple[Params, losses.LossTerms]:
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
   With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
@@ -63,8 +68,16 @@ def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSett
 
     def loss_fn(p):
       logits, values = apply_fn(p, obs)
-      terms = losses.a2c_loss(logits, values, actions, chunk_targets, chunk_mask,
-                              loss.entropy_coef, loss.value_coef, loss.sum_over_time)
+      terms = losses.a2c_loss(
+        logits,
+        values,
+        actions,
+        chunk_targets,
+        chunk_mask,
+        loss.entropy_coef,
+        loss.value_coef,
+        loss.sum_over_time,
+      )
       return terms.total, terms
 
     return jax.grad(loss_fn, has_aux=True)(params)
@@ -72,8 +85,12 @@ def a2c_grads(apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSett
   return chunked(chunk_grads, chunks)((traj.obs, traj.actions, targets, mask))
 
 
-def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner,
-                    stragglers: StragglerModel | None = None) -> BlockUpdate:
+def make_a2c_update(
+  setup: Setup,
+  optimizer: LearnerOptimizer,
+  combiner: Combiner,
+  stragglers: StragglerModel | None = None,
+) -> BlockUpdate:
   """The block update (see module docstring) for `compile_step`; `optimizer` applies the
   gradients (`galax.parallel.learner_optimizer`)."""
   settings = setup.settings
@@ -84,37 +101,61 @@ def make_a2c_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combine
   returns, loss, t_max = settings.returns, settings.loss, settings.t_max
 
   def update(state: LearnerState):
-    env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
-                                    state.action_keys, t_max, lx.env_shard_index())
+    env_state, keys, traj = rollout(
+      policy,
+      state.params,
+      setup.env,
+      state.env_state,
+      state.action_keys,
+      t_max,
+      lx.env_shard_index(),
+    )
     per_learner = lx.split_learners(traj, learners)
     grads, terms = lx.map_learners(
-        lambda p, t: a2c_grads(apply_fn, returns, loss, p, t, chunks), state.params,
-        per_learner, how=how)
+      lambda p, t: a2c_grads(apply_fn, returns, loss, p, t, chunks),
+      state.params,
+      per_learner,
+      how=how,
+    )
     metrics = dict(loss=terms._asdict(), episodes=episode_log(traj)._asdict())
     weights = None  # straggler dropping: the all-reduce mean's weights [L]
     if stragglers is not None:
       weights, metrics["stragglers"] = stragglers.weights(learners, state.update_count[0])
     params, opt_state, metrics["grad_norm"] = optimizer.apply_gradients(
-        grads, state.opt_state, state.params, weights)
+      grads, state.opt_state, state.params, weights
+    )
     if settings.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
       metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(grads)
-    return finish_update(state, combiner, params=params, opt_state=opt_state,
-                         env_state=env_state, action_keys=keys, metrics=metrics)
+    return finish_update(
+      state,
+      combiner,
+      params=params,
+      opt_state=opt_state,
+      env_state=env_state,
+      action_keys=keys,
+      metrics=metrics,
+    )
 
   return update
 
 
-def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> Algorithm:
+def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
   s = config.stragglers
-  stragglers = make_straggler_model(config.num_learners, s.num_kept, s.step_time, s.scale,
-                                    config.seed)
+  stragglers = make_straggler_model(
+    config.num_learners, s.num_kept, s.step_time, s.scale, config.seed
+  )
   update = make_a2c_update(setup, optimizer, combiner, stragglers)
   return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner)
 
 
-SPECS = (spec.AlgorithmSpec("a2c", make_a2c, features=frozenset({
-    spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE,
-    spec.ASYNC_ENVS})),)
+SPECS = (
+  spec.AlgorithmSpec(
+    "a2c",
+    make_a2c,
+    features=frozenset(
+      {spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE, spec.ASYNC_ENVS}
+    ),
+  ),
+)

@@ -77,8 +77,7 @@ class A3CExtra:
   key: jax.Array  # [D, 2]: the round key (equal on every device)
 
 
-def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: str
-                   ) -> jax.Array:
+def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: str) -> jax.Array:
   """s_j for every learner, [n] int32, in {0..max_staleness}."""
   if kind == "fixed":
     return jnp.full((num_learners,), max_staleness, jnp.int32)
@@ -97,9 +96,14 @@ class A3CSettings:
   shuffle_order: bool
 
 
-def apply_in_turn(optimizer: optax.GradientTransformation, all_grads: ParamsBlock,
-                  order: jax.Array, carry: tuple[Params, OptState, ParamsBlock],
-                  start: jax.Array, slots: int) -> tuple[Params, OptState, ParamsBlock]:
+def apply_in_turn(
+  optimizer: optax.GradientTransformation,
+  all_grads: ParamsBlock,
+  order: jax.Array,
+  carry: tuple[Params, OptState, ParamsBlock],
+  start: jax.Array,
+  slots: int,
+) -> tuple[Params, OptState, ParamsBlock]:
   """Step 3 of a round: the n gradients `all_grads` [n, ...] applied one after another, in
   `order`, to the shared (params, opt_state); version `start + i + 1` of the parameters is
   written to slot (start + i + 1) % slots of the `history` [S + 1, ...] (carry: params,
@@ -117,8 +121,9 @@ def apply_in_turn(optimizer: optax.GradientTransformation, all_grads: ParamsBloc
   return jax.lax.scan(apply, carry, jnp.arange(order.shape[0]))[0]
 
 
-def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation, a3c: A3CSettings
-                    ) -> BlockUpdate:
+def make_a3c_update(
+  setup: Setup, optimizer: optax.GradientTransformation, a3c: A3CSettings
+) -> BlockUpdate:
   """The round (see the module docstring) for `compile_step`."""
   learners = setup.layout.learners_per_device
   n = setup.layout.num_learners
@@ -132,8 +137,7 @@ def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation, a3c: 
   def update(state: LearnerState):
     key, staleness_key, order_key = jax.random.split(state.extra.key[0], 3)
     staleness = draw_staleness(staleness_key, n, max_staleness, staleness_kind)
-    order = (jax.random.permutation(order_key, n) if shuffle_order
-             else jnp.arange(n))
+    order = jax.random.permutation(order_key, n) if shuffle_order else jnp.arange(n)
     position = jnp.argsort(order)  # position[j] = i where order[i] = j
     start = state.update_count[0] * n  # applications before this round
     mine = jax.lax.axis_index(lx.AXIS) * learners + jnp.arange(learners)
@@ -142,31 +146,41 @@ def make_a3c_update(setup: Setup, optimizer: optax.GradientTransformation, a3c: 
     history = jax.tree.map(lambda h: h[0], state.extra.history)  # [S + 1, ...]
     read_slots = (start - staleness[mine]) % slots
     read = jax.tree.map(lambda h: h[read_slots], history)  # [L, ...]
-    env_state, keys, traj = rollout(policy, read, setup.env, state.env_state,
-                                    state.action_keys, t_max, lx.env_shard_index())
+    env_state, keys, traj = rollout(
+      policy, read, setup.env, state.env_state, state.action_keys, t_max, lx.env_shard_index()
+    )
     grads, terms = jax.vmap(lambda p, t: a2c_grads(apply_fn, returns, loss, p, t, chunks))(
-        read, lx.split_learners(traj, learners))
+      read, lx.split_learners(traj, learners)
+    )
 
     # 3. Apply all n gradients in turn to the shared parameters (the same on every device).
     all_grads = jax.tree.map(lambda g: jax.lax.all_gather(g, lx.AXIS, axis=0, tiled=True), grads)
     shared = jax.tree.map(lambda x: x[0], (state.params, state.opt_state))
-    params, opt_state, history = apply_in_turn(optimizer, all_grads, order, (*shared, history),
-                                               start, slots)
+    params, opt_state, history = apply_in_turn(
+      optimizer, all_grads, order, (*shared, history), start, slots
+    )
     copies = lambda x: jnp.broadcast_to(x, (learners, *x.shape))
-    metrics = dict(loss=terms._asdict(), grad_norm=jax.vmap(optax.tree.norm)(grads),
-                   staleness=(staleness + position)[mine],
-                   episodes=episode_log(traj)._asdict())
+    metrics = dict(
+      loss=terms._asdict(),
+      grad_norm=jax.vmap(optax.tree.norm)(grads),
+      staleness=(staleness + position)[mine],
+      episodes=episode_log(traj)._asdict(),
+    )
     return finish_update(
-        state, None, params=jax.tree.map(copies, params),
-        opt_state=jax.tree.map(copies, opt_state), env_state=env_state, action_keys=keys,
-        metrics=metrics,
-        extra=A3CExtra(history=jax.tree.map(lambda h: h[None], history), key=key[None]))
+      state,
+      None,
+      params=jax.tree.map(copies, params),
+      opt_state=jax.tree.map(copies, opt_state),
+      env_state=env_state,
+      action_keys=keys,
+      metrics=metrics,
+      extra=A3CExtra(history=jax.tree.map(lambda h: h[None], history), key=key[None]),
+    )
 
   return update
 
 
-def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> Algorithm:
+def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
   setup = make_setup(config, SPECS[0], devices=devices)
   layout = setup.layout
@@ -174,8 +188,9 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a
   # block of learners: no `LearnerOptimizer`); per-tensor clipping, first in the chain,
   # thus clips each learner's gradient on its own, the meaning it has everywhere.
-  optimizer, schedule = make_optimizer(setup.settings.optimizer,
-                                       layout.envs_per_learner, n, setup.anneal_updates * n)
+  optimizer, schedule = make_optimizer(
+    setup.settings.optimizer, layout.envs_per_learner, n, setup.anneal_updates * n
+  )
   c = config.a3c
   a3c = A3CSettings(int(c.max_staleness), str(c.staleness), bool(c.shuffle_order))
   slots = a3c.max_staleness + 1
@@ -187,9 +202,15 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     key = jax.random.fold_in(jax.random.PRNGKey(config.seed), STREAM)
     return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
-  return assemble(config, setup, make_a3c_update(setup, optimizer, a3c), optimizer,
-                  lambda update: schedule(update * n),  # rounds -> applications
-                  config.t_max, init_extra=init_extra)
+  return assemble(
+    config,
+    setup,
+    make_a3c_update(setup, optimizer, a3c),
+    optimizer,
+    lambda update: schedule(update * n),  # rounds -> applications
+    config.t_max,
+    init_extra=init_extra,
+  )
 
 
 def _validate(config: ConfigDict) -> None:
@@ -197,9 +218,11 @@ def _validate(config: ConfigDict) -> None:
   if config.a3c.max_staleness < 0:
     raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
   if config.combine != "independent":
-    raise ValueError("algorithm='a3c' applies every learner's gradient to the shared "
-                     f"parameters itself; config.combine={config.combine!r} must stay "
-                     "'independent'.")
+    raise ValueError(
+      "algorithm='a3c' applies every learner's gradient to the shared "
+      f"parameters itself; config.combine={config.combine!r} must stay "
+      "'independent'."
+    )
 
 
 def a3c_config() -> ConfigDict:
@@ -213,5 +236,12 @@ def a3c_config() -> ConfigDict:
   return c
 
 
-SPECS = (spec.AlgorithmSpec("a3c", make_a3c, validate=_validate, features=frozenset(),
-                            config_sections=lambda: dict(a3c=a3c_config())),)
+SPECS = (
+  spec.AlgorithmSpec(
+    "a3c",
+    make_a3c,
+    validate=_validate,
+    features=frozenset(),
+    config_sections=lambda: dict(a3c=a3c_config()),
+  ),
+)

@@ -92,33 +92,46 @@ MakeEnvs = Callable[[lx.Layout, RunSettings], Envs]  # -> this process's trainin
 def default_envs(layout: lx.Layout, settings: RunSettings) -> Env:
   """`make_env` for a layout: this process's learners' envs, seeded the run's seed plus
   their global env index."""
-  return make_env(settings.env, num_envs=layout.learners_per_device * layout.envs_per_learner,
-                  seed=settings.seed + layout.first_env, num_shards=layout.local_devices)
+  return make_env(
+    settings.env,
+    num_envs=layout.learners_per_device * layout.envs_per_learner,
+    seed=settings.seed + layout.first_env,
+    num_shards=layout.local_devices,
+  )
 
 
-def make_setup(config: ConfigDict, spec: AlgorithmSpec, make_envs: MakeEnvs | None = None,
-               devices: Sequence[jax.Device] | None = None) -> Setup:
+def make_setup(
+  config: ConfigDict,
+  spec: AlgorithmSpec,
+  make_envs: MakeEnvs | None = None,
+  devices: Sequence[jax.Device] | None = None,
+) -> Setup:
   """The setup of `config` for its algorithm's `spec` (its env steps per update, and what
   the plan's rules ask of it); the config is read here, once (`RunSettings`). `make_envs`:
   builds the envs for the layout (e.g. HTS actor groups); default `default_envs`.
   `devices`: the devices to build for (default `jax.devices()`; `galax.aot.compile` passes
   a TPU or GPU topology's compile-only devices)."""
-  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices,
-                          devices)
+  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices, devices)
   mesh = lx.make_mesh(layout, devices)
   settings = RunSettings.from_config(config)
   env = (make_envs or default_envs)(layout, settings)
-  plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout,
-                  layout.learners_per_device)
+  plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout, layout.learners_per_device)
   network = settings.network.build(env.spec, plan.conv_impl)
-  env_steps_per_update = (layout.num_learners * layout.envs_per_learner
-                          * spec.steps_per_env(config))
+  env_steps_per_update = layout.num_learners * layout.envs_per_learner * spec.steps_per_env(config)
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
   per_call = settings.updates_per_call
   calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
   anneal_updates = settings.optimizer.anneal_updates(calls * per_call, env_steps_per_update)
-  return Setup(settings, layout, mesh, env, network, plan,
-               total_updates=calls * per_call, anneal_updates=anneal_updates)
+  return Setup(
+    settings,
+    layout,
+    mesh,
+    env,
+    network,
+    plan,
+    total_updates=calls * per_call,
+    anneal_updates=anneal_updates,
+  )
 
 
 class UpdateParts(NamedTuple):
@@ -132,22 +145,33 @@ class UpdateParts(NamedTuple):
 
 def params_shapes(setup: Setup) -> PyTree:
   """Shapes and dtypes of one learner's parameters (no computation)."""
-  return jax.eval_shape(lambda: networks.init_params(setup.network, setup.env.spec,
-                                                     jax.random.PRNGKey(0)))
+  return jax.eval_shape(
+    lambda: networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(0))
+  )
 
 
-def make_learners(config: ConfigDict, spec: AlgorithmSpec,
-                  devices: Sequence[jax.Device] | None = None, steps_per_update: int = 1,
-                  make_envs: MakeEnvs | None = None) -> UpdateParts:
+def make_learners(
+  config: ConfigDict,
+  spec: AlgorithmSpec,
+  devices: Sequence[jax.Device] | None = None,
+  steps_per_update: int = 1,
+  make_envs: MakeEnvs | None = None,
+) -> UpdateParts:
   """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
   schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches)."""
   setup = make_setup(config, spec, make_envs, devices)
   g = config.gossip
-  combiner = make_combiner(config.combine, setup.layout.num_learners, g.topology, g.peers,
-                           g.delay, g.metrics)
+  combiner = make_combiner(
+    config.combine, setup.layout.num_learners, g.topology, g.peers, g.delay, g.metrics
+  )
   optimizer, schedule = make_learner_optimizer(
-      setup.settings.optimizer, setup.layout, lambda: params_shapes(setup),
-      combiner, setup.anneal_updates, steps_per_update=steps_per_update)
+    setup.settings.optimizer,
+    setup.layout,
+    lambda: params_shapes(setup),
+    combiner,
+    setup.anneal_updates,
+    steps_per_update=steps_per_update,
+  )
   return UpdateParts(setup, combiner, optimizer, schedule)
 
 
@@ -168,9 +192,10 @@ def block_policy(apply_fn: Callable, learners: int, how: str = "vmap") -> Callab
 def env_chunks(tree: PyTree, chunks: int, axis: int = 1) -> list[PyTree]:
   """`tree` cut into `chunks` equal, consecutive slices along its env `axis` (a list)."""
   width = jax.tree.leaves(tree)[0].shape[axis] // chunks
-  return [jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width,
-                                                      axis=axis), tree)
-          for c in range(chunks)]
+  return [
+    jax.tree.map(lambda x: jax.lax.slice_in_dim(x, c * width, (c + 1) * width, axis=axis), tree)
+    for c in range(chunks)
+  ]
 
 
 def mean_of(parts: list[PyTree]) -> PyTree:
@@ -178,8 +203,12 @@ def mean_of(parts: list[PyTree]) -> PyTree:
   return jax.tree.map(lambda *xs: sum(xs) / len(parts), *parts)
 
 
-def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
-            combine: Callable[[list[PyTree]], PyTree] = mean_of) -> Callable[[PyTree], PyTree]:
+def chunked(
+  fn: Callable[[PyTree], PyTree],
+  chunks: int,
+  axis: int = 1,
+  combine: Callable[[list[PyTree]], PyTree] = mean_of,
+) -> Callable[[PyTree], PyTree]:
   """`fn` computed on `chunks` equal slices of its input along `axis`, then `combine`d
   (the mean by default); `fn` itself when chunks = 1.
 
@@ -193,8 +222,13 @@ def chunked(fn: Callable[[PyTree], PyTree], chunks: int, axis: int = 1,
   return lambda tree: combine([fn(part) for part in env_chunks(tree, chunks, axis)])
 
 
-def scan_loop(body: Callable[[PyTree, int | jax.Array], PyTree], carry: PyTree, count: int,
-              unroll: bool, first: int | jax.Array = 0) -> PyTree:
+def scan_loop(
+  body: Callable[[PyTree, int | jax.Array], PyTree],
+  carry: PyTree,
+  count: int,
+  unroll: bool,
+  first: int | jax.Array = 0,
+) -> PyTree:
   """`body(carry, i)` for i = first .. first + count - 1 in order (`first` an int or a traced
   int32): a Python loop (`unroll`, `ExecutionPlan.unroll_units`) or a `lax.scan` over i."""
   if unroll or count <= 1:
@@ -208,10 +242,17 @@ def scan_loop(body: Callable[[PyTree, int | jax.Array], PyTree], carry: PyTree, 
 _KEEP = object()  # `finish_update`: the algorithm's own state unchanged
 
 
-def finish_update(state: LearnerState, combiner: Combiner | None, *, params: ParamsBlock,
-                  opt_state: OptState, env_state: EnvState, action_keys: jax.Array,
-                  metrics: Metrics, extra: PyTree = _KEEP
-                  ) -> tuple[LearnerState, Metrics]:
+def finish_update(
+  state: LearnerState,
+  combiner: Combiner | None,
+  *,
+  params: ParamsBlock,
+  opt_state: OptState,
+  env_state: EnvState,
+  action_keys: jax.Array,
+  metrics: Metrics,
+  extra: PyTree = _KEEP,
+) -> tuple[LearnerState, Metrics]:
   """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip, from
   `state.params`, the parameters before the step, to `params`, those after it), its metrics
   merged under the combiner's name, the new state with the update counted. `extra`: the
@@ -219,19 +260,26 @@ def finish_update(state: LearnerState, combiner: Combiner | None, *, params: Par
   kept as they are."""
   combiner_state = state.combiner
   if combiner is not None:
-    params, combiner_state, combine_metrics = combiner.after_step(state.params, params,
-                                                                  state.combiner)
+    params, combiner_state, combine_metrics = combiner.after_step(
+      state.params, params, state.combiner
+    )
     if combine_metrics:
       metrics = dict(metrics, **{combiner.name: combine_metrics})
   new_state = state.replace(
-      params=params, opt_state=opt_state, env_state=env_state, action_keys=action_keys,
-      update_count=state.update_count + 1, combiner=combiner_state,
-      extra=state.extra if extra is _KEEP else extra)
+    params=params,
+    opt_state=opt_state,
+    env_state=env_state,
+    action_keys=action_keys,
+    update_count=state.update_count + 1,
+    combiner=combiner_state,
+    extra=state.extra if extra is _KEEP else extra,
+  )
   return new_state, metrics
 
 
-def compile_step(setup: Setup, update_block: BlockUpdate,
-                 state_specs: P | PyTree | None = None) -> Callable:
+def compile_step(
+  setup: Setup, update_block: BlockUpdate, state_specs: P | PyTree | None = None
+) -> Callable:
   """jit(shard_map(scan(update_block))) over the run's `updates_per_call` updates, or with
   `plan.update_loop = "host"` a Python loop of jitted single updates.
 
@@ -244,9 +292,16 @@ def compile_step(setup: Setup, update_block: BlockUpdate,
   in_specs = P(lx.AXIS) if state_specs is None else state_specs
 
   def sharded(fn):
-    return jax.jit(jax.shard_map(fn, mesh=setup.mesh, in_specs=(in_specs,),
-                                 out_specs=(in_specs, P(None, lx.AXIS)), check_vma=False),
-                   donate_argnums=0)
+    return jax.jit(
+      jax.shard_map(
+        fn,
+        mesh=setup.mesh,
+        in_specs=(in_specs,),
+        out_specs=(in_specs, P(None, lx.AXIS)),
+        check_vma=False,
+      ),
+      donate_argnums=0,
+    )
 
   if setup.plan.update_loop == "scan":
     return sharded(lambda s: jax.lax.scan(lambda c, _: update_block(c), s, None, length=updates))

@@ -71,9 +71,15 @@ class VTraceSettings:
   reduction: str
 
 
-def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSettings,
-                 params: Params, traj: Trajectory, last_obs: jax.Array, chunks: int = 1
-                 ) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
+def impala_grads(
+  apply_fn: Callable,
+  vtrace: VTraceSettings,
+  loss: losses.LossSettings,
+  params: Params,
+  traj: Trajectory,
+  last_obs: jax.Array,
+  chunks: int = 1,
+) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
   """Gradient of the V-trace actor-critic loss of one learner's unroll [T, b] at `params`.
 
   `last_obs` [b, ...] is x_T, whose value bootstraps the last step. Also returns the
@@ -92,20 +98,35 @@ def impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSe
     logits, values = apply_fn(p, obs)
     logits = logits[:-1]
     log_rhos = losses.action_log_prob(logits, traj.actions) - behaviour_log_probs
-    targets = returns_lib.vtrace(traj.rewards, discounts, values, traj.truncated, log_rhos,
-                                 vtrace.rho_bar, vtrace.c_bar)
+    targets = returns_lib.vtrace(
+      traj.rewards, discounts, values, traj.truncated, log_rhos, vtrace.rho_bar, vtrace.c_bar
+    )
     terms = losses.off_policy_actor_critic_loss(
-        logits, values[:-1], traj.actions, targets.pg_advantages, targets.vs, mask,
-        loss.entropy_coef, loss.value_coef, vtrace.reduction)
+      logits,
+      values[:-1],
+      traj.actions,
+      targets.pg_advantages,
+      targets.vs,
+      mask,
+      loss.entropy_coef,
+      loss.value_coef,
+      vtrace.reduction,
+    )
     return terms.total, (terms, jax.lax.stop_gradient(log_rhos))
 
   grads, aux = jax.grad(loss_fn, has_aux=True)(params)
   return grads, aux
 
 
-def chunked_impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losses.LossSettings,
-                         params: Params, traj: Trajectory, last_obs: jax.Array, chunks: int
-                         ) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
+def chunked_impala_grads(
+  apply_fn: Callable,
+  vtrace: VTraceSettings,
+  loss: losses.LossSettings,
+  params: Params,
+  traj: Trajectory,
+  last_obs: jax.Array,
+  chunks: int,
+) -> tuple[Params, tuple[losses.LossTerms, jax.Array]]:
   """`impala_grads` with the b envs cut into `chunks` = k equal chunks (V-trace runs along
   each env's time axis, so the chunks' targets are the whole batch's) and the chunk
   gradients combined as the loss reduction combines them: averaged for "mean" (each chunk's
@@ -114,8 +135,9 @@ def chunked_impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losse
   scale = 1.0 / chunks if vtrace.reduction == "mean" else 1.0
 
   def combine(parts):  # gradients and loss terms as the reduction; log rhos side by side
-    grads, terms = jax.tree.map(lambda *xs: sum(xs) * scale,
-                                *[(g, terms) for g, (terms, _) in parts])
+    grads, terms = jax.tree.map(
+      lambda *xs: sum(xs) * scale, *[(g, terms) for g, (terms, _) in parts]
+    )
     return grads, (terms, jnp.concatenate([rhos for _, (_, rhos) in parts], axis=1))
 
   # last_obs [b, ...] rides along as [1, b, ...]: both chunk along the env axis 1.
@@ -123,8 +145,9 @@ def chunked_impala_grads(apply_fn: Callable, vtrace: VTraceSettings, loss: losse
   return chunked(per_chunk, chunks, combine=combine)((traj, last_obs[None]))
 
 
-def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner,
-                       vtrace: VTraceSettings, lag: int) -> BlockUpdate:
+def make_impala_update(
+  setup: Setup, optimizer: LearnerOptimizer, combiner: Combiner, vtrace: VTraceSettings, lag: int
+) -> BlockUpdate:
   """The block update (see the module docstring) for `compile_step`: actors `lag` updates
   behind the learner."""
   learners = setup.layout.learners_per_device
@@ -140,45 +163,55 @@ def make_impala_update(setup: Setup, optimizer: LearnerOptimizer, combiner: Comb
       behaviour = jax.tree.map(lambda q: q[rows, slot], state.extra.queue)
     else:
       behaviour = state.params
-    env_state, keys, traj = rollout(policy, behaviour, setup.env, state.env_state,
-                                    state.action_keys, t_max, lx.env_shard_index())
+    env_state, keys, traj = rollout(
+      policy, behaviour, setup.env, state.env_state, state.action_keys, t_max, lx.env_shard_index()
+    )
     last_obs = lx.learner_block(env_state.obs, learners)
     grads, (terms, log_rhos) = jax.vmap(
-        lambda p, t, o: impala_grads(apply_fn, vtrace, loss, p, t, o, chunks))(
-            state.params, lx.split_learners(traj, learners), last_obs)
-    params, opt_state, grad_norm = optimizer.apply_gradients(grads, state.opt_state,
-                                                             state.params)
+      lambda p, t, o: impala_grads(apply_fn, vtrace, loss, p, t, o, chunks)
+    )(state.params, lx.split_learners(traj, learners), last_obs)
+    params, opt_state, grad_norm = optimizer.apply_gradients(grads, state.opt_state, state.params)
     queue = state.extra.queue
     if lag:
       queue = jax.tree.map(lambda q, p: q.at[rows, slot].set(p), queue, state.params)
     mask = lx.split_learners(traj, learners).valid
     abs_log_rho = jnp.sum(jnp.abs(log_rhos) * mask, axis=(1, 2)) / jnp.maximum(
-        jnp.sum(mask, axis=(1, 2)), 1)
-    metrics = dict(loss=terms._asdict(), grad_norm=grad_norm, abs_log_rho=abs_log_rho,
-                   episodes=episode_log(traj)._asdict())
-    return finish_update(state, combiner, params=params, opt_state=opt_state,
-                         env_state=env_state, action_keys=keys, metrics=metrics,
-                         extra=ImpalaExtra(queue))
+      jnp.sum(mask, axis=(1, 2)), 1
+    )
+    metrics = dict(
+      loss=terms._asdict(),
+      grad_norm=grad_norm,
+      abs_log_rho=abs_log_rho,
+      episodes=episode_log(traj)._asdict(),
+    )
+    return finish_update(
+      state,
+      combiner,
+      params=params,
+      opt_state=opt_state,
+      env_state=env_state,
+      action_keys=keys,
+      metrics=metrics,
+      extra=ImpalaExtra(queue),
+    )
 
   return update
 
 
-def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-                ) -> Algorithm:
+def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
   impala, lag = config.impala, int(config.impala.policy_lag)
-  vtrace = VTraceSettings(setup.settings.returns.gamma, float(impala.rho_bar),
-                          float(impala.c_bar), str(impala.reduction))
+  vtrace = VTraceSettings(
+    setup.settings.returns.gamma, float(impala.rho_bar), float(impala.c_bar), str(impala.reduction)
+  )
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
-    queue = jax.tree.map(
-        lambda x: jnp.repeat(x[:, None], lag, axis=1), params)
+    queue = jax.tree.map(lambda x: jnp.repeat(x[:, None], lag, axis=1), params)
     return ImpalaExtra(queue)
 
   update = make_impala_update(setup, optimizer, combiner, vtrace, lag)
-  return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner,
-                  init_extra)
+  return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner, init_extra)
 
 
 def impala_config() -> ConfigDict:
@@ -199,6 +232,12 @@ def _validate(config: ConfigDict) -> None:
   check_positive(config, "impala.rho_bar", "impala.c_bar")
 
 
-SPECS = (spec.AlgorithmSpec("impala", make_impala, validate=_validate,
-                            features=frozenset({spec.SHARDED_STATE}),
-                            config_sections=lambda: dict(impala=impala_config())),)
+SPECS = (
+  spec.AlgorithmSpec(
+    "impala",
+    make_impala,
+    validate=_validate,
+    features=frozenset({spec.SHARDED_STATE}),
+    config_sections=lambda: dict(impala=impala_config()),
+  ),
+)

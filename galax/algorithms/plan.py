@@ -83,12 +83,12 @@ def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: PlanContext) -> E
   choices, its 'auto' ones resolved by the rules below, in this order (each rule reads the
   ones before it)."""
   if config.platform not in ("auto", target.platform):
-    raise ValueError(f"config.platform={config.platform!r} but the run is built for "
-                     f"{target.platform} devices.")
+    raise ValueError(
+      f"config.platform={config.platform!r} but the run is built for {target.platform} devices."
+    )
   cpu_images = target.platform == "cpu" and target.obs_layout != "flat"
   convs = cpu_images and config.network.name != "mlp"  # an 'mlp' flattens: no convolutions
-  learner_map = _learner_map(config.learner_map, config.network.conv_impl, spec, target,
-                             convs)
+  learner_map = _learner_map(config.learner_map, config.network.conv_impl, spec, target, convs)
   conv_impl = config.network.conv_impl
   if conv_impl == "auto":  # patches where a CPU runs learners' convolutions in a loop
     conv_impl = "patches" if learner_map == "loop" and convs else "xla"
@@ -98,15 +98,19 @@ def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: PlanContext) -> E
   grad_chunks = _grad_chunks(int(config.grad_chunks), spec.chunked_batch(config), convs)
   segment_units = spec.segment_units(config) if spec.segment_units else None
   return ExecutionPlan(
-      platform=target.platform, learner_map=learner_map, conv_impl=conv_impl,
-      update_loop=update_loop, grad_chunks=grad_chunks,
-      unit_call="inline" if cpu_images else "isolated",
-      microbatches=_microbatches(int(config.hts.microbatches), segment_units,
-                                 target.envs_in_program))
+    platform=target.platform,
+    learner_map=learner_map,
+    conv_impl=conv_impl,
+    update_loop=update_loop,
+    grad_chunks=grad_chunks,
+    unit_call="inline" if cpu_images else "isolated",
+    microbatches=_microbatches(int(config.hts.microbatches), segment_units, target.envs_in_program),
+  )
 
 
-def _learner_map(chosen: str, conv_impl: str, spec: AlgorithmSpec, target: PlanContext,
-                 convs: bool) -> str:
+def _learner_map(
+  chosen: str, conv_impl: str, spec: AlgorithmSpec, target: PlanContext, convs: bool
+) -> str:
   """`config.learner_map` (`chosen`; `conv_impl`: `config.network.conv_impl`). Its 'auto'
   is 'vmap' except for A2C-family image networks on CPU with several learners per device:
   - more than `MAX_UNROLLED_LEARNERS`: 'loop' (`lax.map`, one learner's program; with
@@ -142,8 +146,9 @@ def _grad_chunks(chunks: int, chunked_batch: tuple[int, int, str], convs: bool) 
   return chunks
 
 
-def _microbatches(chosen: int, units_and_steps: tuple[int, int] | None,
-                  envs_in_program: bool) -> int:
+def _microbatches(
+  chosen: int, units_and_steps: tuple[int, int] | None, envs_in_program: bool
+) -> int:
   """`config.hts.microbatches` (`chosen`), or (0, auto) the largest divisor <= 16 of both
   the learner's units and the env steps per segment (`AlgorithmSpec.segment_units`); 1 for
   envs that step inside the program (gymnax), where pieces have no host stepping to
@@ -158,13 +163,24 @@ def _microbatches(chosen: int, units_and_steps: tuple[int, int] | None,
   return max(d for d in range(1, min(divisor, MAX_MICROBATCHES) + 1) if divisor % d == 0)
 
 
-def plan_for(config: ConfigDict, spec: AlgorithmSpec, devices: Sequence[Any],
-             obs_layout: str, learners_per_device: int) -> ExecutionPlan:
+def plan_for(
+  config: ConfigDict,
+  spec: AlgorithmSpec,
+  devices: Sequence[Any],
+  obs_layout: str,
+  learners_per_device: int,
+) -> ExecutionPlan:
   """`make_plan` for a run on `devices` (jax devices: their platform), with envs of
   `obs_layout` and `learners_per_device` learners on each."""
   from galax.envs.registry import backend_for  # pylint: disable=g-import-not-at-top
 
-  return make_plan(config, spec, PlanContext(
-      platform=devices[0].platform, obs_layout=obs_layout,
+  return make_plan(
+    config,
+    spec,
+    PlanContext(
+      platform=devices[0].platform,
+      obs_layout=obs_layout,
       envs_in_program=backend_for(config.env.id).in_program,
-      learners_per_device=learners_per_device))
+      learners_per_device=learners_per_device,
+    ),
+  )

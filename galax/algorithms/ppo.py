@@ -61,8 +61,9 @@ from galax.parallel.learner_optimizer import LearnerOptimizer
 def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
   """Per-learner base keys for minibatch shuffling (global learner ids first..first+count-1)."""
   base = jax.random.PRNGKey(seed + 2)
-  return jax.vmap(lambda i: jax.random.fold_in(base, i))(jnp.arange(first_learner,
-                                                                    first_learner + count))
+  return jax.vmap(lambda i: jax.random.fold_in(base, i))(
+    jnp.arange(first_learner, first_learner + count)
+  )
 
 
 class PPOBatch(NamedTuple):
@@ -126,8 +127,14 @@ class PPOSettings:
 def ppo_settings(run: RunSettings, ppo: ConfigDict) -> PPOSettings:
   """The `ppo` section, read once (PPO's and HTS-PPO's builders), with the run's targets and
   loss weights."""
-  return PPOSettings(run.returns, run.loss, float(ppo.clip), int(ppo.epochs),
-                     int(ppo.minibatches), bool(ppo.normalize_advantages))
+  return PPOSettings(
+    run.returns,
+    run.loss,
+    float(ppo.clip),
+    int(ppo.epochs),
+    int(ppo.minibatches),
+    bool(ppo.normalize_advantages),
+  )
 
 
 class PPOLearner:
@@ -136,8 +143,17 @@ class PPOLearner:
   All arrays carry the learner axis [L, ...] first; per-learner maths is vmapped.
   """
 
-  def __init__(self, apply_fn: Callable, settings: PPOSettings, optimizer: LearnerOptimizer,
-               combiner: Combiner, learners: int, steps: int, envs: int, chunks: int = 1):
+  def __init__(
+    self,
+    apply_fn: Callable,
+    settings: PPOSettings,
+    optimizer: LearnerOptimizer,
+    combiner: Combiner,
+    learners: int,
+    steps: int,
+    envs: int,
+    chunks: int = 1,
+  ):
     """`optimizer`: the learners' optimizer (`galax.parallel.learner_optimizer`); each
     minibatch gradient is the mean of `chunks` sample chunks' (`execution.chunked`)."""
     self.apply_fn, self.settings, self.optimizer = apply_fn, settings, optimizer
@@ -148,8 +164,9 @@ class PPOLearner:
     self.samples, self.minibatch_size = samples, samples // self.minibatches
     self.chunks = chunks
 
-  def begin(self, params: ParamsBlock, opt_state: OptState, traj: Trajectory, keys: jax.Array
-            ) -> PPOCarry:
+  def begin(
+    self, params: ParamsBlock, opt_state: OptState, traj: Trajectory, keys: jax.Array
+  ) -> PPOCarry:
     """Prepares the batch: traj [T, L * b] (values [T + 1, L * b]), keys [L, 2]."""
     returns = self.settings.returns
     per_learner = lx.split_learners(traj, self.learners)  # [L, T, b, ...]
@@ -159,37 +176,63 @@ class PPOLearner:
     if self.settings.normalize_advantages:
       advantages = jax.vmap(losses.normalize_advantages)(advantages, mask)
     flat = lambda x: x.reshape(x.shape[0], -1, *x.shape[3:])  # [L, T, b, ...] -> [L, T*b, ...]
-    batch = PPOBatch(obs=flat(per_learner.obs), actions=flat(per_learner.actions),
-                     behaviour_logits=flat(per_learner.behaviour_logits),
-                     behaviour_values=flat(per_learner.values[:, :-1]),
-                     advantages=flat(advantages), targets=flat(targets), mask=flat(mask))
-    perms = jax.vmap(lambda k: jnp.stack([
-        jax.random.permutation(jax.random.fold_in(k, e), self.samples)
-        for e in range(self.epochs)]))(keys)  # [L, epochs, samples]
+    batch = PPOBatch(
+      obs=flat(per_learner.obs),
+      actions=flat(per_learner.actions),
+      behaviour_logits=flat(per_learner.behaviour_logits),
+      behaviour_values=flat(per_learner.values[:, :-1]),
+      advantages=flat(advantages),
+      targets=flat(targets),
+      mask=flat(mask),
+    )
+    perms = jax.vmap(
+      lambda k: jnp.stack(
+        [jax.random.permutation(jax.random.fold_in(k, e), self.samples) for e in range(self.epochs)]
+      )
+    )(keys)  # [L, epochs, samples]
     zeros = jnp.zeros((self.learners,), jnp.float32)
     # Of the values before the update (the behaviour values), over the whole batch.
     ev = jax.vmap(explained_variance)(batch.targets, batch.behaviour_values, batch.mask)
-    return PPOCarry(params=params, opt_state=opt_state, batch=batch, perms=perms,
-                    explained_variance=ev, sums=PPOSums(*[zeros] * len(PPOSums._fields)))
+    return PPOCarry(
+      params=params,
+      opt_state=opt_state,
+      batch=batch,
+      perms=perms,
+      explained_variance=ev,
+      sums=PPOSums(*[zeros] * len(PPOSums._fields)),
+    )
 
   def _grads(self, params: Params, mb: PPOBatch) -> tuple[Params, dict]:
     clip, loss = self.settings.clip, self.settings.loss
 
     def loss_fn(p):
       logits, values = self.apply_fn(p, mb.obs)
-      terms = losses.ppo_loss(logits, values, mb.actions, mb.behaviour_logits,
-                              mb.behaviour_values, mb.advantages, mb.targets,
-                              mb.mask, clip, loss.entropy_coef, loss.value_coef)
-      log_ratio = (losses.action_log_prob(logits, mb.actions)
-                   - losses.action_log_prob(mb.behaviour_logits, mb.actions))
+      terms = losses.ppo_loss(
+        logits,
+        values,
+        mb.actions,
+        mb.behaviour_logits,
+        mb.behaviour_values,
+        mb.advantages,
+        mb.targets,
+        mb.mask,
+        clip,
+        loss.entropy_coef,
+        loss.value_coef,
+      )
+      log_ratio = losses.action_log_prob(logits, mb.actions) - losses.action_log_prob(
+        mb.behaviour_logits, mb.actions
+      )
       clipped = (jnp.abs(jnp.exp(log_ratio) - 1.0) > clip).astype(jnp.float32)
-      stats = dict(clip_fraction=losses.masked_mean(clipped, mb.mask),
-                   approx_kl=approx_kl(log_ratio, mb.mask))
+      stats = dict(
+        clip_fraction=losses.masked_mean(clipped, mb.mask), approx_kl=approx_kl(log_ratio, mb.mask)
+      )
       return terms.total, (terms, stats)
 
     grads, (terms, stats) = jax.grad(loss_fn, has_aux=True)(params)
-    return grads, dict(total=terms.total, policy=terms.policy, value=terms.value,
-                       entropy=terms.entropy, **stats)
+    return grads, dict(
+      total=terms.total, policy=terms.policy, value=terms.value, entropy=terms.entropy, **stats
+    )
 
   def _chunked_grads(self, params: Params, mb: PPOBatch) -> tuple[Params, dict]:
     """`_grads` of the minibatch, as the mean of `self.chunks` equal sample chunks' (the
@@ -211,8 +254,9 @@ class PPOLearner:
     segment's env steps)."""
     return self.minibatch_update(carry, u // self.minibatches, u % self.minibatches)
 
-  def minibatch_update(self, carry: PPOCarry, epoch: int | jax.Array, index: int | jax.Array
-                       ) -> PPOCarry:
+  def minibatch_update(
+    self, carry: PPOCarry, epoch: int | jax.Array, index: int | jax.Array
+  ) -> PPOCarry:
     """One optimizer step on minibatch `index` of epoch `epoch`'s sample order (Python ints
     or traced int32s)."""
     size = self.minibatch_size
@@ -225,7 +269,8 @@ class PPOLearner:
     mb = jax.vmap(minibatch)(carry.batch, carry.perms)
     grads, terms = jax.vmap(self._chunked_grads)(carry.params, mb)
     params, opt_state, grad_norm = self.optimizer.apply_gradients(
-        grads, carry.opt_state, carry.params)
+      grads, carry.opt_state, carry.params
+    )
     # The first minibatch's: how far the start of the epochs is from the behaviour policy
     # (HTS-PPO: pi_theta_k / pi_theta_{k-1} on D_{k-1}; 0 for on-policy PPO).
     first = jnp.where((epoch == 0) & (index == 0), terms["clip_fraction"], 0.0)
@@ -237,12 +282,19 @@ class PPOLearner:
     """(params, opt_state, metrics): losses, grad norm, clip fraction and approx. KL
     averaged over the units; the batch's explained variance."""
     means = jax.tree.map(lambda s: s / self.num_units, carry.sums)
-    loss = dict(total=means.total, policy=means.policy, value=means.value,
-                entropy=means.entropy)
-    return carry.params, carry.opt_state, dict(
-        loss=loss, grad_norm=means.grad_norm, clip_fraction=means.clip_fraction,
+    loss = dict(total=means.total, policy=means.policy, value=means.value, entropy=means.entropy)
+    return (
+      carry.params,
+      carry.opt_state,
+      dict(
+        loss=loss,
+        grad_norm=means.grad_norm,
+        clip_fraction=means.clip_fraction,
         first_clip_fraction=carry.sums.first_clip_fraction,  # one unit's only
-        approx_kl=means.approx_kl, explained_variance=carry.explained_variance)
+        approx_kl=means.approx_kl,
+        explained_variance=carry.explained_variance,
+      ),
+    )
 
 
 def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
@@ -252,34 +304,62 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
   unroll = setup.plan.unroll_units
 
   def update(state: LearnerState):
-    env_state, keys, traj = rollout(policy, state.params, setup.env, state.env_state,
-                                    state.action_keys, t_max, lx.env_shard_index())
+    env_state, keys, traj = rollout(
+      policy,
+      state.params,
+      setup.env,
+      state.env_state,
+      state.action_keys,
+      t_max,
+      lx.env_shard_index(),
+    )
     shuffle_keys = jax.vmap(jax.random.fold_in)(state.extra.shuffle_key, state.update_count)
     carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
     carry = learner.run_epochs(carry, unroll)
     params, opt_state, metrics = learner.finish(carry)
     metrics = dict(metrics, episodes=episode_log(traj)._asdict())
-    return finish_update(state, learner.combiner, params=params, opt_state=opt_state,
-                         env_state=env_state, action_keys=keys, metrics=metrics)
+    return finish_update(
+      state,
+      learner.combiner,
+      params=params,
+      opt_state=opt_state,
+      env_state=env_state,
+      action_keys=keys,
+      metrics=metrics,
+    )
 
   return update
 
 
-def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-             ) -> Algorithm:
+def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
   units = int(config.ppo.epochs) * int(config.ppo.minibatches)
   setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices, units)
   layout = setup.layout
-  learner = PPOLearner(setup.network.apply, ppo_settings(setup.settings, config.ppo),
-                       optimizer, combiner, layout.learners_per_device, config.t_max,
-                       layout.envs_per_learner, setup.plan.grad_chunks)
+  learner = PPOLearner(
+    setup.network.apply,
+    ppo_settings(setup.settings, config.ppo),
+    optimizer,
+    combiner,
+    layout.learners_per_device,
+    config.t_max,
+    layout.envs_per_learner,
+    setup.plan.grad_chunks,
+  )
 
   def init_extra(params):
     return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 
-  return assemble(config, setup, make_ppo_update(setup, learner), optimizer, schedule,
-                  config.t_max, combiner, init_extra)
+  return assemble(
+    config,
+    setup,
+    make_ppo_update(setup, learner),
+    optimizer,
+    schedule,
+    config.t_max,
+    combiner,
+    init_extra,
+  )
 
 
 def ppo_config() -> ConfigDict:
@@ -298,9 +378,15 @@ def validate_ppo(config: ConfigDict) -> None:
   check_positive(config, "ppo.epochs", "ppo.minibatches", "ppo.clip")
 
 
-SPECS = (spec.AlgorithmSpec("ppo", make_ppo, validate=validate_ppo,
-                            features=frozenset({spec.COMBINE, spec.ASYNC_ENVS}),
-                            config_sections=lambda: dict(ppo=ppo_config()),
-                            chunked_batch=lambda c: spec.ppo_minibatch(
-                                int(c.t_max), int(c.envs_per_learner),
-                                int(c.ppo.minibatches))),)
+SPECS = (
+  spec.AlgorithmSpec(
+    "ppo",
+    make_ppo,
+    validate=validate_ppo,
+    features=frozenset({spec.COMBINE, spec.ASYNC_ENVS}),
+    config_sections=lambda: dict(ppo=ppo_config()),
+    chunked_batch=lambda c: spec.ppo_minibatch(
+      int(c.t_max), int(c.envs_per_learner), int(c.ppo.minibatches)
+    ),
+  ),
+)

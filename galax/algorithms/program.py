@@ -61,10 +61,16 @@ class Algorithm:
     return self.setup.settings.updates_per_call
 
 
-def assemble(config: ConfigDict, setup: Setup, update: BlockUpdate, optimizer: Optimizer,
-             learning_rate: optax.Schedule, steps_per_env: int,
-             combiner: Combiner | None = None, init_extra: ExtraInit | None = None
-             ) -> Algorithm:
+def assemble(
+  config: ConfigDict,
+  setup: Setup,
+  update: BlockUpdate,
+  optimizer: Optimizer,
+  learning_rate: optax.Schedule,
+  steps_per_env: int,
+  combiner: Combiner | None = None,
+  init_extra: ExtraInit | None = None,
+) -> Algorithm:
   """The `Algorithm` of a block update over `setup` (built from `config`): fresh state from
   `initial_state`, the update compiled by `compile_step`. `steps_per_env` env steps per env
   and update (t_max, alpha); `optimizer` is a `LearnerOptimizer` (or anything with a
@@ -72,13 +78,14 @@ def assemble(config: ConfigDict, setup: Setup, update: BlockUpdate, optimizer: O
   `init_extra`'s."""
   init_combiner = combiner.init if combiner is not None else None
   return Algorithm(
-      config=config, setup=setup,
-      init=lambda: initial_state(setup, optimizer, init_combiner, init_extra),
-      abstract_init=lambda: abstract_initial_state(setup, optimizer, init_combiner,
-                                                   init_extra),
-      step=compile_step(setup, update),
-      env_steps_per_update=setup.envs_per_update * steps_per_env,
-      learning_rate=learning_rate)
+    config=config,
+    setup=setup,
+    init=lambda: initial_state(setup, optimizer, init_combiner, init_extra),
+    abstract_init=lambda: abstract_initial_state(setup, optimizer, init_combiner, init_extra),
+    step=compile_step(setup, update),
+    env_steps_per_update=setup.envs_per_update * steps_per_env,
+    learning_rate=learning_rate,
+  )
 
 
 def initial_params(setup: Setup) -> ParamsBlock:
@@ -92,47 +99,58 @@ def initial_params(setup: Setup) -> ParamsBlock:
   seed, count = setup.settings.seed, setup.layout.local_learners
   if setup.settings.initial_params == "per_learner":
     first = setup.layout.first_learner
-    each = [networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
-            for i in range(first, first + count)]
+    each = [
+      networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed + i))
+      for i in range(first, first + count)
+    ]
     return jax.tree.map(lambda *xs: jnp.stack(xs), *each)
   params = networks.init_params(setup.network, setup.env.spec, jax.random.PRNGKey(seed))
   return lx.replicate_for_learners(params, count)
 
 
-def initial_state(setup: Setup, optimizer: Optimizer, init_combiner: ExtraInit | None = None,
-                  init_extra: ExtraInit | None = None) -> LearnerState:
+def initial_state(
+  setup: Setup,
+  optimizer: Optimizer,
+  init_combiner: ExtraInit | None = None,
+  init_extra: ExtraInit | None = None,
+) -> LearnerState:
   """Fresh global state: identical params, own optimizer state, reset envs, per-env keys."""
   return lx.global_from_local(
-      setup.mesh, local_initial_state(setup, optimizer, init_combiner, init_extra))
+    setup.mesh, local_initial_state(setup, optimizer, init_combiner, init_extra)
+  )
 
 
-def abstract_initial_state(setup: Setup, optimizer: Optimizer,
-                           init_combiner: ExtraInit | None = None,
-                           init_extra: ExtraInit | None = None) -> LearnerState:
+def abstract_initial_state(
+  setup: Setup,
+  optimizer: Optimizer,
+  init_combiner: ExtraInit | None = None,
+  init_extra: ExtraInit | None = None,
+) -> LearnerState:
   """`initial_state`'s shapes, dtypes and shardings (`jax.ShapeDtypeStruct`s), traced,
   not computed: nothing is allocated, on the host or the target (`galax.aot.compile`). One
   process: its state is the global state."""
-  local = jax.eval_shape(
-      lambda: local_initial_state(setup, optimizer, init_combiner, init_extra))
+  local = jax.eval_shape(lambda: local_initial_state(setup, optimizer, init_combiner, init_extra))
   sharding = lx.learner_sharding(setup.mesh)
-  return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding),
-                      local)
+  return jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding), local)
 
 
-def local_initial_state(setup: Setup, optimizer: Optimizer,
-                        init_combiner: ExtraInit | None = None,
-                        init_extra: ExtraInit | None = None) -> LearnerState:
+def local_initial_state(
+  setup: Setup,
+  optimizer: Optimizer,
+  init_combiner: ExtraInit | None = None,
+  init_extra: ExtraInit | None = None,
+) -> LearnerState:
   """This process's part of the fresh state (traceable: `abstract_initial_state`).
   `init_combiner` (`Combiner.init`) and `init_extra` (the algorithm's own state) map the
   initial parameters to `LearnerState.combiner` and `.extra`."""
   layout = setup.layout
   params = initial_params(setup)
   return LearnerState(
-      params=params,
-      opt_state=jax.vmap(optimizer.init)(params),
-      env_state=setup.env.reset(),
-      action_keys=init_action_keys(setup.settings.seed + 1, layout.first_env, layout.local_envs),
-      update_count=jnp.zeros((layout.local_learners,), jnp.int32),
-      combiner=init_combiner(params) if init_combiner else (),
-      extra=init_extra(params) if init_extra else (),
+    params=params,
+    opt_state=jax.vmap(optimizer.init)(params),
+    env_state=setup.env.reset(),
+    action_keys=init_action_keys(setup.settings.seed + 1, layout.first_env, layout.local_envs),
+    update_count=jnp.zeros((layout.local_learners,), jnp.int32),
+    combiner=init_combiner(params) if init_combiner else (),
+    extra=init_extra(params) if init_extra else (),
   )

@@ -51,7 +51,8 @@ def config_sections() -> dict[str, ConfigDict]:
   for spec in specs().values():
     for name, section in spec.config_sections().items():
       if name in sections and sections[name].to_dict() != section.to_dict():
-        raise ValueError(f"config section {name!r} is declared twice, differently "
-                         f"(algorithm {spec.name!r}).")
+        raise ValueError(
+          f"config section {name!r} is declared twice, differently (algorithm {spec.name!r})."
+        )
       sections.setdefault(name, section)
   return sections

@@ -48,8 +48,11 @@ class AlgorithmSpec:
   name: str
   build: Callable[[ConfigDict, Sequence[Any] | None], Any]
   steps_per_env: Callable[[ConfigDict], int] = lambda c: int(c.t_max)
-  chunked_batch: Callable[[ConfigDict], tuple[int, int, str]] = (
-      lambda c: (int(c.envs_per_learner), int(c.t_max), "envs per learner"))
+  chunked_batch: Callable[[ConfigDict], tuple[int, int, str]] = lambda c: (
+    int(c.envs_per_learner),
+    int(c.t_max),
+    "envs per learner",
+  )
   validate: Callable[[ConfigDict], None] = lambda c: None
   features: frozenset[str] = frozenset({COMBINE})
   segment_units: Callable[[ConfigDict], tuple[int, int]] | None = None
@@ -59,13 +62,14 @@ class AlgorithmSpec:
     return feature in self.features
 
 
-def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int
-                  ) -> tuple[int, int, str]:
+def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int) -> tuple[int, int, str]:
   """A PPO minibatch (`config.ppo.minibatches` of them per update) as the chunked axis;
   rejects minibatch counts that do not divide the `steps` x envs_per_learner samples (PPO
   and HTS-PPO)."""
   samples = steps * envs_per_learner
   if samples % minibatches:
-    raise ValueError(f"config.ppo.minibatches={minibatches} must divide the {samples} "
-                     f"samples per update ({steps} steps x envs_per_learner).")
+    raise ValueError(
+      f"config.ppo.minibatches={minibatches} must divide the {samples} "
+      f"samples per update ({steps} steps x envs_per_learner)."
+    )
   return samples // minibatches, 1, "samples per PPO minibatch"

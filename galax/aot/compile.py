@@ -83,13 +83,14 @@ class Report:
   steps_per_s_slice: float
 
 
-def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: int
-               ) -> ConfigDict:
+def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: int) -> ConfigDict:
   """The config as compiled for `target`: learners on every chip, the platform named."""
   backend = backend_for(config.env.id)
   if not backend.in_program:
-    raise ValueError(f"env {config.env.id!r} steps on the host ({backend.name}'s threads) "
-                     "and cannot be compiled into an accelerator program; use a gymnax/ id.")
+    raise ValueError(
+      f"env {config.env.id!r} steps on the host ({backend.name}'s threads) "
+      "and cannot be compiled into an accelerator program; use a gymnax/ id."
+    )
   if learners_per_chip < 1:
     raise ValueError(f"--learners_per_chip must be >= 1, got {learners_per_chip}.")
   config = ConfigDict(config.to_dict())
@@ -98,8 +99,10 @@ def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: in
   if config.combine == "independent" and config.num_learners > 1:
     config.combine = "allreduce"  # one agent over the slice, as a pod job runs it
   if config.update_loop == "host":
-    raise ValueError("config.update_loop='host' is a Python loop of calls; "
-                     "compile 'scan' (or 'auto') for an accelerator.")
+    raise ValueError(
+      "config.update_loop='host' is a Python loop of calls; "
+      "compile 'scan' (or 'auto') for an accelerator."
+    )
   config.checkpoint_every_steps = 0
   return config
 
@@ -133,28 +136,38 @@ def _as_does_not_fit(error: Exception, target: targets.Target) -> Exception:
   if len(sizes) >= 2:
     needed, available = sizes[0], sizes[1]
     what = "for its temporaries " if "temporaries" in text else ""
-    return DoesNotFit(f"does not fit on {target.chip.name}: the program needs {needed}B "
-                      f"{what}per chip and {available}B of HBM is available "
-                      f"({target.topology}; XLA: {text.splitlines()[0][:160]}).")
-  return DoesNotFit(f"does not fit on {target.chip.name} ({target.topology}): "
-                    f"{text.splitlines()[0][:200]}")
+    return DoesNotFit(
+      f"does not fit on {target.chip.name}: the program needs {needed}B "
+      f"{what}per chip and {available}B of HBM is available "
+      f"({target.topology}; XLA: {text.splitlines()[0][:160]})."
+    )
+  return DoesNotFit(
+    f"does not fit on {target.chip.name} ({target.topology}): {text.splitlines()[0][:200]}"
+  )
 
 
 def needed_bytes(memory, target: targets.Target) -> int:
   """The bytes per chip a compiled program's `memory_analysis()` adds up to (arguments,
   outputs less what they alias, temporaries, code); `DoesNotFit` when the chip has fewer."""
-  needed = (memory.argument_size_in_bytes + memory.output_size_in_bytes
-            - memory.alias_size_in_bytes + memory.temp_size_in_bytes
-            + memory.generated_code_size_in_bytes)
+  needed = (
+    memory.argument_size_in_bytes
+    + memory.output_size_in_bytes
+    - memory.alias_size_in_bytes
+    + memory.temp_size_in_bytes
+    + memory.generated_code_size_in_bytes
+  )
   chip = target.chip
   if needed > chip.memory_bytes:  # XLA:GPU compiles programs that do not fit
-    raise DoesNotFit(f"does not fit on {chip.name}: the program needs {needed:,} bytes per "
-                     f"chip and the chip has {chip.memory_bytes:,} ({target.topology}).")
+    raise DoesNotFit(
+      f"does not fit on {chip.name}: the program needs {needed:,} bytes per "
+      f"chip and the chip has {chip.memory_bytes:,} ({target.topology})."
+    )
   return needed
 
 
-def report(name: str, target: targets.Target, algorithm, compiled, compile_s: float,
-           learners_per_chip: int) -> Report:
+def report(
+  name: str, target: targets.Target, algorithm, compiled, compile_s: float, learners_per_chip: int
+) -> Report:
   """The table's figures; `DoesNotFit` when the memory needed exceeds the chip's."""
   memory = compiled.memory_analysis()
   needed = needed_bytes(memory, target)
@@ -162,41 +175,61 @@ def report(name: str, target: targets.Target, algorithm, compiled, compile_s: fl
   updates = algorithm.updates_per_call
   cost = hlo_cost.program_cost(compiled.as_text())
   flops, nbytes = cost.flops / updates, cost.bytes / updates
-  collectives = {op: [count / updates, b / updates] for op, (count, b)
-                 in sorted(cost.collectives.items())}
+  collectives = {
+    op: [count / updates, b / updates] for op, (count, b) in sorted(cost.collectives.items())
+  }
   comm = sum(b for _, b in collectives.values())
-  times = dict(compute=flops / chip.peak_flops, memory=nbytes / chip.hbm_bytes_per_s,
-               interconnect=comm / chip.interconnect_bytes_per_s,
-               kernels=cost.ops / updates * chip.kernel_s)
+  times = dict(
+    compute=flops / chip.peak_flops,
+    memory=nbytes / chip.hbm_bytes_per_s,
+    interconnect=comm / chip.interconnect_bytes_per_s,
+    kernels=cost.ops / updates * chip.kernel_s,
+  )
   bound = max(times, key=times.get)
   layout = algorithm.layout
   per_chip = algorithm.env_steps_per_update / target.num_chips / max(times[bound], 1e-30)
   return Report(
-      config_name=name, topology=target.topology, chip=chip.name, chips=target.num_chips,
-      learners=layout.num_learners, learners_per_chip=learners_per_chip,
-      envs_per_chip=layout.learners_per_device * layout.envs_per_learner,
-      combine=algorithm.config.combine, plan=algorithm.plan.describe(),
-      env_steps_per_update=algorithm.env_steps_per_update, updates_per_call=updates,
-      argument_bytes=memory.argument_size_in_bytes, output_bytes=memory.output_size_in_bytes,
-      alias_bytes=memory.alias_size_in_bytes, temp_bytes=memory.temp_size_in_bytes,
-      code_bytes=memory.generated_code_size_in_bytes, needed_bytes=needed,
-      chip_memory_bytes=chip.memory_bytes, flops_per_update=flops, bytes_per_update=nbytes,
-      collectives=collectives, ops_per_update=cost.ops / updates,
-      unknown_loops=cost.unknown_loops, compile_s=compile_s,
-      bound=bound, seconds_per_update=times, steps_per_s_per_chip=per_chip,
-      steps_per_s_slice=per_chip * target.num_chips)
+    config_name=name,
+    topology=target.topology,
+    chip=chip.name,
+    chips=target.num_chips,
+    learners=layout.num_learners,
+    learners_per_chip=learners_per_chip,
+    envs_per_chip=layout.learners_per_device * layout.envs_per_learner,
+    combine=algorithm.config.combine,
+    plan=algorithm.plan.describe(),
+    env_steps_per_update=algorithm.env_steps_per_update,
+    updates_per_call=updates,
+    argument_bytes=memory.argument_size_in_bytes,
+    output_bytes=memory.output_size_in_bytes,
+    alias_bytes=memory.alias_size_in_bytes,
+    temp_bytes=memory.temp_size_in_bytes,
+    code_bytes=memory.generated_code_size_in_bytes,
+    needed_bytes=needed,
+    chip_memory_bytes=chip.memory_bytes,
+    flops_per_update=flops,
+    bytes_per_update=nbytes,
+    collectives=collectives,
+    ops_per_update=cost.ops / updates,
+    unknown_loops=cost.unknown_loops,
+    compile_s=compile_s,
+    bound=bound,
+    seconds_per_update=times,
+    steps_per_s_per_chip=per_chip,
+    steps_per_s_slice=per_chip * target.num_chips,
+  )
 
 
-def build(name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1
-          ) -> Report:
+def build(name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1) -> Report:
   target = targets.target_devices(topology)
   config = for_target(config, target, learners_per_chip)
   algorithm, compiled, seconds = compile_for(config, target)
   return report(name, target, algorithm, compiled, seconds, learners_per_chip)
 
 
-def find_max_envs(name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1
-                  ) -> tuple[int, Report]:
+def find_max_envs(
+  name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1
+) -> tuple[int, Report]:
   """The largest envs_per_learner (a power-of-two multiple of the config's) that fits the
   chip: steps of x16 until one does not fit, then halving the gap (a few compiles)."""
   base = int(config.envs_per_learner)
@@ -236,29 +269,41 @@ def _gib(n: float) -> str:
 
 def format_table(r: Report) -> str:
   rows = [
-      ("target", f"{r.topology}: {r.chips} x {r.chip}"),
-      ("learners", f"{r.learners} ({r.learners_per_chip} per chip), combine={r.combine}"),
-      ("envs per chip", f"{r.envs_per_chip:,}"),
-      ("plan", r.plan),
-      ("agent steps per update", f"{r.env_steps_per_update:,} (slice)"),
-      ("arguments / outputs / aliased", f"{_gib(r.argument_bytes)} / {_gib(r.output_bytes)}"
-                                        f" / {_gib(r.alias_bytes)}"),
-      ("temporaries / code", f"{_gib(r.temp_bytes)} / {_gib(r.code_bytes)}"),
-      ("memory needed per chip", f"{_gib(r.needed_bytes)} of {_gib(r.chip_memory_bytes)} "
-                                 f"({100 * r.needed_bytes / r.chip_memory_bytes:.1f}%)"),
-      ("FLOPs per update per chip", f"{r.flops_per_update:.4g}"),
-      ("bytes per update per chip", f"{r.bytes_per_update:.4g}"),
-      ("kernels per update per chip", f"{r.ops_per_update:,.0f}"),
-      ("collectives per update per chip",
-       ", ".join(f"{op} x{c:g} ({b:.3g} B)" for op, (c, b) in r.collectives.items())
-       or "none"),
-      ("compile time", f"{r.compile_s:.1f} s (updates_per_call={r.updates_per_call})"),
-      ("time per update (bound)", ", ".join(
-          f"{k} {v * 1e6:,.1f} us" for k, v in r.seconds_per_update.items())
-       + f" -> {r.bound}" + (f" ({r.unknown_loops} loops of unknown trip count counted "
-                             "once)" if r.unknown_loops else "")),
-      ("roofline agent steps/s", f"{r.steps_per_s_per_chip:,.0f} per chip, "
-                                 f"{r.steps_per_s_slice:,.0f} for the slice"),
+    ("target", f"{r.topology}: {r.chips} x {r.chip}"),
+    ("learners", f"{r.learners} ({r.learners_per_chip} per chip), combine={r.combine}"),
+    ("envs per chip", f"{r.envs_per_chip:,}"),
+    ("plan", r.plan),
+    ("agent steps per update", f"{r.env_steps_per_update:,} (slice)"),
+    (
+      "arguments / outputs / aliased",
+      f"{_gib(r.argument_bytes)} / {_gib(r.output_bytes)} / {_gib(r.alias_bytes)}",
+    ),
+    ("temporaries / code", f"{_gib(r.temp_bytes)} / {_gib(r.code_bytes)}"),
+    (
+      "memory needed per chip",
+      f"{_gib(r.needed_bytes)} of {_gib(r.chip_memory_bytes)} "
+      f"({100 * r.needed_bytes / r.chip_memory_bytes:.1f}%)",
+    ),
+    ("FLOPs per update per chip", f"{r.flops_per_update:.4g}"),
+    ("bytes per update per chip", f"{r.bytes_per_update:.4g}"),
+    ("kernels per update per chip", f"{r.ops_per_update:,.0f}"),
+    (
+      "collectives per update per chip",
+      ", ".join(f"{op} x{c:g} ({b:.3g} B)" for op, (c, b) in r.collectives.items()) or "none",
+    ),
+    ("compile time", f"{r.compile_s:.1f} s (updates_per_call={r.updates_per_call})"),
+    (
+      "time per update (bound)",
+      ", ".join(f"{k} {v * 1e6:,.1f} us" for k, v in r.seconds_per_update.items())
+      + f" -> {r.bound}"
+      + (
+        f" ({r.unknown_loops} loops of unknown trip count counted once)" if r.unknown_loops else ""
+      ),
+    ),
+    (
+      "roofline agent steps/s",
+      f"{r.steps_per_s_per_chip:,.0f} per chip, {r.steps_per_s_slice:,.0f} for the slice",
+    ),
   ]
   width = max(len(k) for k, _ in rows)
   lines = [f"galax.aot.compile {r.config_name} (compiler estimates, not measurements)"]
@@ -280,8 +325,10 @@ def main(argv) -> None:
   try:
     if f.find_max_envs:
       envs, r = find_max_envs(name, f.config, f.topology, f.learners_per_chip)
-      print(f"largest envs_per_learner that fits (powers of two times "
-            f"{f.config.envs_per_learner}): {envs}")
+      print(
+        f"largest envs_per_learner that fits (powers of two times "
+        f"{f.config.envs_per_learner}): {envs}"
+      )
     else:
       r = build(name, f.config, f.topology, f.learners_per_chip)
   except (ValueError, FileNotFoundError) as e:
@@ -293,14 +340,20 @@ def _define_flags() -> None:
   from absl import flags  # pylint: disable=g-import-not-at-top
   from ml_collections import config_flags  # pylint: disable=g-import-not-at-top
 
-  config_flags.DEFINE_config_file("config", None, "A config file, or a name in configs/.",
-                                  lock_config=False)
-  flags.DEFINE_string("topology", None, "TPU slice (v5e:2x2, v5p:4x4x4, v6e:16x16) or "
-                      "GPUs (h100:8, a100:8, h200:16).")
+  config_flags.DEFINE_config_file(
+    "config", None, "A config file, or a name in configs/.", lock_config=False
+  )
+  flags.DEFINE_string(
+    "topology", None, "TPU slice (v5e:2x2, v5p:4x4x4, v6e:16x16) or GPUs (h100:8, a100:8, h200:16)."
+  )
   flags.DEFINE_integer("learners_per_chip", 1, "Learners on every chip.")
   flags.DEFINE_bool("json", False, "Print the figures as JSON.")
-  flags.DEFINE_bool("find_max_envs", False, "Search the largest envs_per_learner (the "
-                    "config's times a power of two) that fits, and report it.")
+  flags.DEFINE_bool(
+    "find_max_envs",
+    False,
+    "Search the largest envs_per_learner (the "
+    "config's times a power of two) that fits, and report it.",
+  )
   flags.mark_flags_as_required(["config", "topology"])
 
 

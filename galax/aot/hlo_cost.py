@@ -27,20 +27,46 @@ import math
 import re
 from typing import Iterator
 
-BYTES = {"pred": 1, "s8": 1, "u8": 1, "s4": 1, "u4": 1, "f8e4m3fn": 1, "f8e5m2": 1,
-         "bf16": 2, "f16": 2, "s16": 2, "u16": 2, "f32": 4, "s32": 4, "u32": 4,
-         "f64": 8, "s64": 8, "u64": 8, "c64": 8, "c128": 16}
+BYTES = {
+  "pred": 1,
+  "s8": 1,
+  "u8": 1,
+  "s4": 1,
+  "u4": 1,
+  "f8e4m3fn": 1,
+  "f8e5m2": 1,
+  "bf16": 2,
+  "f16": 2,
+  "s16": 2,
+  "u16": 2,
+  "f32": 4,
+  "s32": 4,
+  "u32": 4,
+  "f64": 8,
+  "s64": 8,
+  "u64": 8,
+  "c64": 8,
+  "c128": 16,
+}
 ELEMENTWISE = frozenset(
-    "add subtract multiply divide maximum minimum exponential exponential-minus-one log "
-    "log-plus-one tanh logistic sqrt rsqrt cbrt power negate abs sign floor ceil "
-    "round-nearest-afz round-nearest-even compare select clamp and or xor not remainder "
-    "atan2 sine cosine tan erf".split())
+  "add subtract multiply divide maximum minimum exponential exponential-minus-one log "
+  "log-plus-one tanh logistic sqrt rsqrt cbrt power negate abs sign floor ceil "
+  "round-nearest-afz round-nearest-even compare select clamp and or xor not remainder "
+  "atan2 sine cosine tan erf".split()
+)
 REDUCTIONS = frozenset(("reduce", "reduce-window", "select-and-scatter"))
 NO_TRAFFIC = frozenset(
-    "parameter constant tuple get-tuple-element bitcast while call conditional after-all "
-    "partition-id replica-id iota opt-barrier".split())
-COLLECTIVES = ("all-reduce", "collective-permute", "all-gather", "reduce-scatter",
-               "all-to-all", "collective-broadcast")
+  "parameter constant tuple get-tuple-element bitcast while call conditional after-all "
+  "partition-id replica-id iota opt-barrier".split()
+)
+COLLECTIVES = (
+  "all-reduce",
+  "collective-permute",
+  "all-gather",
+  "reduce-scatter",
+  "all-to-all",
+  "collective-broadcast",
+)
 _SHAPE = re.compile(r"\b(" + "|".join(BYTES) + r")\[([\d,]*)\]")
 _HEADER = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\) -> .* \{$")
 
@@ -48,6 +74,7 @@ _HEADER = re.compile(r"^(ENTRY )?%?([\w.\-]+) \(.*\) -> .* \{$")
 @dataclasses.dataclass
 class Cost:
   """A program's (or computation's) totals, loops multiplied in."""
+
   flops: float = 0.0
   bytes: float = 0.0
   collectives: dict = dataclasses.field(default_factory=dict)  # op -> [count, bytes]
@@ -119,8 +146,9 @@ def parse_instruction(line: str) -> Instruction | None:
   if not m:
     return None
   close = _balanced(rest, m.end() - 1)
-  return Instruction(name.lstrip("%"), shape, m.group(1), rest[m.end():close - 1],
-                     rest[close:], root)
+  return Instruction(
+    name.lstrip("%"), shape, m.group(1), rest[m.end() : close - 1], rest[close:], root
+  )
 
 
 def parse_module(hlo_text: str) -> tuple[dict[str, list[Instruction]], str]:
@@ -169,8 +197,11 @@ def trip_count(inst: Instruction, computations: dict[str, list[Instruction]]) ->
   for c in condition:
     if c.opcode == "fusion":
       inner = computations.get(_callee(c.attrs, "calls") or "", [])
-      values = [int(i.operands) for i in inner if i.opcode == "constant"
-                and re.fullmatch(r"s(32|64)\[\]", i.shape.split("{")[0])]
+      values = [
+        int(i.operands)
+        for i in inner
+        if i.opcode == "constant" and re.fullmatch(r"s(32|64)\[\]", i.shape.split("{")[0])
+      ]
       if any(i.opcode == "compare" and "direction=LT" in i.attrs for i in inner) and values:
         return max(values)
   return None
@@ -201,27 +232,32 @@ def _names(text: str) -> list[str]:
   return re.findall(r"%([\w.\-]+)", text)
 
 
-def _written_bytes(inst: Instruction, by_name: dict[str, Instruction],
-                   types: dict[str, str]) -> int:
+def _written_bytes(
+  inst: Instruction, by_name: dict[str, Instruction], types: dict[str, str]
+) -> int:
   """Bytes an instruction's result writes: a dynamic-update-slice writes its update (in
   place); a tuple, the sum of its elements'."""
   if inst.opcode == "dynamic-update-slice":
     operands = operand_list(inst, types)
     return nbytes(operands[1]) if len(operands) > 1 else nbytes(inst.shape)
   if inst.opcode == "tuple":
-    return sum(_written_bytes(by_name[n], by_name, types) if n in by_name else 0
-               for n in _names(inst.operands))
+    return sum(
+      _written_bytes(by_name[n], by_name, types) if n in by_name else 0
+      for n in _names(inst.operands)
+    )
   return nbytes(inst.shape)
 
 
-def fusion_traffic(inst: Instruction, operands: list[str],
-                   fused: list[Instruction]) -> int:
+def fusion_traffic(inst: Instruction, operands: list[str], fused: list[Instruction]) -> int:
   """Bytes a fusion moves: each operand read once, except a buffer it only slices (the
   slices) or only updates in place (nothing), plus what its root writes."""
   types = {i.name: i.shape for i in fused}
   by_name = {i.name: i for i in fused}
-  params = {int(i.operands): i.name for i in fused if i.opcode == "parameter"
-            and i.operands.strip().isdigit()}
+  params = {
+    int(i.operands): i.name
+    for i in fused
+    if i.opcode == "parameter" and i.operands.strip().isdigit()
+  }
   total = 0
   for index, shape in enumerate(operands):
     name = params.get(index)
@@ -260,9 +296,13 @@ def instruction_flops(inst: Instruction, operands: str) -> float:
   return 0.0
 
 
-def computation_cost(name: str, computations: dict[str, list[Instruction]],
-                     memo: dict[tuple[str, bool], Cost], traffic: bool = True,
-                     multiply_loops: bool = True) -> Cost:
+def computation_cost(
+  name: str,
+  computations: dict[str, list[Instruction]],
+  memo: dict[tuple[str, bool], Cost],
+  traffic: bool = True,
+  multiply_loops: bool = True,
+) -> Cost:
   """The cost of one run of computation `name`; `traffic` False inside fusions."""
   key = (name, traffic)
   if key in memo:
@@ -278,8 +318,9 @@ def computation_cost(name: str, computations: dict[str, list[Instruction]],
     base = inst.opcode.removesuffix("-start")
     if traffic and inst.opcode not in NO_TRAFFIC and not inst.opcode.endswith("-done"):
       if inst.opcode == "fusion":
-        total.bytes += fusion_traffic(inst, listed,
-                                      computations.get(_callee(inst.attrs, "calls"), []))
+        total.bytes += fusion_traffic(
+          inst, listed, computations.get(_callee(inst.attrs, "calls"), [])
+        )
       elif inst.opcode in ("dynamic-slice", "gather"):
         total.bytes += 2 * nbytes(inst.shape)
       elif 'custom_call_target="AllocateBuffer"' in inst.attrs:
@@ -298,14 +339,20 @@ def computation_cost(name: str, computations: dict[str, list[Instruction]],
   return total
 
 
-def _add_called(total: Cost, inst: Instruction, computations: dict[str, list[Instruction]],
-                memo: dict[tuple[str, bool], Cost], traffic: bool, multiply_loops: bool
-                ) -> None:
+def _add_called(
+  total: Cost,
+  inst: Instruction,
+  computations: dict[str, list[Instruction]],
+  memo: dict[tuple[str, bool], Cost],
+  traffic: bool,
+  multiply_loops: bool,
+) -> None:
   """Adds to `total` the computations `inst` runs: a while loop's body times its trip count
   (once, and counted unknown, where none is found), a fusion's (no traffic inside), a call's,
   the costliest branch of a conditional."""
-  cost = lambda name, traffic=traffic: computation_cost(name, computations, memo, traffic,
-                                                        multiply_loops)
+  cost = lambda name, traffic=traffic: computation_cost(
+    name, computations, memo, traffic, multiply_loops
+  )
   if inst.opcode == "while":
     trips = trip_count(inst, computations) if multiply_loops else 1
     if trips is None:
@@ -321,8 +368,7 @@ def _add_called(total: Cost, inst: Instruction, computations: dict[str, list[Ins
   elif inst.opcode == "conditional":
     m = re.search(r"branch_computations=\{([^}]*)\}", inst.attrs)
     names = re.findall(r"%?([\w.\-]+)", m.group(1)) if m else []
-    names += [n for k in ("true_computation", "false_computation")
-              if (n := _callee(inst.attrs, k))]
+    names += [n for k in ("true_computation", "false_computation") if (n := _callee(inst.attrs, k))]
     branches = [cost(n) for n in names]
     if branches:
       total.add(max(branches, key=lambda c: (c.flops, c.bytes)))

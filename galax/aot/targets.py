@@ -43,21 +43,51 @@ class Chip:
 
 
 CHIPS = {
-    # Google Cloud TPU system architecture pages (per chip).
-    "v4": Chip("TPU v4", "tpu", 32 * GiB, 275e12, 1.2e12, 300e9),
-    "v5e": Chip("TPU v5e", "tpu", 16 * GiB, 197e12, 819e9, 200e9),
-    "v5p": Chip("TPU v5p", "tpu", 95 * GiB, 459e12, 2.765e12, 600e9),
-    "v6e": Chip("TPU v6e", "tpu", 32 * GiB, 918e12, 1.64e12, 400e9),
-    # NVIDIA data sheets (SXM parts).
-    "a100": Chip("NVIDIA A100-SXM4-80GB", "gpu", 80 * GiB, 156e12, 2.039e12, 300e9,
-                 sm_count=108, compute_capability=(8, 0), l2_bytes=40 * 1024**2,
-                 clock_ghz=1.41, shared_memory_per_sm=167936),
-    "h100": Chip("NVIDIA H100 80GB HBM3", "gpu", 80 * GiB, 494.5e12, 3.35e12, 450e9,
-                 sm_count=132, compute_capability=(9, 0), l2_bytes=50 * 1024**2,
-                 clock_ghz=1.98, shared_memory_per_sm=233472),
-    "h200": Chip("NVIDIA H200", "gpu", 141 * 10**9, 494.5e12, 4.8e12, 450e9,
-                 sm_count=132, compute_capability=(9, 0), l2_bytes=50 * 1024**2,
-                 clock_ghz=1.98, shared_memory_per_sm=233472),
+  # Google Cloud TPU system architecture pages (per chip).
+  "v4": Chip("TPU v4", "tpu", 32 * GiB, 275e12, 1.2e12, 300e9),
+  "v5e": Chip("TPU v5e", "tpu", 16 * GiB, 197e12, 819e9, 200e9),
+  "v5p": Chip("TPU v5p", "tpu", 95 * GiB, 459e12, 2.765e12, 600e9),
+  "v6e": Chip("TPU v6e", "tpu", 32 * GiB, 918e12, 1.64e12, 400e9),
+  # NVIDIA data sheets (SXM parts).
+  "a100": Chip(
+    "NVIDIA A100-SXM4-80GB",
+    "gpu",
+    80 * GiB,
+    156e12,
+    2.039e12,
+    300e9,
+    sm_count=108,
+    compute_capability=(8, 0),
+    l2_bytes=40 * 1024**2,
+    clock_ghz=1.41,
+    shared_memory_per_sm=167936,
+  ),
+  "h100": Chip(
+    "NVIDIA H100 80GB HBM3",
+    "gpu",
+    80 * GiB,
+    494.5e12,
+    3.35e12,
+    450e9,
+    sm_count=132,
+    compute_capability=(9, 0),
+    l2_bytes=50 * 1024**2,
+    clock_ghz=1.98,
+    shared_memory_per_sm=233472,
+  ),
+  "h200": Chip(
+    "NVIDIA H200",
+    "gpu",
+    141 * 10**9,
+    494.5e12,
+    4.8e12,
+    450e9,
+    sm_count=132,
+    compute_capability=(9, 0),
+    l2_bytes=50 * 1024**2,
+    clock_ghz=1.98,
+    shared_memory_per_sm=233472,
+  ),
 }
 GPUS_PER_NODE = 8
 
@@ -77,8 +107,10 @@ def parse_topology(topology: str) -> tuple[str, tuple[int, ...]]:
   """'v5p:4x4x4' -> ('v5p', (4, 4, 4)); 'h100:8' -> ('h100', (8,))."""
   m = re.fullmatch(r"([a-z0-9]+):(\d+(?:x\d+)*)", topology.strip().lower())
   if not m or m.group(1) not in CHIPS:
-    raise ValueError(f"--topology={topology!r}: expected <chip>:<shape>, e.g. v5e:2x2, "
-                     f"v5p:4x4x4 or h100:8, with chip one of {sorted(CHIPS)}.")
+    raise ValueError(
+      f"--topology={topology!r}: expected <chip>:<shape>, e.g. v5e:2x2, "
+      f"v5p:4x4x4 or h100:8, with chip one of {sorted(CHIPS)}."
+    )
   shape = tuple(int(d) for d in m.group(2).split("x"))
   if min(shape) < 1:
     raise ValueError(f"--topology={topology!r}: every dimension must be >= 1.")
@@ -132,8 +164,9 @@ def target_devices(topology: str) -> Target:
     raise ValueError(f"cannot compile for {topology!r}: {missing}")
   if chip.platform == "tpu":
     try:
-      desc = topologies.get_topology_desc(topology_name=f"{name}:{'x'.join(map(str, shape))}",
-                                          platform="tpu")
+      desc = topologies.get_topology_desc(
+        topology_name=f"{name}:{'x'.join(map(str, shape))}", platform="tpu"
+      )
     except Exception as e:  # pylint: disable=broad-except
       raise ValueError(f"cannot describe TPU topology {topology!r}: {_first_line(e)}") from e
     return Target(topology, chip, tuple(desc.devices))
@@ -142,15 +175,21 @@ def target_devices(topology: str) -> Target:
   count = shape[0]
   per_node = min(count, GPUS_PER_NODE)
   if count % per_node:
-    raise ValueError(f"--topology={topology!r}: more than {GPUS_PER_NODE} GPUs must be "
-                     f"whole nodes of {GPUS_PER_NODE}.")
+    raise ValueError(
+      f"--topology={topology!r}: more than {GPUS_PER_NODE} GPUs must be "
+      f"whole nodes of {GPUS_PER_NODE}."
+    )
   try:
     desc = topologies.get_topology_desc(
-        platform="cuda", target_config=gpu_target_config(chip),
-        topology=f"1x{count // per_node}x{per_node}")
+      platform="cuda",
+      target_config=gpu_target_config(chip),
+      topology=f"1x{count // per_node}x{per_node}",
+    )
   except Exception as e:  # pylint: disable=broad-except
-    raise ValueError(f"cannot describe GPU topology {topology!r}: {_first_line(e)} "
-                     "(the CUDA compiler runs with JAX_PLATFORMS=cpu).") from e
+    raise ValueError(
+      f"cannot describe GPU topology {topology!r}: {_first_line(e)} "
+      "(the CUDA compiler runs with JAX_PLATFORMS=cpu)."
+    ) from e
   return Target(topology, chip, tuple(desc.devices))
 
 
@@ -178,7 +217,8 @@ def _first_line(e: BaseException) -> str:
 
 def describe(target: Target) -> str:
   chip = target.chip
-  return (f"{target.topology}: {target.num_chips} x {chip.name}, "
-          f"{chip.memory_bytes / GiB:.0f} GiB and {chip.peak_flops / 1e12:.0f} TFLOP/s "
-          f"({'bf16' if chip.platform == 'tpu' else 'TF32'}) per chip")
-
+  return (
+    f"{target.topology}: {target.num_chips} x {chip.name}, "
+    f"{chip.memory_bytes / GiB:.0f} GiB and {chip.peak_flops / 1e12:.0f} TFLOP/s "
+    f"({'bf16' if chip.platform == 'tpu' else 'TF32'}) per chip"
+  )

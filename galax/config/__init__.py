@@ -49,8 +49,10 @@ def _bind_configs_package() -> None:
   if "galax.configs" in sys.modules:
     return
   spec = importlib.util.spec_from_file_location(
-      "galax.configs", os.path.join(CONFIGS_DIR, "__init__.py"),
-      submodule_search_locations=[CONFIGS_DIR])
+    "galax.configs",
+    os.path.join(CONFIGS_DIR, "__init__.py"),
+    submodule_search_locations=[CONFIGS_DIR],
+  )
   module = importlib.util.module_from_spec(spec)
   sys.modules["galax.configs"] = module
   spec.loader.exec_module(module)
@@ -262,8 +264,9 @@ def _eval_section() -> ml_collections.ConfigDict:
 
 def config_names() -> list[str]:
   """The names of the configs in configs/ ("pong_paac", ...)."""
-  return sorted(f[:-3] for f in os.listdir(CONFIGS_DIR)
-                if f.endswith(".py") and not f.startswith("_"))
+  return sorted(
+    f[:-3] for f in os.listdir(CONFIGS_DIR) if f.endswith(".py") and not f.startswith("_")
+  )
 
 
 def config_path(name_or_path: str) -> str:
@@ -277,8 +280,9 @@ def config_path(name_or_path: str) -> str:
   if os.sep not in name_or_path and os.path.isfile(path):
     return path
   names = config_names()
-  raise FileNotFoundError(f"No config {name_or_path!r}: not a file, and not one of "
-                          f"{', '.join(names)} (in {CONFIGS_DIR}).")
+  raise FileNotFoundError(
+    f"No config {name_or_path!r}: not a file, and not one of {', '.join(names)} (in {CONFIGS_DIR})."
+  )
 
 
 def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
@@ -287,16 +291,16 @@ def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   Keyword overrides use '__' for nesting: load("pong_paac", optimizer__eps=0.01).
   """
   path = config_path(name_or_path)
-  spec = importlib.util.spec_from_file_location(f"galax_config_{os.path.basename(path)[:-3]}",
-                                                path)
+  spec = importlib.util.spec_from_file_location(f"galax_config_{os.path.basename(path)[:-3]}", path)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   config = module.get_config()
   return set_fields(config, {key.replace("__", "."): value for key, value in overrides.items()})
 
 
-def set_fields(config: ml_collections.ConfigDict, values: dict[str, Any]
-               ) -> ml_collections.ConfigDict:
+def set_fields(
+  config: ml_collections.ConfigDict, values: dict[str, Any]
+) -> ml_collections.ConfigDict:
   """Sets dotted fields in place ({"optimizer.name": "adam"}); returns the config."""
   for key, value in values.items():
     node = config

@@ -15,8 +15,7 @@ def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
 
 
-def check_positive(config: ml_collections.ConfigDict, *names: str, or_zero: bool = False
-                   ) -> None:
+def check_positive(config: ml_collections.ConfigDict, *names: str, or_zero: bool = False) -> None:
   """One line for the first of the dotted `names` whose value is not > 0 (`or_zero`: < 0)."""
   for name in names:
     value = config

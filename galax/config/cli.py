@@ -76,9 +76,11 @@ def unknown_override(config: ConfigDict, dotted: str) -> str | None:
     if part not in keys:
       paths = list(_paths(config))
       last = lambda p: p.rsplit(".", 1)[-1]  # pylint: disable=unnecessary-lambda-assignment
-      found = ([p for p in paths if last(p) == part]
-               + [".".join([*walked, c]) for c in difflib.get_close_matches(part, keys, n=3)]
-               + [p for p in paths if difflib.get_close_matches(part, [last(p)], cutoff=0.8)])
+      found = (
+        [p for p in paths if last(p) == part]
+        + [".".join([*walked, c]) for c in difflib.get_close_matches(part, keys, n=3)]
+        + [p for p in paths if difflib.get_close_matches(part, [last(p)], cutoff=0.8)]
+      )
       close = list(dict.fromkeys(found))[:3]
       hint = f" Did you mean {', '.join(repr('config.' + c) for c in close)}?" if close else ""
       where = ".".join(["config", *walked, part])
@@ -90,8 +92,11 @@ def unknown_override(config: ConfigDict, dotted: str) -> str | None:
 def flag_error(error: Exception) -> str:
   """absl's message for a bad flag value, as one plain line (absl shows some as a tuple:
   `('Non-boolean argument to boolean flag', 'maybe')`)."""
-  text = re.sub(r"\('Non-boolean argument to boolean flag', '(.*?)'\)",
-                r"'\1' is not a boolean (true or false)", str(error))
+  text = re.sub(
+    r"\('Non-boolean argument to boolean flag', '(.*?)'\)",
+    r"'\1' is not a boolean (true or false)",
+    str(error),
+  )
   text = re.sub(r"\('([^']*)', '([^']*)'\)", r"\1: '\2'", text)
   return " ".join(text.split())
 
@@ -133,8 +138,11 @@ def prepare_argv(argv: list[str], default_config: str) -> list[str]:
     argv = resolve_config_arg(argv)
   except FileNotFoundError as e:
     fail(str(e))
-  overrides = [a[len("--config."):].split("=", 1)[0] for a in argv[1:]
-               if a.startswith("--config.") and "=" in a]
+  overrides = [
+    a[len("--config.") :].split("=", 1)[0]
+    for a in argv[1:]
+    if a.startswith("--config.") and "=" in a
+  ]
   if overrides:
     found = _config_arg(argv)
     path = found[1].split(":")[0] if found else default_config

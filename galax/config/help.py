@@ -26,10 +26,15 @@ def _builders() -> list[tuple[Callable[[], Any], str]]:
   from galax.algorithms.registry import specs  # pylint: disable=g-import-not-at-top
 
   # pylint: disable=protected-access
-  found = [(config_lib.base_config, ""), (config_lib._learner_fields, ""),
-           (config_lib._model_fields, ""), (config_lib._optimizer_fields, ""),
-           (config_lib._running_fields, ""), (config_lib._env_section, "env."),
-           (config_lib._eval_section, "eval.")]
+  found = [
+    (config_lib.base_config, ""),
+    (config_lib._learner_fields, ""),
+    (config_lib._model_fields, ""),
+    (config_lib._optimizer_fields, ""),
+    (config_lib._running_fields, ""),
+    (config_lib._env_section, "env."),
+    (config_lib._eval_section, "eval."),
+  ]
   for spec in specs().values():  # each section's builder: `<section>_config` (ppo_config)
     for name in spec.config_sections():
       builder = spec.config_sections.__globals__.get(f"{name}_config")
@@ -40,7 +45,7 @@ def _builders() -> list[tuple[Callable[[], Any], str]]:
 
 def _comment(line: str) -> tuple[str, int]:
   """The text of a comment line and the column it starts at."""
-  after = line[line.index("#") + 1:]
+  after = line[line.index("#") + 1 :]
   return after.strip(), len(line) - len(after.lstrip())
 
 
@@ -93,8 +98,11 @@ def describe(name: str | None = None) -> list[str]:
   schema = dict(_leaves(config_lib.base_config()))
   values = dict(_leaves(config_lib.load(name))) if name else schema
   docs = field_docs()
-  title = (f"config {name} ({config_lib.config_path(name)})" if name
-           else "the config schema (galax/config/__init__.py) with its defaults")
+  title = (
+    f"config {name} ({config_lib.config_path(name)})"
+    if name
+    else "the config schema (galax/config/__init__.py) with its defaults"
+  )
   lines = [f"Fields of {title}; set one with --config.<field>=<value>:"]
   for path, value in values.items():
     differs = f" (schema: {schema[path]!r})" if path in schema and schema[path] != value else ""

@@ -43,26 +43,43 @@ class RunSettings:
   def from_config(cls, config: ConfigDict) -> RunSettings:
     env = EnvSettings.from_config(config)
     n = config.network
-    network = NetworkSettings(n.name, n.fc_width, tuple(n.mlp_hidden), n.init,
-                              n.get("activation", ""),  # absent in older runs' config.json
-                              bool(n.get("shared_torso", True)))
+    network = NetworkSettings(
+      n.name,
+      n.fc_width,
+      tuple(n.mlp_hidden),
+      n.init,
+      n.get("activation", ""),  # absent in older runs' config.json
+      bool(n.get("shared_torso", True)),
+    )
     o = config.optimizer
     anneal_steps = o.get("anneal_steps")  # absent in older runs' config.json
     optimizer = OptimizerSettings(
-        str(o.name), float(o.learning_rate), str(o.lr_scaling), str(o.anneal), float(o.eps),
-        float(o.rmsprop_decay), str(o.rmsprop_convention), float(o.rmsprop_initial_scale),
-        float(o.adam_b1), float(o.adam_b2), float(o.max_grad_norm),
-        float(o.clip_average_norm), bool(o.sharded_state),
-        None if anneal_steps is None else int(anneal_steps))
+      str(o.name),
+      float(o.learning_rate),
+      str(o.lr_scaling),
+      str(o.anneal),
+      float(o.eps),
+      float(o.rmsprop_decay),
+      str(o.rmsprop_convention),
+      float(o.rmsprop_initial_scale),
+      float(o.adam_b1),
+      float(o.adam_b2),
+      float(o.max_grad_norm),
+      float(o.clip_average_norm),
+      bool(o.sharded_state),
+      None if anneal_steps is None else int(anneal_steps),
+    )
     loss = config.loss
     return cls(
-        seed=int(config.seed), t_max=int(config.t_max),
-        updates_per_call=int(config.updates_per_call),
-        initial_params=str(config.initial_params),
-        grad_similarity=bool(config.grad_similarity), env=env, network=network,
-        optimizer=optimizer,
-        returns=ReturnSettings(float(config.gamma), str(config.returns),
-                               float(config.gae_lambda)),
-        loss=LossSettings(float(loss.entropy_coef), float(loss.value_coef),
-                          bool(loss.sum_over_time)),
-        eval=EvalSettings.from_config(config, env, network))
+      seed=int(config.seed),
+      t_max=int(config.t_max),
+      updates_per_call=int(config.updates_per_call),
+      initial_params=str(config.initial_params),
+      grad_similarity=bool(config.grad_similarity),
+      env=env,
+      network=network,
+      optimizer=optimizer,
+      returns=ReturnSettings(float(config.gamma), str(config.returns), float(config.gae_lambda)),
+      loss=LossSettings(float(loss.entropy_coef), float(loss.value_coef), bool(loss.sum_over_time)),
+      eval=EvalSettings.from_config(config, env, network),
+    )

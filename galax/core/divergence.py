@@ -33,8 +33,10 @@ class Diverged(RuntimeError):
 
 def _named_leaves(tree: PyTree, prefix: str) -> list[tuple[str, jax.Array]]:
   leaves = jax.tree_util.tree_flatten_with_path(tree)[0]
-  return [(prefix + "/".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path), x)
-          for path, x in leaves]
+  return [
+    (prefix + "/".join(str(getattr(k, "key", getattr(k, "name", k))) for k in path), x)
+    for path, x in leaves
+  ]
 
 
 def finite_flags(metrics: Metrics, params: ParamsBlock, learners: int) -> dict[str, jax.Array]:
@@ -43,8 +45,12 @@ def finite_flags(metrics: Metrics, params: ParamsBlock, learners: int) -> dict[s
   Keys carry their order (metrics in their order, then parameters) because pytrees sort
   dict keys; `first_nonfinite` reads it back.
   """
-  quantities = [leaf for key, value in metrics.items() if key not in _UNCHECKED
-                for leaf in _named_leaves({key: value}, "")]  # in the metrics' own order
+  quantities = [
+    leaf
+    for key, value in metrics.items()
+    if key not in _UNCHECKED
+    for leaf in _named_leaves({key: value}, "")
+  ]  # in the metrics' own order
   quantities += _named_leaves(params, "params/")
   flags = {}
   for name, x in quantities:
@@ -53,8 +59,9 @@ def finite_flags(metrics: Metrics, params: ParamsBlock, learners: int) -> dict[s
   return flags
 
 
-def with_finite_flags(update_block: Callable[[State], tuple[State, Metrics]]
-                      ) -> Callable[[State], tuple[State, Metrics]]:
+def with_finite_flags(
+  update_block: Callable[[State], tuple[State, Metrics]],
+) -> Callable[[State], tuple[State, Metrics]]:
   """`update_block` whose metrics also hold `FLAGS_KEY`: flags over its metrics and params.
 
   The flags have the learner axis first (like every metric), from the state's params.
@@ -76,8 +83,9 @@ def first_nonfinite(flags: Mapping[str, np.ndarray]) -> tuple[int, str, int] | N
   names = sorted(flags)
   if not names:
     return None
-  ok = np.stack([np.asarray(flags[k]).reshape(np.shape(flags[k])[0], -1).all(-1)
-                 for k in names])  # [quantities, updates]
+  ok = np.stack(
+    [np.asarray(flags[k]).reshape(np.shape(flags[k])[0], -1).all(-1) for k in names]
+  )  # [quantities, updates]
   if ok.all():
     return None
   update = int(np.argmax(~ok.all(0)))
@@ -85,8 +93,12 @@ def first_nonfinite(flags: Mapping[str, np.ndarray]) -> tuple[int, str, int] | N
   return update, names[bad[0]].split(":", 1)[1], len(bad)
 
 
-def report(flags: dict[str, np.ndarray], first_update: int, steps_per_update: int,
-           last_good: Callable[[], str]) -> str | None:
+def report(
+  flags: dict[str, np.ndarray],
+  first_update: int,
+  steps_per_update: int,
+  last_good: Callable[[], str],
+) -> str | None:
   """The one-line report of the first non-finite update in a call's flags, or None."""
   found = first_nonfinite(flags)
   if found is None:
@@ -94,6 +106,8 @@ def report(flags: dict[str, np.ndarray], first_update: int, steps_per_update: in
   index, name, count = found
   update = first_update + index + 1
   more = f" (and {count - 1} more quantities)" if count > 1 else ""
-  return (f"training diverged: update {update} (env step {update * steps_per_update}) produced "
-          f"a non-finite {name}{more}; nothing from it was saved. Last good checkpoint: "
-          f"{last_good()}.")
+  return (
+    f"training diverged: update {update} (env step {update * steps_per_update}) produced "
+    f"a non-finite {name}{more}; nothing from it was saved. Last good checkpoint: "
+    f"{last_good()}."
+  )

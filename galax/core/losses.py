@@ -55,9 +55,16 @@ def masked_mean(x: Array, mask: Array) -> Array:
   return jnp.sum(x * mask) / x.size
 
 
-def a2c_loss(logits: Array, values: Array, actions: Array, returns: Array, mask: Array,
-             entropy_coef: float, value_coef: float, sum_over_time: bool = False
-             ) -> LossTerms:
+def a2c_loss(
+  logits: Array,
+  values: Array,
+  actions: Array,
+  returns: Array,
+  mask: Array,
+  entropy_coef: float,
+  value_coef: float,
+  sum_over_time: bool = False,
+) -> LossTerms:
   r"""The advantage actor-critic loss (Mnih et al. 2016; PAAC; A2C).
 
     A_t    = G_t - V(s_t)                        (no gradient through A_t)
@@ -90,10 +97,17 @@ def a2c_loss(logits: Array, values: Array, actions: Array, returns: Array, mask:
   return LossTerms(total, policy_loss, value_loss, entropy)
 
 
-def off_policy_actor_critic_loss(logits: Array, values: Array, actions: Array,
-                                 pg_advantages: Array, value_targets: Array, mask: Array,
-                                 entropy_coef: float, value_coef: float,
-                                 reduction: str = "mean") -> LossTerms:
+def off_policy_actor_critic_loss(
+  logits: Array,
+  values: Array,
+  actions: Array,
+  pg_advantages: Array,
+  value_targets: Array,
+  mask: Array,
+  entropy_coef: float,
+  value_coef: float,
+  reduction: str = "mean",
+) -> LossTerms:
   r"""The actor-critic loss with given advantages and value targets (IMPALA with V-trace).
 
     L_pi = -red_{t,b} log pi(a_t | s_t) A_t        (A_t: e.g. V-trace's rho_t-weighted one)
@@ -106,8 +120,9 @@ def off_policy_actor_critic_loss(logits: Array, values: Array, actions: Array,
   batch, as TorchBeast's IMPALA (whose baseline cost 0.5 times its 0.5 * sum(...)^2 is
   value_coef = 0.25 here).
   """
-  chex.assert_rank([logits, values, actions, pg_advantages, value_targets, mask],
-                   [3, 2, 2, 2, 2, 2])
+  chex.assert_rank(
+    [logits, values, actions, pg_advantages, value_targets, mask], [3, 2, 2, 2, 2, 2]
+  )
   chex.assert_equal_shape([values, actions, pg_advantages, value_targets, mask])
   if reduction == "mean":
     reduce = masked_mean
@@ -122,9 +137,21 @@ def off_policy_actor_critic_loss(logits: Array, values: Array, actions: Array,
   value_loss = reduce(jnp.square(value_targets - values), mask)
   total = policy_loss - entropy_coef * entropy + value_coef * value_loss
   return LossTerms(total, policy_loss, value_loss, entropy)
-def ppo_loss(logits: Array, values: Array, actions: Array, behaviour_logits: Array,
-             behaviour_values: Array, advantages: Array, returns: Array, mask: Array,
-             clip: float, entropy_coef: float, value_coef: float) -> LossTerms:
+
+
+def ppo_loss(
+  logits: Array,
+  values: Array,
+  actions: Array,
+  behaviour_logits: Array,
+  behaviour_values: Array,
+  advantages: Array,
+  returns: Array,
+  mask: Array,
+  clip: float,
+  entropy_coef: float,
+  value_coef: float,
+) -> LossTerms:
   r"""The PPO-clip loss (Schulman et al. 2017) with a clipped value loss, as in HTS-RL's PPO.
 
     rho_t  = pi(a_t | s_t) / mu(a_t | s_t)              (mu: the behaviour policy)

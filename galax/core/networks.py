@@ -49,11 +49,11 @@ from galax.envs import EnvSpec
 ConvSpec = tuple[int, int, int]  # (features, kernel, stride)
 
 TORSOS: dict[str, dict[str, tuple[ConvSpec, ...] | int]] = {
-    "archnips": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
-    "archnature": dict(convs=((32, 8, 4), (64, 4, 2), (64, 3, 1)), fc=512),
-    "impala_shallow": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
-    "gala": dict(convs=((32, 8, 4), (64, 4, 2), (32, 3, 1)), fc=512),
-    "minatar": dict(convs=((16, 3, 1),), fc=128),
+  "archnips": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
+  "archnature": dict(convs=((32, 8, 4), (64, 4, 2), (64, 3, 1)), fc=512),
+  "impala_shallow": dict(convs=((16, 8, 4), (32, 4, 2)), fc=256),
+  "gala": dict(convs=((32, 8, 4), (64, 4, 2), (32, 3, 1)), fc=512),
+  "minatar": dict(convs=((16, 3, 1),), fc=128),
 }
 
 
@@ -78,8 +78,7 @@ def _bias_init(kind: str, fan_in: int):
   if kind != "paac":
     return nn.initializers.zeros_init()
   bound = 1.0 / np.sqrt(fan_in)
-  return lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound,
-                                                                  bound)
+  return lambda key, shape, dtype=jnp.float32: jax.random.uniform(key, shape, dtype, -bound, bound)
 
 
 CONV_IMPLS = ("xla", "patches")
@@ -89,8 +88,10 @@ ACTIVATIONS: dict[str, Callable[[jax.Array], jax.Array]] = {"relu": nn.relu, "ta
 def activation_fn(name: str, default: str) -> Callable[[jax.Array], jax.Array]:
   """The named nonlinearity ("" = `default`); ValueError naming the choices otherwise."""
   if (name or default) not in ACTIVATIONS:
-    raise ValueError(f"Unknown activation {name!r}; choose from {sorted(ACTIVATIONS)} "
-                     "(or '' for the network's own).")
+    raise ValueError(
+      f"Unknown activation {name!r}; choose from {sorted(ACTIVATIONS)} "
+      "(or '' for the network's own)."
+    )
   return ACTIVATIONS[name or default]
 
 
@@ -115,8 +116,11 @@ class PatchConv(nn.Module):
     k, s, channels = self.kernel, self.stride, x.shape[-1]
     weights = self.param("kernel", self.kernel_init, (k, k, channels, self.features))
     out_h, out_w = (x.shape[-3] - k) // s + 1, (x.shape[-2] - k) // s + 1
-    windows = [x[..., i:i + s * (out_h - 1) + 1:s, j:j + s * (out_w - 1) + 1:s, :]
-               for i in range(k) for j in range(k)]
+    windows = [
+      x[..., i : i + s * (out_h - 1) + 1 : s, j : j + s * (out_w - 1) + 1 : s, :]
+      for i in range(k)
+      for j in range(k)
+    ]
     y = jnp.concatenate(windows, axis=-1) @ weights.reshape(k * k * channels, self.features)
     if self.use_bias:
       y = y + self.param("bias", self.bias_init, (self.features,))
@@ -142,17 +146,28 @@ class ConvTorso(nn.Module):
     for i, (features, kernel, stride) in enumerate(self.convs):
       bias_init = _bias_init(self.init_scheme, kernel * kernel * x.shape[-1])
       if self.conv_impl == "patches":  # named as nn.Conv's, so the parameters are the same
-        x = PatchConv(features, kernel, stride, self.conv_bias, kernel_init, bias_init,
-                      name=f"Conv_{i}")(x)
+        x = PatchConv(
+          features, kernel, stride, self.conv_bias, kernel_init, bias_init, name=f"Conv_{i}"
+        )(x)
       else:
-        x = nn.Conv(features, (kernel, kernel), (stride, stride), padding=self.padding,
-                    use_bias=self.conv_bias, kernel_init=kernel_init, bias_init=bias_init)(x)
+        x = nn.Conv(
+          features,
+          (kernel, kernel),
+          (stride, stride),
+          padding=self.padding,
+          use_bias=self.conv_bias,
+          kernel_init=kernel_init,
+          bias_init=bias_init,
+        )(x)
       x = act(x)
       if self.max_pool and i < len(self.convs) - 1:
         x = nn.max_pool(x, (2, 2), (2, 2))
     x = x.reshape(x.shape[:-3] + (-1,))
-    return act(nn.Dense(self.fc, kernel_init=kernel_init,
-                        bias_init=_bias_init(self.init_scheme, x.shape[-1]))(x))
+    return act(
+      nn.Dense(
+        self.fc, kernel_init=kernel_init, bias_init=_bias_init(self.init_scheme, x.shape[-1])
+      )(x)
+    )
 
 
 class MLPTorso(nn.Module):
@@ -167,10 +182,15 @@ class MLPTorso(nn.Module):
   @nn.compact
   def __call__(self, x: jax.Array) -> jax.Array:
     act = activation_fn(self.activation, "tanh")
-    x = x.reshape(x.shape[:x.ndim - self.input_dims] + (-1,))
+    x = x.reshape(x.shape[: x.ndim - self.input_dims] + (-1,))
     for width in self.hidden:
-      x = act(nn.Dense(width, kernel_init=_init(self.init_scheme, np.sqrt(2)),
-                       bias_init=_bias_init(self.init_scheme, x.shape[-1]))(x))
+      x = act(
+        nn.Dense(
+          width,
+          kernel_init=_init(self.init_scheme, np.sqrt(2)),
+          bias_init=_bias_init(self.init_scheme, x.shape[-1]),
+        )(x)
+      )
     return x
 
 
@@ -196,12 +216,18 @@ class ActorCritic(nn.Module):
     h = self.torso(x)
     # Small policy init keeps the first policy near uniform (as in the GALA/HTS code);
     # 'paac' initializes the heads as every other layer (the PAAC authors' code).
-    logits = nn.Dense(self.num_actions, kernel_init=_init(self.init_scheme, 0.01),
-                      bias_init=_bias_init(self.init_scheme, h.shape[-1]))(h)
+    logits = nn.Dense(
+      self.num_actions,
+      kernel_init=_init(self.init_scheme, 0.01),
+      bias_init=_bias_init(self.init_scheme, h.shape[-1]),
+    )(h)
     if self.critic_torso is not None:
       h = self.critic_torso(x)
-    value = nn.Dense(1, kernel_init=_init(self.init_scheme, 1.0),
-                     bias_init=_bias_init(self.init_scheme, h.shape[-1]))(h)
+    value = nn.Dense(
+      1,
+      kernel_init=_init(self.init_scheme, 1.0),
+      bias_init=_bias_init(self.init_scheme, h.shape[-1]),
+    )(h)
     return logits, value[..., 0]
 
 
@@ -215,23 +241,33 @@ def check_image_fits(name: str, torso: ConvTorso, spec: EnvSpec) -> None:
   """ValueError (one line) where a conv torso cannot take the env's observations: vectors,
   or images smaller than its VALID convolutions (and pools) need."""
   if spec.obs_layout == "flat" or len(spec.obs_shape) != 3:
-    raise ValueError(f"network {name!r} is convolutional and expects image observations; "
-                     f"{spec.env_id} has shape {spec.obs_shape}; use network 'mlp'.")
+    raise ValueError(
+      f"network {name!r} is convolutional and expects image observations; "
+      f"{spec.env_id} has shape {spec.obs_shape}; use network 'mlp'."
+    )
   height, width = image_size(spec)
   for i, (_, kernel, stride) in enumerate(torso.convs):
     height, width = (height - kernel) // stride + 1, (width - kernel) // stride + 1
     if height < 1 or width < 1:
       raise ValueError(
-          f"network {name!r} does not fit {spec.env_id}'s {image_size(spec)} images: its "
-          f"convolution {i} ({kernel}x{kernel}, stride {stride}) leaves no output; use "
-          "larger images (Atari: env.options img_height/img_width) or another network.")
+        f"network {name!r} does not fit {spec.env_id}'s {image_size(spec)} images: its "
+        f"convolution {i} ({kernel}x{kernel}, stride {stride}) leaves no output; use "
+        "larger images (Atari: env.options img_height/img_width) or another network."
+      )
     if torso.max_pool and i < len(torso.convs) - 1:
       height, width = height // 2, width // 2
 
 
-def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequence[int] = (64, 64),
-                 init_scheme: str = "orthogonal", conv_impl: str = "xla",
-                 activation: str = "", shared_torso: bool = True) -> ActorCritic:
+def make_network(
+  name: str,
+  spec: EnvSpec,
+  fc_width: int = 0,
+  mlp_hidden: Sequence[int] = (64, 64),
+  init_scheme: str = "orthogonal",
+  conv_impl: str = "xla",
+  activation: str = "",
+  shared_torso: bool = True,
+) -> ActorCritic:
   """Builds the named actor-critic for an env. `fc_width` > 0 overrides the torso's fc;
   `activation` ("" = the torso's own) its nonlinearity; `shared_torso=False` a second
   torso of the same shape for the value head."""
@@ -239,24 +275,43 @@ def make_network(name: str, spec: EnvSpec, fc_width: int = 0, mlp_hidden: Sequen
     raise ValueError(f"Unknown conv_impl {conv_impl!r}; choose from {list(CONV_IMPLS)}.")
   activation_fn(activation, "relu")  # one line for an unknown name, before any tracing
   if name == "mlp":  # images are flattened (channels-last, as the conv torsos see them)
-    torso: nn.Module = MLPTorso(tuple(mlp_hidden), init_scheme=init_scheme,
-                                activation=activation, input_dims=len(spec.obs_shape))
+    torso: nn.Module = MLPTorso(
+      tuple(mlp_hidden),
+      init_scheme=init_scheme,
+      activation=activation,
+      input_dims=len(spec.obs_shape),
+    )
   elif name == "ba3c":
-    torso = ConvTorso(((32, 5, 1), (32, 5, 1), (64, 5, 1), (64, 3, 1)), fc_width or 128,
-                      max_pool=True, padding="VALID", init_scheme=init_scheme, conv_bias=False,
-                      conv_impl=conv_impl, activation=activation)
+    torso = ConvTorso(
+      ((32, 5, 1), (32, 5, 1), (64, 5, 1), (64, 3, 1)),
+      fc_width or 128,
+      max_pool=True,
+      padding="VALID",
+      init_scheme=init_scheme,
+      conv_bias=False,
+      conv_impl=conv_impl,
+      activation=activation,
+    )
   elif name in TORSOS:
     t = TORSOS[name]
-    torso = ConvTorso(t["convs"], fc_width or t["fc"], init_scheme=init_scheme,
-                      conv_impl=conv_impl, activation=activation)
+    torso = ConvTorso(
+      t["convs"],
+      fc_width or t["fc"],
+      init_scheme=init_scheme,
+      conv_impl=conv_impl,
+      activation=activation,
+    )
   else:
-    raise ValueError(f"Unknown network {name!r}; choose from "
-                     f"{sorted(['mlp', 'ba3c', *TORSOS])}.")
+    raise ValueError(f"Unknown network {name!r}; choose from {sorted(['mlp', 'ba3c', *TORSOS])}.")
   if name != "mlp":
     check_image_fits(name, torso, spec)
-  return ActorCritic(torso=torso, num_actions=spec.num_actions, obs_layout=spec.obs_layout,
-                     init_scheme=init_scheme,
-                     critic_torso=None if shared_torso else torso.clone(name="critic_torso"))
+  return ActorCritic(
+    torso=torso,
+    num_actions=spec.num_actions,
+    obs_layout=spec.obs_layout,
+    init_scheme=init_scheme,
+    critic_torso=None if shared_torso else torso.clone(name="critic_torso"),
+  )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -275,8 +330,16 @@ class NetworkSettings:
     """The network for an env. `conv_impl`: how its convolutions run (a training run's
     `ExecutionPlan.conv_impl`; evaluation's default 'xla'); the parameters are the same
     either way."""
-    return make_network(self.name, spec, self.fc_width, self.mlp_hidden, self.init, conv_impl,
-                        self.activation, self.shared_torso)
+    return make_network(
+      self.name,
+      spec,
+      self.fc_width,
+      self.mlp_hidden,
+      self.init,
+      conv_impl,
+      self.activation,
+      self.shared_torso,
+    )
 
 
 def init_params(network: ActorCritic, spec: EnvSpec, key: jax.Array) -> Params:

@@ -74,23 +74,31 @@ def learning_rate_schedule(lr: float, anneal: str, total_updates: int) -> optax.
     return optax.constant_schedule(lr)
   if anneal == "linear":
     if total_updates >= 2**31:
-      raise ValueError(f"Annealing over {total_updates} updates overflows the int32 update "
-                       "count; lower config.total_env_steps.")
+      raise ValueError(
+        f"Annealing over {total_updates} updates overflows the int32 update "
+        "count; lower config.total_env_steps."
+      )
     return optax.linear_schedule(lr, 0.0, max(int(total_updates), 1))
   raise ValueError(f"Unknown lr annealing {anneal!r}; use 'none' or 'linear'.")
 
 
-def rmsprop(learning_rate: optax.ScalarOrSchedule, decay: float, eps: float, convention: str,
-            initial_scale: float | None = None) -> optax.GradientTransformation:
+def rmsprop(
+  learning_rate: optax.ScalarOrSchedule,
+  decay: float,
+  eps: float,
+  convention: str,
+  initial_scale: float | None = None,
+) -> optax.GradientTransformation:
   """RMSProp without momentum in the TF ('tf': eps inside sqrt) or PyTorch ('torch') form."""
   if convention not in ("tf", "torch"):
     raise ValueError(f"Unknown RMSProp convention {convention!r}; use 'tf' or 'torch'.")
   if initial_scale is None:
     initial_scale = 0.0
   return optax.chain(
-      optax.scale_by_rms(decay=decay, eps=eps, initial_scale=initial_scale,
-                         eps_in_sqrt=(convention == "tf")),
-      optax.scale_by_learning_rate(learning_rate),
+    optax.scale_by_rms(
+      decay=decay, eps=eps, initial_scale=initial_scale, eps_in_sqrt=(convention == "tf")
+    ),
+    optax.scale_by_learning_rate(learning_rate),
   )
 
 
@@ -123,14 +131,16 @@ def clip_by_average_norm(clip_norm: float) -> optax.GradientTransformation:
   return optax.GradientTransformation(optax.init_empty_state, update)
 
 
-def elementwise_optimizer(cfg: OptimizerSettings, schedule: optax.Schedule
-                          ) -> optax.GradientTransformation:
+def elementwise_optimizer(
+  cfg: OptimizerSettings, schedule: optax.Schedule
+) -> optax.GradientTransformation:
   """The optimizer of `cfg.name` alone (no clipping). It acts element by element, so it
   gives the same result on a flat slice of the parameters as on the whole tree (what the
   sharded optimizer state of `galax.parallel.learner_optimizer` relies on)."""
   if cfg.name == "rmsprop":
-    return rmsprop(schedule, cfg.rmsprop_decay, cfg.eps, cfg.rmsprop_convention,
-                   cfg.rmsprop_initial_scale)
+    return rmsprop(
+      schedule, cfg.rmsprop_decay, cfg.eps, cfg.rmsprop_convention, cfg.rmsprop_initial_scale
+    )
   if cfg.name == "adam":
     return optax.adam(schedule, b1=cfg.adam_b1, b2=cfg.adam_b2, eps=cfg.eps)
   if cfg.name == "sgd":
@@ -138,16 +148,21 @@ def elementwise_optimizer(cfg: OptimizerSettings, schedule: optax.Schedule
   raise ValueError(f"Unknown optimizer {cfg.name!r}; choose 'rmsprop', 'adam' or 'sgd'.")
 
 
-def make_schedule(cfg: OptimizerSettings, num_envs: int, num_learners: int, total_updates: int
-                  ) -> optax.Schedule:
+def make_schedule(
+  cfg: OptimizerSettings, num_envs: int, num_learners: int, total_updates: int
+) -> optax.Schedule:
   """The scaled (`cfg.lr_scaling`) and annealed (`cfg.anneal`) learning-rate schedule."""
   lr = scaled_learning_rate(cfg.learning_rate, cfg.lr_scaling, num_envs, num_learners)
   return learning_rate_schedule(lr, cfg.anneal, total_updates)
 
 
-def make_optimizer(cfg: OptimizerSettings, num_envs: int, num_learners: int, total_updates: int,
-                   per_tensor_clip: bool = True
-                   ) -> tuple[optax.GradientTransformation, optax.Schedule]:
+def make_optimizer(
+  cfg: OptimizerSettings,
+  num_envs: int,
+  num_learners: int,
+  total_updates: int,
+  per_tensor_clip: bool = True,
+) -> tuple[optax.GradientTransformation, optax.Schedule]:
   """Gradient clipping, then the optimizer of `cfg.name` with a scaled, annealed lr.
 
   `per_tensor_clip=False` leaves `cfg.clip_average_norm` out of the chain (for callers

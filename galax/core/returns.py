@@ -56,8 +56,9 @@ def _next_values(values: Array, env_ids: Array | None) -> Array:
     value, ids = xs
     return later.at[ids].set(value), later[ids]
 
-  _, next_values = jax.lax.scan(backward, values[-1], (_recv_rows(values[:-1], env_ids),
-                                                       env_ids), reverse=True)
+  _, next_values = jax.lax.scan(
+    backward, values[-1], (_recv_rows(values[:-1], env_ids), env_ids), reverse=True
+  )
   return next_values.reshape(values[:-1].shape)
 
 
@@ -82,8 +83,14 @@ def _backward(fn, init: Array, xs: tuple[Array, ...], env_ids: Array | None) -> 
   return outs.reshape(xs[0].shape)
 
 
-def lambda_returns(rewards: Array, discounts: Array, values: Array, truncated: Array,
-                   lambda_: float | Array = 1.0, env_ids: Array | None = None) -> Array:
+def lambda_returns(
+  rewards: Array,
+  discounts: Array,
+  values: Array,
+  truncated: Array,
+  lambda_: float | Array = 1.0,
+  env_ids: Array | None = None,
+) -> Array:
   r"""TD(lambda) returns with truncation-aware bootstrapping.
 
     G_T = V(o_T)
@@ -113,12 +120,14 @@ def lambda_returns(rewards: Array, discounts: Array, values: Array, truncated: A
     g = reward + discount * ((1.0 - lam) * next_value + lam * next_return)
     return g, g
 
-  return _backward(backward, values[-1], (rewards, discounts, lambdas,
-                                          _next_values(values, env_ids)), env_ids)
+  return _backward(
+    backward, values[-1], (rewards, discounts, lambdas, _next_values(values, env_ids)), env_ids
+  )
 
 
-def nstep_returns(rewards: Array, discounts: Array, values: Array, truncated: Array,
-                  env_ids: Array | None = None) -> Array:
+def nstep_returns(
+  rewards: Array, discounts: Array, values: Array, truncated: Array, env_ids: Array | None = None
+) -> Array:
   r"""The bootstrapped n-step returns of PAAC / A2C over a t_max-step rollout.
 
   Each step uses every reward up to the end of the rollout (n = T - t) and bootstraps
@@ -133,8 +142,14 @@ def nstep_returns(rewards: Array, discounts: Array, values: Array, truncated: Ar
   return lambda_returns(rewards, discounts, values, truncated, 1.0, env_ids)
 
 
-def gae_advantages(rewards: Array, discounts: Array, values: Array, truncated: Array,
-                   lambda_: float | Array, env_ids: Array | None = None) -> Array:
+def gae_advantages(
+  rewards: Array,
+  discounts: Array,
+  values: Array,
+  truncated: Array,
+  lambda_: float | Array,
+  env_ids: Array | None = None,
+) -> Array:
   r"""Generalized advantage estimation (Schulman et al. 2016), truncation-aware.
 
     delta_t = r_t + discount_t V(o_{t+1}) - V(o_t)
@@ -150,8 +165,9 @@ def gae_advantages(rewards: Array, discounts: Array, values: Array, truncated: A
   return _discounted_sums(deltas, discounts, lambdas, jnp.zeros_like(values[-1]), env_ids)
 
 
-def _discounted_sums(deltas: Array, discounts: Array, traces: Array, init: Array,
-                     env_ids: Array | None) -> Array:
+def _discounted_sums(
+  deltas: Array, discounts: Array, traces: Array, init: Array, env_ids: Array | None
+) -> Array:
   """x_t = delta_t + discount_t trace_t x_{t+1}, x_T = `init` (zeros): GAE's advantages
   (trace lambda_t) and V-trace's corrections v_t - V(x_t) (trace c_t)."""
 
@@ -168,9 +184,16 @@ class VTraceReturns(NamedTuple):
   pg_advantages: Array  # rho_t (r_t + discount_t v'_{t+1} - V(x_t)), [T, ...]
 
 
-def vtrace(rewards: Array, discounts: Array, values: Array, truncated: Array, log_rhos: Array,
-           rho_bar: float = 1.0, c_bar: float = 1.0, lambda_: float | Array = 1.0
-           ) -> VTraceReturns:
+def vtrace(
+  rewards: Array,
+  discounts: Array,
+  values: Array,
+  truncated: Array,
+  log_rhos: Array,
+  rho_bar: float = 1.0,
+  c_bar: float = 1.0,
+  lambda_: float | Array = 1.0,
+) -> VTraceReturns:
   r"""V-trace targets and policy-gradient advantages (Espeholt et al. 2018), truncation-aware.
 
   Actions were taken by a behaviour policy mu; the learner's target policy is pi, and
@@ -238,8 +261,9 @@ def compute_targets(traj: Trajectory, settings: ReturnSettings) -> jax.Array:
   if kind == "nstep":
     return nstep_returns(traj.rewards, discounts, traj.values, traj.truncated, traj.env_ids)
   if kind == "gae":
-    return lambda_returns(traj.rewards, discounts, traj.values, traj.truncated, gae_lambda,
-                          traj.env_ids)
+    return lambda_returns(
+      traj.rewards, discounts, traj.values, traj.truncated, gae_lambda, traj.env_ids
+    )
   raise ValueError(f"Unknown returns {kind!r}; use 'nstep' or 'gae'.")
 
 
@@ -248,6 +272,7 @@ def gae_targets(traj: Trajectory, gamma: float, gae_lambda: float) -> tuple[jax.
   behaviour values, targets = advantages + V."""
   check_trajectory(traj)
   discounts = gamma * (1.0 - traj.terminated.astype(jnp.float32))
-  advantages = gae_advantages(traj.rewards, discounts, traj.values, traj.truncated,
-                                          gae_lambda, traj.env_ids)
+  advantages = gae_advantages(
+    traj.rewards, discounts, traj.values, traj.truncated, gae_lambda, traj.env_ids
+  )
   return advantages, advantages + traj.values[:-1]

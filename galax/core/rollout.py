@@ -76,24 +76,35 @@ def sample_actions(keys: jax.Array, logits: jax.Array) -> tuple[jax.Array, jax.A
   return pairs[:, 0], actions
 
 
-def act(policy: PolicyFn, params: Params, obs: jax.Array, keys: jax.Array
-        ) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+def act(
+  policy: PolicyFn, params: Params, obs: jax.Array, keys: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
   """One policy step: (new keys, actions, logits, values) for observations [B, ...]."""
   logits, value = policy(params, obs)
   keys, actions = sample_actions(keys, logits)
   return keys, actions, logits, value
 
 
-def record_step(obs: jax.Array, actions: jax.Array, logits: jax.Array, value: jax.Array,
-                ts: Timestep) -> Trajectory:
+def record_step(
+  obs: jax.Array, actions: jax.Array, logits: jax.Array, value: jax.Array, ts: Timestep
+) -> Trajectory:
   """One env step as a trajectory row (fields [B, ...]; `values` without the bootstrap).
 
   Stacked over time (`lax.scan`) and closed by `with_bootstrap`, rows make a `Trajectory`.
   """
-  return Trajectory(obs=obs, actions=actions, rewards=ts.reward, terminated=ts.terminated,
-                    truncated=ts.truncated, valid=ts.valid, behaviour_logits=logits,
-                    values=value, episode_over=ts.episode_over,
-                    episode_return=ts.episode_return, episode_length=ts.episode_length)
+  return Trajectory(
+    obs=obs,
+    actions=actions,
+    rewards=ts.reward,
+    terminated=ts.terminated,
+    truncated=ts.truncated,
+    valid=ts.valid,
+    behaviour_logits=logits,
+    values=value,
+    episode_over=ts.episode_over,
+    episode_return=ts.episode_return,
+    episode_length=ts.episode_length,
+  )
 
 
 def with_bootstrap(steps: Trajectory, last_value: jax.Array) -> Trajectory:
@@ -104,8 +115,16 @@ def with_bootstrap(steps: Trajectory, last_value: jax.Array) -> Trajectory:
   return traj
 
 
-_STEP_FIELDS = ("actions", "rewards", "terminated", "truncated", "valid", "episode_over",
-                "episode_return", "episode_length")
+_STEP_FIELDS = (
+  "actions",
+  "rewards",
+  "terminated",
+  "truncated",
+  "valid",
+  "episode_over",
+  "episode_return",
+  "episode_length",
+)
 
 
 def check_trajectory(traj: Trajectory) -> None:
@@ -114,8 +133,9 @@ def check_trajectory(traj: Trajectory) -> None:
   (a partial trajectory, e.g. targets' inputs) are skipped."""
   chex.assert_rank(traj.rewards, 2)
   steps, envs = traj.rewards.shape
-  chex.assert_shape([x for x in (getattr(traj, f) for f in _STEP_FIELDS) if x is not None],
-                    (steps, envs))
+  chex.assert_shape(
+    [x for x in (getattr(traj, f) for f in _STEP_FIELDS) if x is not None], (steps, envs)
+  )
   chex.assert_shape(traj.values, (steps + 1, envs))
   if traj.obs is not None:
     chex.assert_shape(traj.obs, (steps, envs, ...))
@@ -126,9 +146,15 @@ def check_trajectory(traj: Trajectory) -> None:
     assert traj.env_ids.size == steps * envs, (traj.env_ids.shape, steps, envs)
 
 
-def rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
-            action_keys: jax.Array, num_steps: int, shard_index: int | jax.Array = 0
-            ) -> tuple[EnvState, jax.Array, Trajectory]:
+def rollout(
+  policy: PolicyFn,
+  params: Params,
+  env: Env,
+  env_state: EnvState,
+  action_keys: jax.Array,
+  num_steps: int,
+  shard_index: int | jax.Array = 0,
+) -> tuple[EnvState, jax.Array, Trajectory]:
   """Acts for `num_steps` steps in every env with `params`; returns the new state and data."""
   if getattr(env, "is_async", False):
     return _async_rollout(policy, params, env, env_state, action_keys, num_steps, shard_index)
@@ -139,15 +165,22 @@ def rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
     next_env_state, ts = env.step(env_state, actions, shard_index)
     return (next_env_state, keys), record_step(env_state.obs, actions, logits, value, ts)
 
-  (env_state, action_keys), steps = jax.lax.scan(step, (env_state, action_keys), None,
-                                                 length=num_steps)
+  (env_state, action_keys), steps = jax.lax.scan(
+    step, (env_state, action_keys), None, length=num_steps
+  )
   _, last_value = policy(params, env_state.obs)
   return env_state, action_keys, with_bootstrap(steps, last_value)
 
 
-def _async_rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvState,
-                   action_keys: jax.Array, num_steps: int, shard_index: int | jax.Array
-                   ) -> tuple[EnvState, jax.Array, Trajectory]:
+def _async_rollout(
+  policy: PolicyFn,
+  params: Params,
+  env: Env,
+  env_state: EnvState,
+  action_keys: jax.Array,
+  num_steps: int,
+  shard_index: int | jax.Array,
+) -> tuple[EnvState, jax.Array, Trajectory]:
   """`rollout` over envpool's async mode: each step acts in the ready envs, sends, and
   receives the next ready batch, whose transitions complete the actions recorded when
   those envs were sent (possibly in the previous rollout, by the previous parameters)."""
@@ -157,20 +190,27 @@ def _async_rollout(policy: PolicyFn, params: Params, env: Env, env_state: EnvSta
     state, keys = carry
     ready, sent = state.backend["ready"], state.backend
     new_keys, actions, logits, value = act(policy, params, state.obs[ready], keys[ready])
-    sent = dict(ready=ready, action=sent["action"].at[ready].set(actions),
-                logits=sent["logits"].at[ready].set(logits.astype(sent["logits"].dtype)),
-                value=sent["value"].at[ready].set(value.astype(sent["value"].dtype)))
+    sent = dict(
+      ready=ready,
+      action=sent["action"].at[ready].set(actions),
+      logits=sent["logits"].at[ready].set(logits.astype(sent["logits"].dtype)),
+      value=sent["value"].at[ready].set(value.astype(sent["value"].dtype)),
+    )
     handle = env.send_batch(state, actions, ready, shard_index)  # type: ignore[attr-defined]
     acted = state.obs  # in-flight envs keep the observation they act from
-    state, ts, done = env.recv_batch(state.replace(handle=handle),  # type: ignore[attr-defined]
-                                     shard_index)
-    row = record_step(acted[done], sent["action"][done], sent["logits"][done],
-                      sent["value"][done], ts)
+    state, ts, done = env.recv_batch(
+      state.replace(handle=handle),  # type: ignore[attr-defined]
+      shard_index,
+    )
+    row = record_step(
+      acted[done], sent["action"][done], sent["logits"][done], sent["value"][done], ts
+    )
     state = state.replace(backend=dict(sent, ready=done))
     return (state, keys.at[ready].set(new_keys)), (row, done)
 
   (env_state, action_keys), (rows, env_ids) = jax.lax.scan(
-      step, (env_state, action_keys), None, length=num_steps * n // batch)
+    step, (env_state, action_keys), None, length=num_steps * n // batch
+  )
   rows = jax.tree.map(lambda x: x.reshape(num_steps, n, *x.shape[2:]), rows)
   _, last_value = policy(params, env_state.obs)  # every env's latest observation
   return env_state, action_keys, with_bootstrap(rows, last_value)._replace(env_ids=env_ids)

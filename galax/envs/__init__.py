@@ -16,9 +16,26 @@ from galax.envs.pool import BatchedEnv
 from galax.envs.pool_options import ATARI_DEFAULTS
 from galax.envs.registry import backend_for, backends, register, unregister
 
-__all__ = ["ATARI_DEFAULTS", "BatchedEnv", "Env", "EnvBackend", "EnvSettings", "EnvSpec",
-           "EnvState", "GymnaxEnv", "Timestep", "backend_for", "check_env_id", "env_family",
-           "is_gymnax_id", "known_env_ids", "make_env", "pool", "register", "unregister"]
+__all__ = [
+  "ATARI_DEFAULTS",
+  "BatchedEnv",
+  "Env",
+  "EnvBackend",
+  "EnvSettings",
+  "EnvSpec",
+  "EnvState",
+  "GymnaxEnv",
+  "Timestep",
+  "backend_for",
+  "check_env_id",
+  "env_family",
+  "is_gymnax_id",
+  "known_env_ids",
+  "make_env",
+  "pool",
+  "register",
+  "unregister",
+]
 
 
 def env_family(env_id: str) -> str:
@@ -42,8 +59,10 @@ def check_env_id(env_id: str) -> None:
         continue
       same = [i for i in other.known_ids() if i.rsplit("/", 1)[-1] == env_id]
       if same:
-        raise ValueError(f"Unknown env id {env_id!r}: {owner.name} has no such environment; "
-                         f"{other.name} has it as {same[0]!r}.") from e
+        raise ValueError(
+          f"Unknown env id {env_id!r}: {owner.name} has no such environment; "
+          f"{other.name} has it as {same[0]!r}."
+        ) from e
     # An id that fell through to the backend of unprefixed ids: say what the others take.
     forms = [f"{b.name}: {b.id_form}" for b in backends() if b is not owner and b.id_form]
     if owner.id_form or not forms:
@@ -51,8 +70,13 @@ def check_env_id(env_id: str) -> None:
     raise ValueError(f"{e} Other backends' ids: {'; '.join(forms)}.") from None
 
 
-def make_env(env: EnvSettings, num_envs: int, seed: int, num_shards: int = 1,
-             env_seeds: Sequence[Sequence[int]] | None = None) -> Env:
+def make_env(
+  env: EnvSettings,
+  num_envs: int,
+  seed: int,
+  num_shards: int = 1,
+  env_seeds: Sequence[Sequence[int]] | None = None,
+) -> Env:
   """Builds the training envs `env` describes (`EnvSettings.from_config`; see configs/),
   env j seeded `seed + j` (a run's: `config.seed` plus its first global env index).
 

@@ -49,11 +49,17 @@ class EnvSettings:
   @classmethod
   def from_config(cls, config: ConfigDict) -> EnvSettings:
     env = config.env
-    return cls(str(env.id), bool(env.episodic_life), bool(env.reward_clip),
-               int(env.max_episode_steps), int(env.num_threads),
-               types.MappingProxyType(dict(env.options)), int(config.eval.noop_max),
-               int(config.eval.max_episode_steps),
-               int(env.get("batch_size", 0)))  # absent in older runs' config.json
+    return cls(
+      str(env.id),
+      bool(env.episodic_life),
+      bool(env.reward_clip),
+      int(env.max_episode_steps),
+      int(env.num_threads),
+      types.MappingProxyType(dict(env.options)),
+      int(config.eval.noop_max),
+      int(config.eval.max_episode_steps),
+      int(env.get("batch_size", 0)),
+    )  # absent in older runs' config.json
 
   @property
   def eval_time_limit(self) -> int | None:
@@ -65,17 +71,22 @@ def reject_envpool_options(env: EnvSettings, family: str, options: bool = True) 
   """One line for a setting only envpool acts on (episodic life, reward clipping, worker
   threads, async batches and, unless the family takes them, `env.options`), and for a
   negative time limit: the validate hook of a backend that is not envpool."""
-  envpool_only = dict(episodic_life=env.episodic_life, reward_clip=env.reward_clip,
-                      num_threads=env.num_threads, batch_size=env.batch_size)
+  envpool_only = dict(
+    episodic_life=env.episodic_life,
+    reward_clip=env.reward_clip,
+    num_threads=env.num_threads,
+    batch_size=env.batch_size,
+  )
   if options:
     envpool_only["options"] = dict(env.options)
   for name, value in envpool_only.items():
     if value:
-      raise ValueError(f"config.env.{name}={value!r} is an envpool option; the {family} env "
-                       f"{env.id!r} has no such setting (leave it unset).")
+      raise ValueError(
+        f"config.env.{name}={value!r} is an envpool option; the {family} env "
+        f"{env.id!r} has no such setting (leave it unset)."
+      )
   if env.max_episode_steps < 0:
-    raise ValueError(f"config.env.max_episode_steps must be >= 0, got "
-                     f"{env.max_episode_steps}.")
+    raise ValueError(f"config.env.max_episode_steps must be >= 0, got {env.max_episode_steps}.")
 
 
 def _no_videos(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:

@@ -99,8 +99,9 @@ class Env(Protocol):
     """This process's envs, shards concatenated on axis 0 (host side)."""
     ...
 
-  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
-           ) -> tuple[EnvState, Timestep]:
+  def step(
+    self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
+  ) -> tuple[EnvState, Timestep]:
     """`recv(state.replace(handle=send(state, action)))`: one step of a shard's envs."""
     ...
 
@@ -115,10 +116,19 @@ class Env(Protocol):
   def close(self) -> None: ...
 
 
-def to_timestep(state: EnvState, obs: jax.Array, reward: jax.Array, terminated: jax.Array,
-                truncated: jax.Array, *, handle: jax.Array, backend: PyTree,
-                reset_after_termination: bool, raw_reward: jax.Array | None = None,
-                game_over: jax.Array | None = None) -> tuple[EnvState, Timestep]:
+def to_timestep(
+  state: EnvState,
+  obs: jax.Array,
+  reward: jax.Array,
+  terminated: jax.Array,
+  truncated: jax.Array,
+  *,
+  handle: jax.Array,
+  backend: PyTree,
+  reset_after_termination: bool,
+  raw_reward: jax.Array | None = None,
+  game_over: jax.Array | None = None,
+) -> tuple[EnvState, Timestep]:
   """A backend's raw step output -> the next `EnvState` and the learner's `Timestep`.
 
   Shared bookkeeping of both backends: a step where `state.reset_next` was set is invalid
@@ -138,22 +148,22 @@ def to_timestep(state: EnvState, obs: jax.Array, reward: jax.Array, terminated: 
   episode_length = state.episode_length + valid.astype(jnp.int32)
   needs_reset = (terminated | truncated) if reset_after_termination else truncated
   new_state = EnvState(
-      handle=handle,
-      obs=obs.astype(state.obs.dtype),
-      reset_next=valid & needs_reset,
-      episode_return=jnp.where(episode_over, 0.0, episode_return),
-      episode_length=jnp.where(episode_over, 0, episode_length),
-      backend=backend,
+    handle=handle,
+    obs=obs.astype(state.obs.dtype),
+    reset_next=valid & needs_reset,
+    episode_return=jnp.where(episode_over, 0.0, episode_return),
+    episode_length=jnp.where(episode_over, 0, episode_length),
+    backend=backend,
   )
   timestep = Timestep(
-      obs=new_state.obs,
-      reward=jnp.where(valid, reward, 0.0),
-      terminated=valid & terminated,
-      truncated=valid & truncated,
-      valid=valid,
-      episode_over=episode_over,
-      episode_return=episode_return,
-      episode_length=episode_length,
+    obs=new_state.obs,
+    reward=jnp.where(valid, reward, 0.0),
+    terminated=valid & terminated,
+    truncated=valid & truncated,
+    valid=valid,
+    episode_over=episode_over,
+    episode_return=episode_return,
+    episode_length=episode_length,
   )
   return new_state, timestep
 
@@ -164,8 +174,9 @@ class StepsInRecv:
 
   num_envs: int
 
-  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
-           ) -> tuple[EnvState, Timestep]:
+  def step(
+    self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
+  ) -> tuple[EnvState, Timestep]:
     return self.recv(state.replace(handle=self.send(state, action, shard_index)), shard_index)
 
   def send(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0) -> jax.Array:
@@ -174,7 +185,5 @@ class StepsInRecv:
     chex.assert_shape(action, (self.num_envs,))
     return action.astype(jnp.int32)
 
-  def recv(self, state: EnvState, shard_index: int | jax.Array = 0
-           ) -> tuple[EnvState, Timestep]:
+  def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     raise NotImplementedError
-

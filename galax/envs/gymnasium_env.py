@@ -42,8 +42,10 @@ if TYPE_CHECKING:
   import gymnasium
 
 PREFIX = "gymnasium/"
-_HINT = ("register it with gymnasium.register(id, entry_point=..., max_episode_steps=...) "
-         "before training, or name its module as 'gymnasium/<module>:<id>'")
+_HINT = (
+  "register it with gymnasium.register(id, entry_point=..., max_episode_steps=...) "
+  "before training, or name its module as 'gymnasium/<module>:<id>'"
+)
 
 
 def is_gymnasium_id(env_id: str) -> bool:
@@ -67,22 +69,29 @@ def registration(env_id: str) -> gymnasium.envs.registration.EnvSpec:
     try:
       importlib.import_module(module)
     except ImportError as e:
-      raise ValueError(f"Unknown env id {env_id!r}: module {module!r} does not import "
-                       f"({e}).") from None
+      raise ValueError(
+        f"Unknown env id {env_id!r}: module {module!r} does not import ({e})."
+      ) from None
   if name in gymnasium.registry:
     return gymnasium.registry[name]
   close = difflib.get_close_matches(name, list(gymnasium.registry), n=5)
   hint = f" Did you mean one of {[PREFIX + c for c in close]}?" if close else ""
-  raise ValueError(f"Unknown env id {env_id!r}: no env {name!r} is registered with "
-                   f"gymnasium ({_HINT}).{hint}")
+  raise ValueError(
+    f"Unknown env id {env_id!r}: no env {name!r} is registered with gymnasium ({_HINT}).{hint}"
+  )
 
 
 def _check_id(env_id: str) -> None:
   registration(env_id)
 
 
-def _make_vec(env_id: str, num_envs: int, time_limit: int | None,
-              options: Mapping[str, Any], render: bool = False) -> gymnasium.vector.VectorEnv:
+def _make_vec(
+  env_id: str,
+  num_envs: int,
+  time_limit: int | None,
+  options: Mapping[str, Any],
+  render: bool = False,
+) -> gymnasium.vector.VectorEnv:
   """One shard's vector env; one ValueError line if gymnasium cannot build it or it does
   not auto-reset on the next step."""
   import gymnasium  # pylint: disable=g-import-not-at-top
@@ -92,13 +101,17 @@ def _make_vec(env_id: str, num_envs: int, time_limit: int | None,
   try:
     env = gymnasium.make_vec(spec.id, num_envs, max_episode_steps=time_limit, **kwargs)
   except Exception as e:  # pylint: disable=broad-except  (the user's constructor)
-    raise ValueError(f"gymnasium could not build {env_id!r} ({type(e).__name__}: "
-                     f"{' '.join(str(e).split())[:200]}).") from None
+    raise ValueError(
+      f"gymnasium could not build {env_id!r} ({type(e).__name__}: "
+      f"{' '.join(str(e).split())[:200]})."
+    ) from None
   mode = env.metadata.get("autoreset_mode", gymnasium.vector.AutoresetMode.NEXT_STEP)
   if mode != gymnasium.vector.AutoresetMode.NEXT_STEP:
     env.close()
-    raise ValueError(f"{env_id!r} auto-resets in {mode}: galax steps gymnasium vector envs "
-                     "that reset on the next step (AutoresetMode.NEXT_STEP, the default).")
+    raise ValueError(
+      f"{env_id!r} auto-resets in {mode}: galax steps gymnasium vector envs "
+      "that reset on the next step (AutoresetMode.NEXT_STEP, the default)."
+    )
   return env
 
 
@@ -106,8 +119,10 @@ def _time_limit(env: EnvSettings, limit: int | None) -> int:
   """The time limit in agent steps: `limit` (the config's), else the registration's."""
   limit = limit or registration(env.id).max_episode_steps
   if not limit:
-    raise ValueError(f"{env.id!r} has no time limit: set config.env.max_episode_steps (or "
-                     "max_episode_steps in its gymnasium.register), which evaluations need.")
+    raise ValueError(
+      f"{env.id!r} has no time limit: set config.env.max_episode_steps (or "
+      "max_episode_steps in its gymnasium.register), which evaluations need."
+    )
   return int(limit)
 
 
@@ -125,8 +140,15 @@ class GymnasiumEnv(StepsInRecv):
 
   state_restorable = False  # the env state lives in the host's Python objects
 
-  def __init__(self, env: EnvSettings, num_envs: int, seed: int = 0, num_shards: int = 1,
-               time_limit: int = 0, env_seeds: Sequence[Sequence[int]] | None = None):
+  def __init__(
+    self,
+    env: EnvSettings,
+    num_envs: int,
+    seed: int = 0,
+    num_shards: int = 1,
+    time_limit: int = 0,
+    env_seeds: Sequence[Sequence[int]] | None = None,
+  ):
     if num_envs < 1 or num_shards < 1:
       raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
     if env_seeds is None:
@@ -148,13 +170,20 @@ class GymnasiumEnv(StepsInRecv):
 
   def reset(self) -> EnvState:
     """Resets every shard's envs with their seeds; fields are [num_shards * num_envs, ...]."""
-    obs = np.concatenate([np.asarray(env.reset(seed=_seed_arg(seeds))[0], self.spec.obs_dtype)
-                          for env, seeds in zip(self._envs, self._seeds)])
+    obs = np.concatenate(
+      [
+        np.asarray(env.reset(seed=_seed_arg(seeds))[0], self.spec.obs_dtype)
+        for env, seeds in zip(self._envs, self._seeds)
+      ]
+    )
     n = obs.shape[0]
-    return EnvState(handle=jnp.zeros((n,), jnp.int32), obs=jnp.asarray(obs),
-                    reset_next=jnp.zeros((n,), bool),
-                    episode_return=jnp.zeros((n,), jnp.float32),
-                    episode_length=jnp.zeros((n,), jnp.int32))
+    return EnvState(
+      handle=jnp.zeros((n,), jnp.int32),
+      obs=jnp.asarray(obs),
+      reset_next=jnp.zeros((n,), bool),
+      episode_return=jnp.zeros((n,), jnp.float32),
+      episode_length=jnp.zeros((n,), jnp.int32),
+    )
 
   def close(self) -> None:
     jax.effects_barrier()  # no dispatched step may still call into a closed env
@@ -165,15 +194,29 @@ class GymnasiumEnv(StepsInRecv):
     """Steps the shard's vector env on the host with the actions in `state.handle`; each
     step's actions depend on the last step's observations, which orders the calls."""
     obs, reward, terminated, truncated = io_callback(
-        self._host_step, self._result, state.handle, jnp.asarray(shard_index, jnp.int32))
-    return to_timestep(state, obs, reward, terminated, truncated, handle=state.handle,
-                       backend=(), reset_after_termination=True)
+      self._host_step, self._result, state.handle, jnp.asarray(shard_index, jnp.int32)
+    )
+    return to_timestep(
+      state,
+      obs,
+      reward,
+      terminated,
+      truncated,
+      handle=state.handle,
+      backend=(),
+      reset_after_termination=True,
+    )
 
-  def _host_step(self, actions: np.ndarray, shard: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+  def _host_step(
+    self, actions: np.ndarray, shard: np.ndarray
+  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     obs, reward, terminated, truncated, _ = self._envs[int(shard)].step(np.asarray(actions))
-    return (np.asarray(obs, self.spec.obs_dtype), np.asarray(reward, np.float32),
-            np.asarray(terminated, bool), np.asarray(truncated, bool))
+    return (
+      np.asarray(obs, self.spec.obs_dtype),
+      np.asarray(reward, np.float32),
+      np.asarray(terminated, bool),
+      np.asarray(truncated, bool),
+    )
 
 
 def _seed_arg(seeds: list[int]) -> int | list[int]:
@@ -185,21 +228,36 @@ def _seed_arg(seeds: list[int]) -> int | list[int]:
 def _make_spec(env_id: str, env: gymnasium.vector.VectorEnv, time_limit: int) -> EnvSpec:
   space, actions = env.single_observation_space, env.single_action_space
   if not hasattr(actions, "n") or getattr(actions, "start", 0) != 0:
-    raise ValueError(f"{env_id!r} has the action space {actions}; galax's actor-critic heads "
-                     "are categorical (gymnasium.spaces.Discrete(n), starting at 0).")
+    raise ValueError(
+      f"{env_id!r} has the action space {actions}; galax's actor-critic heads "
+      "are categorical (gymnasium.spaces.Discrete(n), starting at 0)."
+    )
   shape = tuple(space.shape or ())
   if len(shape) not in (1, 3):
-    raise ValueError(f"{env_id!r} has observations of shape {shape}; galax's networks take "
-                     "vectors or HWC images (a Box of rank 1 or 3).")
+    raise ValueError(
+      f"{env_id!r} has observations of shape {shape}; galax's networks take "
+      "vectors or HWC images (a Box of rank 1 or 3)."
+    )
   dtype = np.dtype(space.dtype)
   dtype = np.dtype(np.float32) if dtype == np.float64 else dtype  # JAX computes in 32 bits
-  return EnvSpec(env_id=env_id, family="gymnasium", obs_shape=shape, obs_dtype=dtype,
-                 num_actions=int(actions.n), obs_layout="flat" if len(shape) == 1 else "HWC",
-                 max_episode_steps=time_limit)
+  return EnvSpec(
+    env_id=env_id,
+    family="gymnasium",
+    obs_shape=shape,
+    obs_dtype=dtype,
+    num_actions=int(actions.n),
+    obs_layout="flat" if len(shape) == 1 else "HWC",
+    max_episode_steps=time_limit,
+  )
 
 
-def _make(env: EnvSettings, num_envs: int, seed: int, num_shards: int,
-          env_seeds: Sequence[Sequence[int]] | None) -> GymnasiumEnv:
+def _make(
+  env: EnvSettings,
+  num_envs: int,
+  seed: int,
+  num_shards: int,
+  env_seeds: Sequence[Sequence[int]] | None,
+) -> GymnasiumEnv:
   return GymnasiumEnv(env, num_envs, seed, num_shards, env_seeds=env_seeds)
 
 
@@ -223,8 +281,10 @@ def _renders(env_id: str) -> bool:
     vec.reset(seed=0)
     frames = vec.render()
   except Exception as e:  # pylint: disable=broad-except  (the user's env)
-    raise ValueError(f"config.capture_video=True: {env_id!r} does not render "
-                     f"({type(e).__name__}: {' '.join(str(e).split())[:200]}).") from None
+    raise ValueError(
+      f"config.capture_video=True: {env_id!r} does not render "
+      f"({type(e).__name__}: {' '.join(str(e).split())[:200]})."
+    ) from None
   finally:
     if vec is not None:
       vec.close()
@@ -252,8 +312,16 @@ def _episodes(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> Fra
 
 
 BACKEND = EnvBackend(
-    name="gymnasium", owns=is_gymnasium_id, known_ids=gymnasium_env_ids,
-    check_id=_check_id,
-    family=lambda env_id: "gymnasium", make=_make, make_eval=_make_eval, validate=_validate,
-    episodes=_episodes, renders=_renders,
-    id_form="gymnasium/<id registered with gymnasium.register>", in_program=False)
+  name="gymnasium",
+  owns=is_gymnasium_id,
+  known_ids=gymnasium_env_ids,
+  check_id=_check_id,
+  family=lambda env_id: "gymnasium",
+  make=_make,
+  make_eval=_make_eval,
+  validate=_validate,
+  episodes=_episodes,
+  renders=_renders,
+  id_form="gymnasium/<id registered with gymnasium.register>",
+  in_program=False,
+)

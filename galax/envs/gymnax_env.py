@@ -67,8 +67,10 @@ def check_gymnax_id(env_id: str) -> None:
   if env_id not in ids:
     close = difflib.get_close_matches(env_id, ids, n=5)
     hint = f" Did you mean one of {close}?" if close else ""
-    raise ValueError(f"Unknown env id {env_id!r}: gymnax has no such environment.{hint} "
-                     f"(gymnax.registered_envs lists all of them; prefix them with {PREFIX!r}.)")
+    raise ValueError(
+      f"Unknown env id {env_id!r}: gymnax has no such environment.{hint} "
+      f"(gymnax.registered_envs lists all of them; prefix them with {PREFIX!r}.)"
+    )
 
 
 @flax.struct.dataclass
@@ -96,9 +98,15 @@ class GymnaxEnv(StepsInRecv):
 
   state_restorable = True  # `EnvState` holds gymnax's whole state (checkpointed)
 
-  def __init__(self, env_id: str, num_envs: int, seed: int = 0, num_shards: int = 1,
-               max_episode_steps: int | None = None,
-               env_seeds: Sequence[Sequence[int]] | None = None):
+  def __init__(
+    self,
+    env_id: str,
+    num_envs: int,
+    seed: int = 0,
+    num_shards: int = 1,
+    max_episode_steps: int | None = None,
+    env_seeds: Sequence[Sequence[int]] | None = None,
+  ):
     check_gymnax_id(env_id)
     if num_envs < 1 or num_shards < 1:
       raise ValueError(f"num_envs ({num_envs}) and num_shards ({num_shards}) must be >= 1.")
@@ -132,16 +140,24 @@ class GymnaxEnv(StepsInRecv):
     keys = jax.vmap(jax.random.split)(carry.keys)  # [B, 2, 2]: next stream, this step
     step = functools.partial(self._env.step, params=self._params)
     obs, env_state, reward, terminated, truncated, info = jax.vmap(step)(
-        keys[:, 1], carry.env_state, state.handle)
+      keys[:, 1], carry.env_state, state.handle
+    )
     pending = state.reset_next  # last step truncated: gymnax already reset this env
-    env_state = jax.tree.map(functools.partial(_where_env, pending), carry.env_state,
-                             env_state)
+    env_state = jax.tree.map(functools.partial(_where_env, pending), carry.env_state, env_state)
     truncated = truncated & ~terminated
     final_obs = _where_env(truncated, info["final_observation"], obs)
     shown = _where_env(pending, carry.reset_obs, final_obs)
     backend = GymnaxCarry(env_state, keys[:, 0], _where_env(pending, carry.reset_obs, obs))
-    return to_timestep(state, shown, reward, terminated, truncated, handle=state.handle,
-                       backend=backend, reset_after_termination=False)
+    return to_timestep(
+      state,
+      shown,
+      reward,
+      terminated,
+      truncated,
+      handle=state.handle,
+      backend=backend,
+      reset_after_termination=False,
+    )
 
 
 def _where_env(mask: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
@@ -150,8 +166,9 @@ def _where_env(mask: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=None)
-def _make_gymnax(env_id: str, max_episode_steps: int
-                 ) -> tuple[Environment, EnvParams, Callable[[jax.Array], EnvState]]:
+def _make_gymnax(
+  env_id: str, max_episode_steps: int
+) -> tuple[Environment, EnvParams, Callable[[jax.Array], EnvState]]:
   """(gymnax env, its params, their jitted vmapped reset), once per (id, time limit; 0 =
   gymnax's) and process: every evaluation builds envs and resets them, and a fresh jit
   per reset recompiled the reset each time."""
@@ -169,41 +186,54 @@ def _reset(env: Environment, params: EnvParams, seeds: jax.Array) -> EnvState:
   obs, env_state = jax.vmap(env.reset, in_axes=(0, None))(pairs[:, 1], params)
   n = seeds.shape[0]
   return EnvState(
-      handle=jnp.zeros((n,), jnp.int32),
-      obs=obs,
-      reset_next=jnp.zeros((n,), bool),
-      episode_return=jnp.zeros((n,), jnp.float32),
-      episode_length=jnp.zeros((n,), jnp.int32),
-      backend=GymnaxCarry(env_state, pairs[:, 0], obs),
+    handle=jnp.zeros((n,), jnp.int32),
+    obs=obs,
+    reset_next=jnp.zeros((n,), bool),
+    episode_return=jnp.zeros((n,), jnp.float32),
+    episode_length=jnp.zeros((n,), jnp.int32),
+    backend=GymnaxCarry(env_state, pairs[:, 0], obs),
   )
 
 
 def _make_spec(env_id: str, env: Environment, params: EnvParams) -> EnvSpec:
   space = env.action_space(params)
   if not hasattr(space, "n"):
-    raise ValueError(f"{env_id!r} has a non-discrete action space; galax's actor-critic "
-                     "heads are categorical.")
+    raise ValueError(
+      f"{env_id!r} has a non-discrete action space; galax's actor-critic heads are categorical."
+    )
   obs = jax.eval_shape(lambda: env.reset(jax.random.PRNGKey(0), params)[0])
   shape = tuple(obs.shape)
   if len(shape) not in (1, 3):
-    raise ValueError(f"{env_id!r} has observations of shape {shape}; galax's networks take "
-                     "vectors or HWC images.")
+    raise ValueError(
+      f"{env_id!r} has observations of shape {shape}; galax's networks take vectors or HWC images."
+    )
   return EnvSpec(
-      env_id=env_id,
-      family="gymnax",
-      obs_shape=shape,
-      obs_dtype=np.dtype(obs.dtype),
-      num_actions=int(space.n),
-      obs_layout="flat" if len(shape) == 1 else "HWC",
-      max_episode_steps=int(params.max_steps_in_episode),
-      reset_step_after_termination=False,
+    env_id=env_id,
+    family="gymnax",
+    obs_shape=shape,
+    obs_dtype=np.dtype(obs.dtype),
+    num_actions=int(space.n),
+    obs_layout="flat" if len(shape) == 1 else "HWC",
+    max_episode_steps=int(params.max_steps_in_episode),
+    reset_step_after_termination=False,
   )
 
 
-def _make(env: EnvSettings, num_envs: int, seed: int, num_shards: int,
-          env_seeds: Sequence[Sequence[int]] | None) -> GymnaxEnv:
-  return GymnaxEnv(env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
-                   max_episode_steps=env.max_episode_steps or None, env_seeds=env_seeds)
+def _make(
+  env: EnvSettings,
+  num_envs: int,
+  seed: int,
+  num_shards: int,
+  env_seeds: Sequence[Sequence[int]] | None,
+) -> GymnaxEnv:
+  return GymnaxEnv(
+    env.id,
+    num_envs=num_envs,
+    seed=seed,
+    num_shards=num_shards,
+    max_episode_steps=env.max_episode_steps or None,
+    env_seeds=env_seeds,
+  )
 
 
 def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> GymnaxEnv:
@@ -228,8 +258,9 @@ def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: in
 
   name = env_settings.id.removeprefix(PREFIX)
   if not _renders(env_settings.id):
-    raise ValueError(f"no renderer for {env_settings.id!r}: videos cover Atari, MinAtar and "
-                     "CartPole.")
+    raise ValueError(
+      f"no renderer for {env_settings.id!r}: videos cover Atari, MinAtar and CartPole."
+    )
   env, params = gymnax.make(name)
   if env_settings.max_episode_steps:
     params = params.replace(max_steps_in_episode=env_settings.max_episode_steps)
@@ -257,6 +288,16 @@ def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: in
 
 
 BACKEND = EnvBackend(
-    name="gymnax", owns=is_gymnax_id, known_ids=gymnax_env_ids, check_id=check_gymnax_id,
-    family=lambda env_id: "gymnax", make=_make, make_eval=_make_eval, validate=_validate,
-    episodes=_episodes, renders=_renders, id_form="gymnax/<gymnax id>", in_program=True)
+  name="gymnax",
+  owns=is_gymnax_id,
+  known_ids=gymnax_env_ids,
+  check_id=check_gymnax_id,
+  family=lambda env_id: "gymnax",
+  make=_make,
+  make_eval=_make_eval,
+  validate=_validate,
+  episodes=_episodes,
+  renders=_renders,
+  id_form="gymnax/<gymnax id>",
+  in_program=True,
+)

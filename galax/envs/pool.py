@@ -82,18 +82,18 @@ class BatchedEnv:
   state_restorable = False  # the env state lives in envpool's C++ pools
 
   def __init__(
-      self,
-      env_id: str,
-      num_envs: int,
-      seed: int = 0,
-      num_shards: int = 1,
-      episodic_life: bool = False,
-      reward_clip: bool = False,
-      max_episode_steps: int | None = None,
-      num_threads: int = 0,
-      extra_options: dict[str, Any] | None = None,
-      env_seeds: Sequence[Sequence[int]] | None = None,
-      batch_size: int = 0,
+    self,
+    env_id: str,
+    num_envs: int,
+    seed: int = 0,
+    num_shards: int = 1,
+    episodic_life: bool = False,
+    reward_clip: bool = False,
+    max_episode_steps: int | None = None,
+    num_threads: int = 0,
+    extra_options: dict[str, Any] | None = None,
+    env_seeds: Sequence[Sequence[int]] | None = None,
+    batch_size: int = 0,
   ):
     check_env_id(env_id)
     if num_envs < 1 or num_shards < 1:
@@ -101,22 +101,30 @@ class BatchedEnv:
     check_batch_size(batch_size, num_envs)
     self.batch_size = batch_size or num_envs
     family = env_family(env_id)
-    self.options = env_options(env_id, family, episodic_life, reward_clip,
-                               max_episode_steps, num_threads, extra_options)
+    self.options = env_options(
+      env_id, family, episodic_life, reward_clip, max_episode_steps, num_threads, extra_options
+    )
     self.num_envs = num_envs
     self.num_shards = num_shards
     self.seed = seed
     if self.is_async:
       self.options["batch_size"] = batch_size
     if env_seeds is None:
-      self._pools = [_make_pool(env_id, num_envs, seed + s * num_envs, self.options)
-                     for s in range(num_shards)]
+      self._pools = [
+        _make_pool(env_id, num_envs, seed + s * num_envs, self.options) for s in range(num_shards)
+      ]
     else:
       if len(env_seeds) != num_shards or any(len(x) != num_envs for x in env_seeds):
         raise ValueError(f"env_seeds must hold {num_shards} list(s) of {num_envs} seeds.")
-      self._pools = [_make_pool(env_id, num_envs, int(shard_seeds[0]),
-                                dict(self.options, env_seed=[int(x) for x in shard_seeds]))
-                     for shard_seeds in env_seeds]
+      self._pools = [
+        _make_pool(
+          env_id,
+          num_envs,
+          int(shard_seeds[0]),
+          dict(self.options, env_seed=[int(x) for x in shard_seeds]),
+        )
+        for shard_seeds in env_seeds
+      ]
     self._xla = [pool.xla() for pool in self._pools]
     self.spec = _spec(env_id, family, self._pools[0])
 
@@ -137,8 +145,9 @@ class BatchedEnv:
     sharding axis 0 over `num_shards` devices gives each device its own pool's state.
     """
     if self.is_async:
-      return async_reset(self._pools, [np.asarray(x[0]) for x in self._xla], self.num_envs,
-                         self.spec)
+      return async_reset(
+        self._pools, [np.asarray(x[0]) for x in self._xla], self.num_envs, self.spec
+      )
     handles, observations = [], []
     for pool, xla in zip(self._pools, self._xla):
       obs, _ = pool.reset()
@@ -147,11 +156,11 @@ class BatchedEnv:
     obs = np.concatenate(observations).astype(self.spec.obs_dtype)
     n = obs.shape[0]
     return EnvState(
-        handle=jnp.asarray(np.concatenate(handles)),
-        obs=jnp.asarray(obs),
-        reset_next=jnp.zeros((n,), bool),
-        episode_return=jnp.zeros((n,), jnp.float32),
-        episode_length=jnp.zeros((n,), jnp.int32),
+      handle=jnp.asarray(np.concatenate(handles)),
+      obs=jnp.asarray(obs),
+      reset_next=jnp.zeros((n,), bool),
+      episode_return=jnp.zeros((n,), jnp.float32),
+      episode_length=jnp.zeros((n,), jnp.int32),
     )
 
   def close(self) -> None:
@@ -175,8 +184,9 @@ class BatchedEnv:
       return branches[0](*operands)
     return jax.lax.switch(shard_index, branches, *operands)
 
-  def step(self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
-           ) -> tuple[EnvState, Timestep]:
+  def step(
+    self, state: EnvState, action: jax.Array, shard_index: int | jax.Array = 0
+  ) -> tuple[EnvState, Timestep]:
     """Steps the pool `shard_index` (traced allowed, e.g. a device index) with `action` [B]."""
     handle = self.send(state, action, shard_index)
     return self.recv(state.replace(handle=handle), shard_index)
@@ -193,26 +203,32 @@ class BatchedEnv:
   def recv(self, state: EnvState, shard_index: int | jax.Array = 0) -> tuple[EnvState, Timestep]:
     """Waits for the step started by `send` and turns envpool's output into a Timestep."""
     handle, (obs, reward, terminated, truncated, info) = self._dispatch(
-        1, shard_index, state.handle)
+      1, shard_index, state.handle
+    )
     return _to_timestep(state, handle, obs, reward, terminated, truncated, info)
 
-  def send_batch(self, state: EnvState, action: jax.Array, env_id: jax.Array,
-                 shard_index: int | jax.Array = 0) -> jax.Array:
+  def send_batch(
+    self, state: EnvState, action: jax.Array, env_id: jax.Array, shard_index: int | jax.Array = 0
+  ) -> jax.Array:
     """Async mode: steps the envs `env_id` [batch_size] (ids into the shard's envs) with
     `action` [batch_size]; returns the handle."""
     chex.assert_shape([action, env_id], (self.batch_size,))
-    return self._dispatch(2, shard_index, state.handle, action.astype(jnp.int32),
-                          env_id.astype(jnp.int32))
+    return self._dispatch(
+      2, shard_index, state.handle, action.astype(jnp.int32), env_id.astype(jnp.int32)
+    )
 
-  def recv_batch(self, state: EnvState, shard_index: int | jax.Array = 0
-                 ) -> tuple[EnvState, Timestep, jax.Array]:
+  def recv_batch(
+    self, state: EnvState, shard_index: int | jax.Array = 0
+  ) -> tuple[EnvState, Timestep, jax.Array]:
     """Async mode: waits for the first `batch_size` envs to finish their step. Returns the
     state with their rows updated, their Timestep [batch_size] and their ids."""
     handle, (obs, reward, terminated, truncated, info) = self._dispatch(
-        1, shard_index, state.handle)
+      1, shard_index, state.handle
+    )
     ids = info.pop("env_id").astype(jnp.int32)
-    rows, ts = _to_timestep(take_rows(state, ids, handle), handle, obs, reward, terminated,
-                            truncated, info)
+    rows, ts = _to_timestep(
+      take_rows(state, ids, handle), handle, obs, reward, terminated, truncated, info
+    )
     return put_rows(state, ids, rows), ts, ids
 
 
@@ -223,18 +239,20 @@ def _spec(env_id: str, family: str, pool) -> EnvSpec:
     warnings.simplefilter("ignore", UserWarning)
     obs_space, act_space = pool.observation_space, pool.action_space
   if not hasattr(act_space, "n"):
-    raise ValueError(f"{env_id!r} has a non-discrete action space {act_space}; "
-                     "galax's actor-critic heads are categorical.")
+    raise ValueError(
+      f"{env_id!r} has a non-discrete action space {act_space}; "
+      "galax's actor-critic heads are categorical."
+    )
   shape = tuple(obs_space.shape)
   layout = "flat" if len(shape) == 1 else ("HWC" if family == "gfootball" else "CHW")
   return EnvSpec(
-      env_id=env_id,
-      family=family,
-      obs_shape=shape,
-      obs_dtype=np.dtype(obs_space.dtype),
-      num_actions=int(act_space.n),
-      obs_layout=layout,
-      max_episode_steps=int(pool.config["max_episode_steps"]),
+    env_id=env_id,
+    family=family,
+    obs_shape=shape,
+    obs_dtype=np.dtype(obs_space.dtype),
+    num_actions=int(act_space.n),
+    obs_layout=layout,
+    max_episode_steps=int(pool.config["max_episode_steps"]),
   )
 
 
@@ -249,22 +267,45 @@ def _call(fn, keys: tuple[str, ...], *operands):
   return out  # send: handle
 
 
-def _to_timestep(state: EnvState, handle, obs, reward, terminated, truncated, info
-                 ) -> tuple[EnvState, Timestep]:
+def _to_timestep(
+  state: EnvState, handle, obs, reward, terminated, truncated, info
+) -> tuple[EnvState, Timestep]:
   # Atari reports the raw reward and the true game end in `info`; episodic life and
   # reward clipping change only `reward` and `terminated`.
-  return to_timestep(state, obs, reward, terminated, truncated, handle=handle, backend=(),
-                     reset_after_termination=True, raw_reward=info.get("reward"),
-                     game_over=info.get("terminated"))
+  return to_timestep(
+    state,
+    obs,
+    reward,
+    terminated,
+    truncated,
+    handle=handle,
+    backend=(),
+    reset_after_termination=True,
+    raw_reward=info.get("reward"),
+    game_over=info.get("terminated"),
+  )
 
 
-def _make(env: EnvSettings, num_envs: int, seed: int, num_shards: int,
-          env_seeds: Sequence[Sequence[int]] | None) -> BatchedEnv:
-  return BatchedEnv(env_id=env.id, num_envs=num_envs, seed=seed, num_shards=num_shards,
-                    episodic_life=env.episodic_life, reward_clip=env.reward_clip,
-                    max_episode_steps=env.max_episode_steps or None,
-                    num_threads=env.num_threads, extra_options=dict(env.options),
-                    env_seeds=env_seeds, batch_size=env.batch_size)
+def _make(
+  env: EnvSettings,
+  num_envs: int,
+  seed: int,
+  num_shards: int,
+  env_seeds: Sequence[Sequence[int]] | None,
+) -> BatchedEnv:
+  return BatchedEnv(
+    env_id=env.id,
+    num_envs=num_envs,
+    seed=seed,
+    num_shards=num_shards,
+    episodic_life=env.episodic_life,
+    reward_clip=env.reward_clip,
+    max_episode_steps=env.max_episode_steps or None,
+    num_threads=env.num_threads,
+    extra_options=dict(env.options),
+    env_seeds=env_seeds,
+    batch_size=env.batch_size,
+  )
 
 
 def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
@@ -272,10 +313,17 @@ def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
   options = dict(env.options)
   if env_family(env.id) == "atari":
     options["noop_max"] = env.eval_noop_max
-  return BatchedEnv(env.id, num_envs=num_envs, seed=seed, num_shards=1,
-                    episodic_life=False, reward_clip=False,
-                    max_episode_steps=env.eval_time_limit,
-                    num_threads=env.num_threads, extra_options=options)
+  return BatchedEnv(
+    env.id,
+    num_envs=num_envs,
+    seed=seed,
+    num_shards=1,
+    episodic_life=False,
+    reward_clip=False,
+    max_episode_steps=env.eval_time_limit,
+    num_threads=env.num_threads,
+    extra_options=options,
+  )
 
 
 def _frames_per_step(env: EnvSettings) -> int:
@@ -298,8 +346,9 @@ def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -
   from galax.envs.video import cartpole_frame  # pylint: disable=g-import-not-at-top
 
   family = env_family(settings.id)
-  options = env_options(settings.id, family, False, False, settings.eval_time_limit, 1,
-                        dict(settings.options))
+  options = env_options(
+    settings.id, family, False, False, settings.eval_time_limit, 1, dict(settings.options)
+  )
   if family == "atari":
     options["noop_max"] = settings.eval_noop_max
   if settings.id.startswith("CartPole"):
@@ -325,6 +374,15 @@ def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -
 
 
 BACKEND = EnvBackend(  # last in `registry.MODULES`: it owns every id without a prefix
-    name="envpool", owns=lambda env_id: True, known_ids=known_env_ids,
-    check_id=check_env_id, family=env_family, make=_make, make_eval=_make_eval,
-    episodes=_episodes, renders=_renders, frames_per_step=_frames_per_step, in_program=False)
+  name="envpool",
+  owns=lambda env_id: True,
+  known_ids=known_env_ids,
+  check_id=check_env_id,
+  family=env_family,
+  make=_make,
+  make_eval=_make_eval,
+  episodes=_episodes,
+  renders=_renders,
+  frames_per_step=_frames_per_step,
+  in_program=False,
+)

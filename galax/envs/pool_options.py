@@ -13,13 +13,13 @@ from typing import Any
 # Atari preprocessing of the papers (PAAC, GALA, HTS-RL): 84x84 gray, frame skip 4 with a
 # max over the last two frames (envpool always max-pools), stack 4, up to 30 no-op starts.
 ATARI_DEFAULTS = dict(
-    img_height=84,
-    img_width=84,
-    gray_scale=True,
-    frame_skip=4,
-    stack_num=4,
-    noop_max=30,
-    repeat_action_probability=0.0,
+  img_height=84,
+  img_width=84,
+  gray_scale=True,
+  frame_skip=4,
+  stack_num=4,
+  noop_max=30,
+  repeat_action_probability=0.0,
 )
 
 
@@ -44,14 +44,20 @@ def check_env_id(env_id: str) -> None:
     close = difflib.get_close_matches(env_id, ids, n=5)
     hint = f" Did you mean one of {close}?" if close else ""
     raise ValueError(
-        f"Unknown env id {env_id!r}: envpool has no such environment.{hint} "
-        "(envpool.list_all_envs() lists all of them.)"
+      f"Unknown env id {env_id!r}: envpool has no such environment.{hint} "
+      "(envpool.list_all_envs() lists all of them.)"
     )
 
 
-def env_options(env_id: str, family: str, episodic_life: bool, reward_clip: bool,
-                max_episode_steps: int | None, num_threads: int,
-                extra: dict[str, Any] | None) -> dict[str, Any]:
+def env_options(
+  env_id: str,
+  family: str,
+  episodic_life: bool,
+  reward_clip: bool,
+  max_episode_steps: int | None,
+  num_threads: int,
+  extra: dict[str, Any] | None,
+) -> dict[str, Any]:
   """The envpool.make keyword arguments for an env, validated against its config keys."""
   import envpool  # pylint: disable=g-import-not-at-top
 
@@ -67,7 +73,7 @@ def env_options(env_id: str, family: str, episodic_life: bool, reward_clip: bool
   unknown = sorted(set(options) - allowed)
   if unknown:
     raise ValueError(
-        f"Unknown envpool option(s) {unknown} for {env_id!r}; "
-        f"valid options are {sorted(allowed - {'num_envs', 'seed', 'batch_size'})}."
+      f"Unknown envpool option(s) {unknown} for {env_id!r}; "
+      f"valid options are {sorted(allowed - {'num_envs', 'seed', 'batch_size'})}."
     )
   return options

@@ -39,5 +39,6 @@ def backend_for(env_id: str) -> EnvBackend:
   for backend in backends():
     if backend.owns(env_id):
       return backend
-  raise ValueError(f"Unknown env id {env_id!r}: no env backend owns it "
-                   f"(backends: {[b.name for b in backends()]}).")
+  raise ValueError(
+    f"Unknown env id {env_id!r}: no env backend owns it (backends: {[b.name for b in backends()]})."
+  )

@@ -28,17 +28,31 @@ FPS = 15
 BANNER = 16  # pixels above the game for the text
 
 # Channel colours for MinAtar grids (RGB), cycled for games with more channels.
-_PALETTE = np.array([[230, 200, 40], [220, 60, 60], [60, 160, 230], [80, 200, 100],
-                     [200, 100, 220], [240, 140, 40], [150, 150, 150], [250, 250, 250],
-                     [120, 80, 40], [40, 120, 120]], np.uint8)
+_PALETTE = np.array(
+  [
+    [230, 200, 40],
+    [220, 60, 60],
+    [60, 160, 230],
+    [80, 200, 100],
+    [200, 100, 220],
+    [240, 140, 40],
+    [150, 150, 150],
+    [250, 250, 250],
+    [120, 80, 40],
+    [40, 120, 120],
+  ],
+  np.uint8,
+)
 
 
 def check_video_path(path: str) -> None:
   """ValueError (one line) unless `path` has a known extension in a writable directory."""
   ext = os.path.splitext(path)[1].lower()
   if ext not in VIDEO_EXTENSIONS:
-    raise ValueError(f"--video {path!r}: unknown extension {ext or '(none)'!r}; use one of "
-                     f"{list(VIDEO_EXTENSIONS)}.")
+    raise ValueError(
+      f"--video {path!r}: unknown extension {ext or '(none)'!r}; use one of "
+      f"{list(VIDEO_EXTENSIONS)}."
+    )
   directory = os.path.dirname(os.path.abspath(path))
   if not os.path.isdir(directory):
     raise ValueError(f"--video {path!r}: directory {directory!r} does not exist.")
@@ -50,14 +64,18 @@ def check_capture(env_id: str) -> None:
   """One ValueError line unless training-time videos (`config.capture_video`) of `env_id`
   can be drawn (its backend's `renders`) and written (imageio, pillow)."""
   if not backend_for(env_id).renders(env_id):
-    raise ValueError(f"config.capture_video=True: no renderer for {env_id!r} (videos cover "
-                     "Atari, MinAtar, CartPole and gymnasium envs that render rgb_array).")
+    raise ValueError(
+      f"config.capture_video=True: no renderer for {env_id!r} (videos cover "
+      "Atari, MinAtar, CartPole and gymnasium envs that render rgb_array)."
+    )
   try:
     import imageio  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
     import PIL  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   except ImportError:
-    raise ValueError("config.capture_video=True needs imageio and pillow: pip install "
-                     "imageio imageio-ffmpeg pillow (galax's 'video' extra).") from None
+    raise ValueError(
+      "config.capture_video=True needs imageio and pillow: pip install "
+      "imageio imageio-ffmpeg pillow (galax's 'video' extra)."
+    ) from None
 
 
 def minatar_frame(obs: np.ndarray, cell: int = 16) -> np.ndarray:
@@ -73,14 +91,14 @@ def cartpole_frame(x: float, theta: float, width: int = 320, height: int = 192) 
   img = np.full((height, width, 3), 255, np.uint8)
   scale = width / 4.8
   track = int(height * 0.75)
-  img[track:track + 2] = 0
+  img[track : track + 2] = 0
   cx = int(width / 2 + x * scale)
-  img[track - 12:track, max(cx - 20, 0):min(cx + 20, width)] = (60, 60, 200)
+  img[track - 12 : track, max(cx - 20, 0) : min(cx + 20, width)] = (60, 60, 200)
   length = 0.5 * 2 * scale  # the pole's full length is 1.0 in CartPole's units
   for t in np.linspace(0.0, 1.0, 200):
     px, py = int(cx + t * length * np.sin(theta)), int(track - 12 - t * length * np.cos(theta))
     if 0 <= px < width - 2 and 0 <= py < height - 2:
-      img[py:py + 3, px:px + 3] = (200, 120, 40)
+      img[py : py + 3, px : px + 3] = (200, 120, 40)
   return img
 
 
@@ -91,7 +109,7 @@ def with_text(frame: np.ndarray, text: str) -> np.ndarray:
   h, w = frame.shape[:2]
   height, width = -(-(h + BANNER) // 16) * 16, -(-w // 16) * 16
   canvas = np.zeros((height, width, 3), np.uint8)
-  canvas[BANNER:BANNER + h, :w] = frame
+  canvas[BANNER : BANNER + h, :w] = frame
   image = Image.fromarray(canvas)
   ImageDraw.Draw(image).text((3, 2), text, fill=(255, 255, 255))
   return np.asarray(image)
@@ -101,8 +119,10 @@ def record(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> list[n
   """Frames of `episodes` games of `env` (a run's `EnvSettings`) played by `policy` (the
   env backend's `episodes`), each with its running return."""
   play = backend_for(env.id).episodes
-  return [with_text(frame, f"episode {episode + 1}  return {total:g}")
-          for frame, total, episode in play(env, policy, episodes, seed)]
+  return [
+    with_text(frame, f"episode {episode + 1}  return {total:g}")
+    for frame, total, episode in play(env, policy, episodes, seed)
+  ]
 
 
 def gif_bytes(frames: list[np.ndarray], fps: int = FPS) -> bytes:
@@ -111,13 +131,14 @@ def gif_bytes(frames: list[np.ndarray], fps: int = FPS) -> bytes:
 
   images = [Image.fromarray(np.asarray(f, np.uint8)) for f in frames]
   out = io.BytesIO()
-  images[0].save(out, format="GIF", save_all=True, append_images=images[1:],
-                 duration=int(1000 / fps), loop=0)
+  images[0].save(
+    out, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0
+  )
   return out.getvalue()
 
 
 def default_extension() -> str:
-  """".mp4" where ffmpeg is installed (the imageio-ffmpeg wheel), else ".gif"."""
+  """ ".mp4" where ffmpeg is installed (the imageio-ffmpeg wheel), else ".gif"."""
   try:
     import imageio_ffmpeg  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
   except ImportError:

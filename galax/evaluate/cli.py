@@ -61,8 +61,14 @@ def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
   or "best": the best evaluation's), newest first."""
   directory = rundir.path(rundir.join(workdir, kind))
   items = list(directory.iterdir()) if directory.is_dir() else []
-  return sorted((int(item.name) for item in items if item.name.isdigit()
-                 and (item / rundir.COMMIT_MARKER).exists()), reverse=True)
+  return sorted(
+    (
+      int(item.name)
+      for item in items
+      if item.name.isdigit() and (item / rundir.COMMIT_MARKER).exists()
+    ),
+    reverse=True,
+  )
 
 
 def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
@@ -84,17 +90,22 @@ def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
   return state["params"]
 
 
-def restore_params(workdir: str, step: int | None = None,
-                   warn: Callable[[str], None] = print, kind: str = "checkpoints"
-                   ) -> tuple[ParamsBlock, int]:
+def restore_params(
+  workdir: str,
+  step: int | None = None,
+  warn: Callable[[str], None] = print,
+  kind: str = "checkpoints",
+) -> tuple[ParamsBlock, int]:
   """(every learner's params [n, ...], step) of `step` or of the newest checkpoint that
   restores (damaged ones are skipped with a warning); `kind="best"`: the state of the
   best evaluation (`checkpoint.BestCheckpoint`)."""
   steps = checkpoint_steps(workdir, kind)
   if not steps:
     why = " (a run keeps one when it evaluates: config.eval.every_steps)" if kind == "best" else ""
-    raise ValueError(f"--workdir {workdir!r} holds no complete checkpoint "
-                     f"(looked in {rundir.join(workdir, kind)}){why}.")
+    raise ValueError(
+      f"--workdir {workdir!r} holds no complete checkpoint "
+      f"(looked in {rundir.join(workdir, kind)}){why}."
+    )
   if step is not None:
     if step not in steps:
       raise ValueError(f"--step {step}: no complete checkpoint at that step; saved: {steps}.")
@@ -119,8 +130,7 @@ def pick_learner(params: ParamsBlock, learner: str) -> Params:
   if learner in ("first", "average"):
     return jax.tree.map(lambda x: x[0], select_params(params, learner, n)[0])
   if not learner.isdigit() or int(learner) >= n:
-    raise ValueError(f"--learner={learner!r}: use 'first', 'average' or an index "
-                     f"0..{n - 1}.")
+    raise ValueError(f"--learner={learner!r}: use 'first', 'average' or an index 0..{n - 1}.")
   return jax.tree.map(lambda x: x[int(learner)], params)
 
 
@@ -156,8 +166,9 @@ def policy_from_params(settings: RunSettings, params: Params) -> PolicyFn:
   return policy_fn
 
 
-def load_policy(workdir: str, step: int | None = None, learner: str = "first"
-                ) -> tuple[PolicyFn, ConfigDict]:
+def load_policy(
+  workdir: str, step: int | None = None, learner: str = "first"
+) -> tuple[PolicyFn, ConfigDict]:
   """(policy_fn, config) of a run's checkpoint (newest that restores, or `step`); see
   `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
   config gets `restored_step` set.
@@ -166,14 +177,14 @@ def load_policy(workdir: str, step: int | None = None, learner: str = "first"
 
   config = read_config(workdir)
   block, restored = restore_params(workdir, step)
-  policy_fn = policy_from_params(RunSettings.from_config(config),
-                                 pick_learner(block, str(learner)))
+  policy_fn = policy_from_params(RunSettings.from_config(config), pick_learner(block, str(learner)))
   config.restored_step = restored
   return policy_fn, config
 
 
-def evaluate(settings: EvalSettings, params: Params, episodes: int, greedy: bool,
-             seed: int) -> dict:
+def evaluate(
+  settings: EvalSettings, params: Params, episodes: int, greedy: bool, seed: int
+) -> dict:
   """Plays `episodes` fresh games with `params` (one policy) under a run's eval protocol
   (its `EvalSettings`); returns the eval record."""
   from galax.evaluate.evaluator import Evaluator  # pylint: disable=g-import-not-at-top
@@ -187,17 +198,28 @@ def evaluate(settings: EvalSettings, params: Params, episodes: int, greedy: bool
   returns = out.returns[0][out.completed[0]]
   lengths = out.lengths[0][out.completed[0]]
   stderr = float(np.std(returns, ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
-  return dict(env_id=settings.env.id, episodes=int(len(returns)), greedy=greedy, seed=seed,
-              mean_return=float(np.mean(returns)), stderr=stderr,
-              returns=[float(r) for r in returns], lengths=[int(n) for n in lengths])
+  return dict(
+    env_id=settings.env.id,
+    episodes=int(len(returns)),
+    greedy=greedy,
+    seed=seed,
+    mean_return=float(np.mean(returns)),
+    stderr=stderr,
+    returns=[float(r) for r in returns],
+    lengths=[int(n) for n in lengths],
+  )
 
 
 def _define_flags() -> None:
   from absl import flags  # pylint: disable=g-import-not-at-top
 
   flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
-  flags.DEFINE_string("step", None, "Checkpoint step (default: the newest that restores), or "
-                      "'best': the state of the best evaluation during training (<workdir>/best).")
+  flags.DEFINE_string(
+    "step",
+    None,
+    "Checkpoint step (default: the newest that restores), or "
+    "'best': the state of the best evaluation during training (<workdir>/best).",
+  )
   flags.DEFINE_integer("episodes", 30, "Evaluation episodes.")
   flags.DEFINE_bool("greedy", True, "Argmax actions (false: sampled from the policy).")
   flags.DEFINE_string("learner", "first", "Multi-learner runs: first, average or an index.")
@@ -213,8 +235,9 @@ def main(argv: Sequence[str]) -> None:
   logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
   FLAGS = flags.FLAGS  # pylint: disable=invalid-name
   if len(argv) > 1:
-    raise ValueError(f"unexpected argument(s) {' '.join(argv[1:])!r}: options take the form "
-                     "--name=value.")
+    raise ValueError(
+      f"unexpected argument(s) {' '.join(argv[1:])!r}: options take the form --name=value."
+    )
   if FLAGS.workdir is None:
     raise ValueError("--workdir is required: the run directory to evaluate.")
   from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
@@ -228,15 +251,22 @@ def main(argv: Sequence[str]) -> None:
   best = FLAGS.step == "best"
   if FLAGS.step is not None and not best and not FLAGS.step.isdigit():
     raise ValueError(f"--step={FLAGS.step}: give a step number or 'best'.")
-  block, restored = restore_params(FLAGS.workdir, None if best or FLAGS.step is None
-                                   else int(FLAGS.step), kind="best" if best else "checkpoints")
+  block, restored = restore_params(
+    FLAGS.workdir,
+    None if best or FLAGS.step is None else int(FLAGS.step),
+    kind="best" if best else "checkpoints",
+  )
   params = pick_learner(block, FLAGS.learner)
-  record = dict(step=restored, learner=FLAGS.learner,
-                **evaluate(settings.eval, params, FLAGS.episodes,
-                           FLAGS.greedy, FLAGS.seed))
-  print(f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "
-        f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
-        f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})")
+  record = dict(
+    step=restored,
+    learner=FLAGS.learner,
+    **evaluate(settings.eval, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed),
+  )
+  print(
+    f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "
+    f"+- {record['stderr']:.2f} (standard error) over {record['episodes']} episodes "
+    f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})"
+  )
   print("returns: " + " ".join(f"{r:g}" for r in record["returns"]))
   path = rundir.join(FLAGS.workdir, f"eval_step{record['step']}.json")
   rundir.path(path).write_text(json.dumps(record, indent=1))
@@ -249,11 +279,9 @@ def main(argv: Sequence[str]) -> None:
       # back too); JAX, on the fork of ffmpeg's subprocess, which only execs.
       warnings.filterwarnings("ignore", ".*precision lowered by casting", UserWarning)
       warnings.filterwarnings("ignore", r"os\.fork\(\) was called", RuntimeWarning)
-      frames = video.record(settings.env, act, FLAGS.video_episodes,
-                            seed=10_000 + FLAGS.seed)
+      frames = video.record(settings.env, act, FLAGS.video_episodes, seed=10_000 + FLAGS.seed)
       video.write_video(FLAGS.video, frames)
-    print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x"
-          f"{frames[0].shape[0]}")
+    print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
 
 
 def run() -> None:

@@ -61,13 +61,22 @@ class EvalSettings:
   network: NetworkSettings  # builds the policy where no apply_fn is given
 
   @classmethod
-  def from_config(cls, config: ConfigDict, env: EnvSettings, network: NetworkSettings
-                  ) -> EvalSettings:
+  def from_config(
+    cls, config: ConfigDict, env: EnvSettings, network: NetworkSettings
+  ) -> EvalSettings:
     """The `eval` section and the seed of `config`, with the run's `env` and `network`
     (`galax.config.settings.RunSettings.from_config` reads them)."""
     e = config.eval
-    return cls(int(e.episodes), int(e.num_envs), bool(e.greedy), str(e.learners),
-               int(e.every_steps), int(config.seed), env, network)
+    return cls(
+      int(e.episodes),
+      int(e.num_envs),
+      bool(e.greedy),
+      str(e.learners),
+      int(e.every_steps),
+      int(config.seed),
+      env,
+      network,
+    )
 
 
 class EvalOutput(NamedTuple):
@@ -86,8 +95,9 @@ def eval_env(env: EnvSettings, seed: int, num_envs: int, seed_offset: int = 0) -
   return backend_for(env.id).make_eval(env, num_envs, seed + EVAL_SEED_OFFSET + seed_offset)
 
 
-def make_play(apply_fn: Callable, env: Env, num_policies: int, episodes_per_env: int,
-              greedy: bool) -> Callable:
+def make_play(
+  apply_fn: Callable, env: Env, num_policies: int, episodes_per_env: int, greedy: bool
+) -> Callable:
   """A jitted `play(params [P, ...], env_state, keys [B, 2]) -> (returns, lengths, count)`.
 
   Env j of the pool (B = P * E envs) is played by policy j // E until it has finished
@@ -123,14 +133,21 @@ def make_play(apply_fn: Callable, env: Env, num_policies: int, episodes_per_env:
       record = ts.episode_over & (count < quota)
       slot = jnp.minimum(count, quota - 1)
       returns = returns.at[rows, slot].set(
-          jnp.where(record, ts.episode_return, returns[rows, slot]))
+        jnp.where(record, ts.episode_return, returns[rows, slot])
+      )
       lengths = lengths.at[rows, slot].set(
-          jnp.where(record, ts.episode_length, lengths[rows, slot]))
+        jnp.where(record, ts.episode_length, lengths[rows, slot])
+      )
       return env_state, keys, count + record.astype(jnp.int32), returns, lengths, t + 1
 
-    init = (env_state, keys, jnp.zeros((num_envs,), jnp.int32),
-            jnp.full((num_envs, quota), jnp.nan, jnp.float32),
-            jnp.zeros((num_envs, quota), jnp.int32), jnp.int32(0))
+    init = (
+      env_state,
+      keys,
+      jnp.zeros((num_envs,), jnp.int32),
+      jnp.full((num_envs, quota), jnp.nan, jnp.float32),
+      jnp.zeros((num_envs, quota), jnp.int32),
+      jnp.int32(0),
+    )
     _, _, count, returns, lengths, _ = jax.lax.while_loop(cond, body, init)
     return returns, lengths, count
 
@@ -149,19 +166,24 @@ class Evaluator:
       best-policy re-evaluation).
   """
 
-  def __init__(self, settings: EvalSettings, apply_fn: Callable | None = None,
-               num_policies: int = 1, seed_offset: int = 0):
+  def __init__(
+    self,
+    settings: EvalSettings,
+    apply_fn: Callable | None = None,
+    num_policies: int = 1,
+    seed_offset: int = 0,
+  ):
     self.episodes = settings.episodes
     self.envs_per_policy = settings.num_envs or self.episodes
     self.episodes_per_env = -(-self.episodes // self.envs_per_policy)
     self.num_policies = num_policies
     self.greedy = settings.greedy
-    self.env = eval_env(settings.env, settings.seed, num_policies * self.envs_per_policy,
-                        seed_offset)
+    self.env = eval_env(
+      settings.env, settings.seed, num_policies * self.envs_per_policy, seed_offset
+    )
     if apply_fn is None:
       apply_fn = settings.network.build(self.env.spec).apply
-    self._play = make_play(apply_fn, self.env, num_policies, self.episodes_per_env,
-                           self.greedy)
+    self._play = make_play(apply_fn, self.env, num_policies, self.episodes_per_env, self.greedy)
     self._key_seed = settings.seed + _EVAL_KEY_TAG + seed_offset
     self.calls = 0
 
@@ -173,35 +195,39 @@ class Evaluator:
       raise ValueError(f"params have leading axis {lead}; expected {{{self.num_policies}}}.")
     keys = init_action_keys(self._key_seed, self.calls * self.env.num_envs, self.env.num_envs)
     self.calls += 1
-    returns, lengths, count = jax.tree.map(
-        np.asarray, self._play(params, self.env.reset(), keys))
+    returns, lengths, count = jax.tree.map(np.asarray, self._play(params, self.env.reset(), keys))
     e, k = self.envs_per_policy, self.episodes_per_env
     # Env-major order within a policy: env 0's episodes, then env 1's, ...; first N kept.
     shape = (self.num_policies, e * k)
-    returns = returns.reshape(shape)[:, :self.episodes]
-    lengths = lengths.reshape(shape)[:, :self.episodes]
-    completed = (np.arange(k)[None, :] < count[:, None]).reshape(shape)[:, :self.episodes]
+    returns = returns.reshape(shape)[:, : self.episodes]
+    lengths = lengths.reshape(shape)[:, : self.episodes]
+    completed = (np.arange(k)[None, :] < count[:, None]).reshape(shape)[:, : self.episodes]
     return EvalOutput(returns, lengths, completed)
 
   def close(self) -> None:
     self.env.close()
 
 
-def select_params(params: ParamsBlock, which: str, num_learners: int
-                  ) -> tuple[ParamsBlock, list[int]]:
+def select_params(
+  params: ParamsBlock, which: str, num_learners: int
+) -> tuple[ParamsBlock, list[int]]:
   """Host params [n, ...] -> (evaluated params [P, ...], learner ids; -1 = average)."""
   if which == "first":
     return jax.tree.map(lambda x: x[:1], params), [0]
   if which == "all":
     return params, list(range(num_learners))
   if which == "average":
-    return jax.tree.map(lambda x: np.mean(x, axis=0, keepdims=True, dtype=x.dtype),
-                        params), [-1]
+    return jax.tree.map(lambda x: np.mean(x, axis=0, keepdims=True, dtype=x.dtype), params), [-1]
   raise ValueError(f"config.eval.learners={which!r}; use 'first', 'all' or 'average'.")
 
 
-def evaluate_params(settings: EvalSettings, params: Params, episodes: int | None = None,
-                    seed_offset: int = 0, apply_fn: Callable | None = None) -> np.ndarray:
+def evaluate_params(
+  settings: EvalSettings,
+  params: Params,
+  episodes: int | None = None,
+  seed_offset: int = 0,
+  apply_fn: Callable | None = None,
+) -> np.ndarray:
   """One-off evaluation of a single parameter set (no learner axis): its returns [N].
 
   Used for GALA's best-policy table, which re-evaluates the selected final policy on

@@ -67,8 +67,10 @@ def eval_line(env_steps: int, records: Sequence[EvalRecord]) -> str:
     who = "average params" if records[0].learner < 0 else f"learner {records[0].learner}"
   else:
     who = f"{len(records)} learners (min {min(means):.2f}, max {max(means):.2f})"
-  return (f"eval  {env_steps:>10d} | return {np.mean(means):8.2f} over "
-          f"{len(records[0].returns)} episodes | {who}")
+  return (
+    f"eval  {env_steps:>10d} | return {np.mean(means):8.2f} over "
+    f"{len(records[0].returns)} episodes | {who}"
+  )
 
 
 class EvalHook:
@@ -80,12 +82,27 @@ class EvalHook:
   `videos`, if given: process 0 only), which `train` subtracts to report training time.
   """
 
-  FIELDS = ("env_steps", "train_time_s", "wall_time_s", "learner", "mean_return",
-            "episodes", "returns", "lengths")
+  FIELDS = (
+    "env_steps",
+    "train_time_s",
+    "wall_time_s",
+    "learner",
+    "mean_return",
+    "episodes",
+    "returns",
+    "lengths",
+  )
 
-  def __init__(self, settings: EvalSettings, apply_fn: Callable, num_learners: int,
-               workdir: str | None = None, resume: bool = False,
-               log: Callable[[str], None] = print, videos: VideoRecorder | None = None):
+  def __init__(
+    self,
+    settings: EvalSettings,
+    apply_fn: Callable,
+    num_learners: int,
+    workdir: str | None = None,
+    resume: bool = False,
+    log: Callable[[str], None] = print,
+    videos: VideoRecorder | None = None,
+  ):
     self.every = settings.every_steps
     self.which = settings.learners
     self.num_learners = num_learners
@@ -107,8 +124,9 @@ class EvalHook:
     """The env-step count at which the next periodic evaluation is due."""
     return (env_steps // self.every + 1) * self.every
 
-  def run(self, params: ParamsBlock, env_steps: int, train_time_s: float, wall_time_s: float
-          ) -> list[EvalRecord]:
+  def run(
+    self, params: ParamsBlock, env_steps: int, train_time_s: float, wall_time_s: float
+  ) -> list[EvalRecord]:
     """Evaluates the learners' `params` (global [n, ...] arrays) at `env_steps`."""
     host_params = to_host(params)  # a collective under multi-host: every process calls it
     if not self._is_writer:
@@ -123,19 +141,38 @@ class EvalHook:
     for p, learner in enumerate(learners):
       done = out.completed[p]
       if not done.all():
-        self._log(f"eval: {int((~done).sum())} episode(s) of learner {learner} did not end "
-                  "within the step budget; dropped")
-      new.append(EvalRecord(env_steps, train_time_s, wall_time_s, learner,
-                            out.returns[p][done].tolist(), out.lengths[p][done].tolist()))
+        self._log(
+          f"eval: {int((~done).sum())} episode(s) of learner {learner} did not end "
+          "within the step budget; dropped"
+        )
+      new.append(
+        EvalRecord(
+          env_steps,
+          train_time_s,
+          wall_time_s,
+          learner,
+          out.returns[p][done].tolist(),
+          out.lengths[p][done].tolist(),
+        )
+      )
     self.records.extend(new)
     self.last_env_steps = env_steps
     if self.path:
       with open(self.path, "a", newline="") as f:
         writer = csv.writer(f)
         for r in new:
-          writer.writerow([r.env_steps, f"{r.train_time_s:.3f}", f"{r.wall_time_s:.3f}",
-                           r.learner, r.mean_return, len(r.returns), json.dumps(r.returns),
-                           json.dumps(r.lengths)])
+          writer.writerow(
+            [
+              r.env_steps,
+              f"{r.train_time_s:.3f}",
+              f"{r.wall_time_s:.3f}",
+              r.learner,
+              r.mean_return,
+              len(r.returns),
+              json.dumps(r.returns),
+              json.dumps(r.lengths),
+            ]
+          )
     return new
 
   def close(self) -> None:
@@ -146,10 +183,17 @@ class EvalHook:
 def read_eval_csv(path: str) -> list[EvalRecord]:
   """Reads the records an `EvalHook` wrote."""
   with open(path, newline="") as f:
-    return [EvalRecord(int(row["env_steps"]), float(row["train_time_s"]),
-                       float(row["wall_time_s"]), int(row["learner"]),
-                       json.loads(row["returns"]), json.loads(row["lengths"]))
-            for row in csv.DictReader(f)]
+    return [
+      EvalRecord(
+        int(row["env_steps"]),
+        float(row["train_time_s"]),
+        float(row["wall_time_s"]),
+        int(row["learner"]),
+        json.loads(row["returns"]),
+        json.loads(row["lengths"]),
+      )
+      for row in csv.DictReader(f)
+    ]
 
 
 def records_by_learner(records: Sequence[EvalRecord]) -> dict[int, list[EvalRecord]]:

@@ -52,13 +52,15 @@ class Combiner(Protocol):
   def params(self, params_block: ParamsBlock, state: PyTree) -> tuple[ParamsBlock, PyTree]:
     """The block's parameters [L, ...], combined, after the optimizer step."""
 
-  def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
-                 ) -> tuple[ParamsBlock, PyTree, Metrics]:
+  def after_step(
+    self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
+  ) -> tuple[ParamsBlock, PyTree, Metrics]:
     """`params` plus the combiner's metrics; `old_params` are those before the step."""
 
 
-def make_combiner(combine: str, num_learners: int, topology: str, peers: int, delay: int,
-                  metrics: bool) -> Combiner:
+def make_combiner(
+  combine: str, num_learners: int, topology: str, peers: int, delay: int, metrics: bool
+) -> Combiner:
   """The combiner `config.combine` names (checked by `galax.config.validate`); gossip's
   `topology`, `peers`, `delay` and `metrics` are `config.gossip`'s."""
   if combine == "allreduce":
@@ -79,15 +81,17 @@ class Independent:
 
   def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> ParamsBlock:
     if weights is not None:
-      raise ValueError(f"gradient weights (stragglers) need combine='allreduce', not "
-                       f"{self.name!r}.")
+      raise ValueError(
+        f"gradient weights (stragglers) need combine='allreduce', not {self.name!r}."
+      )
     return grads_block
 
   def params(self, params_block: ParamsBlock, state: PyTree) -> tuple[ParamsBlock, PyTree]:
     return params_block, state
 
-  def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
-                 ) -> tuple[ParamsBlock, PyTree, Metrics]:
+  def after_step(
+    self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
+  ) -> tuple[ParamsBlock, PyTree, Metrics]:
     chex.assert_trees_all_equal_shapes(old_params, new_params)
     params, state = self.params(new_params, state)
     return params, state, {}
@@ -139,8 +143,8 @@ def shift_learners(block: PyTree, shift: int) -> PyTree:
 
   if r == 0:
     return from_device_back(block, q)
-  head = from_device_back(jax.tree.map(lambda x: x[learners - r:], block), q + 1)
-  tail = from_device_back(jax.tree.map(lambda x: x[:learners - r], block), q)
+  head = from_device_back(jax.tree.map(lambda x: x[learners - r :], block), q + 1)
+  tail = from_device_back(jax.tree.map(lambda x: x[: learners - r], block), q)
   return jax.tree.map(lambda a, b: jnp.concatenate([a, b], axis=0), head, tail)
 
 
@@ -184,8 +188,9 @@ class Gossip(Independent):
     self.topology = topology
     self.delay = int(delay)
     self.metrics = bool(metrics)
-    self.window, self.gains = (prop1_window(topology.mixing_matrix(), self.delay)
-                               if self.metrics else (0, np.zeros((0,))))
+    self.window, self.gains = (
+      prop1_window(topology.mixing_matrix(), self.delay) if self.metrics else (0, np.zeros((0,)))
+    )
 
   def init(self, params_block: ParamsBlock) -> GossipState:
     learners = jax.tree.leaves(params_block)[0].shape[0]
@@ -196,8 +201,8 @@ class Gossip(Independent):
     if self.delay >= 2:
       peers = len(self.topology.shifts)
       inbox = jax.tree.map(
-          lambda x: np.repeat(peers * np.asarray(x)[:, None], self.delay - 1, axis=1),
-          params_block)
+        lambda x: np.repeat(peers * np.asarray(x)[:, None], self.delay - 1, axis=1), params_block
+      )
       state = state._replace(inbox=inbox)
     if self.metrics:
       zeros = np.zeros((learners, self.window), np.float32)
@@ -207,6 +212,7 @@ class Gossip(Independent):
   def receive(self, messages: ParamsBlock) -> ParamsBlock:
     """sum_{j in N_in(i)} messages_j for the block's learners i (the communication)."""
     if self.topology.name == "full":
+
       def others(m):
         return jnp.broadcast_to(jax.lax.psum(jnp.sum(m, axis=0), AXIS), m.shape) - m
 
@@ -219,8 +225,9 @@ class Gossip(Independent):
     weight = self.topology.weight
     return jax.tree.map(lambda x, r: (x + r) * weight, own, received)
 
-  def params(self, params_block: ParamsBlock, state: GossipState
-             ) -> tuple[ParamsBlock, GossipState]:
+  def params(
+    self, params_block: ParamsBlock, state: GossipState
+  ) -> tuple[ParamsBlock, GossipState]:
     if not self.delay:
       return self.mix(params_block, self.receive(params_block)), state
     received = self.receive(state.outbox)  # y^{k-1}: independent of this update's work
@@ -234,8 +241,9 @@ class Gossip(Independent):
     inbox = jax.tree.map(put, state.inbox, received)
     return self.mix(params_block, arrived), state._replace(inbox=inbox)
 
-  def after_step(self, old_params: ParamsBlock, new_params: ParamsBlock, state: GossipState
-                 ) -> tuple[ParamsBlock, GossipState, Metrics]:
+  def after_step(
+    self, old_params: ParamsBlock, new_params: ParamsBlock, state: GossipState
+  ) -> tuple[ParamsBlock, GossipState, Metrics]:
     chex.assert_trees_all_equal_shapes(old_params, new_params)
     params, state = self.params(new_params, state)
     if not self.metrics:
@@ -243,11 +251,16 @@ class Gossip(Independent):
     updates = jax.tree.map(jnp.subtract, new_params, old_params)
     nodes = self.topology.num_learners * (self.delay + 1)
     g = diagnostics.centered_update_norm(updates, nodes)
-    update_norms, bounds = diagnostics.prop1_bound_step(self.gains, state.update_norms,
-                                                        state.bounds, g)
+    update_norms, bounds = diagnostics.prop1_bound_step(
+      self.gains, state.update_norms, state.bounds, g
+    )
     distance, total = diagnostics.consensus_distances(params)
     learners = distance.shape[0]
     per_learner = lambda v: jnp.broadcast_to(v, (learners,))
-    metrics = dict(consensus_distance=distance, consensus_distance_total=per_learner(total),
-                   prop1_bound=bounds[:, 0], centered_update_norm=per_learner(g))
+    metrics = dict(
+      consensus_distance=distance,
+      consensus_distance_total=per_learner(total),
+      prop1_bound=bounds[:, 0],
+      centered_update_norm=per_learner(g),
+    )
     return params, state._replace(update_norms=update_norms, bounds=bounds), metrics

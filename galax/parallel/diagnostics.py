@@ -49,8 +49,9 @@ def centered_update_norm(updates_block: ParamsBlock, num_nodes: int) -> jax.Arra
   return jnp.sqrt(real + virtual)
 
 
-def prop1_bound_step(gains: np.ndarray, update_norms: jax.Array, bounds: jax.Array,
-                     new_update_norm: jax.Array) -> tuple[jax.Array, jax.Array]:
+def prop1_bound_step(
+  gains: np.ndarray, update_norms: jax.Array, bounds: jax.Array, new_update_norm: jax.Array
+) -> tuple[jax.Array, jax.Array]:
   """One step of B_{k+1} = sum_{m=1}^{W} c_m g_{k+1-m} + c_W B_{k+1-W}.
 
   Args:

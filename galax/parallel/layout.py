@@ -56,32 +56,46 @@ class Layout(NamedTuple):
     return self.first_learner * self.envs_per_learner
 
 
-def make_layout(num_learners: int, envs_per_learner: int, num_devices: int = 0,
-                devices: Sequence[jax.Device] | None = None) -> Layout:
+def make_layout(
+  num_learners: int,
+  envs_per_learner: int,
+  num_devices: int = 0,
+  devices: Sequence[jax.Device] | None = None,
+) -> Layout:
   """Chooses how many of `devices` (default: all of `jax.devices()`) carry the learners.
 
   num_devices = 0: the most devices (up to all) that divide num_learners evenly.
   """
   if num_learners < 1 or envs_per_learner < 1:
-    raise ValueError(f"num_learners ({num_learners}) and envs_per_learner "
-                     f"({envs_per_learner}) must be >= 1.")
+    raise ValueError(
+      f"num_learners ({num_learners}) and envs_per_learner ({envs_per_learner}) must be >= 1."
+    )
   available = jax.device_count() if devices is None else len(devices)
   if num_devices <= 0:
-    fits = [d for d in range(1, min(available, num_learners) + 1)
-            if num_learners % d == 0 and d % jax.process_count() == 0]
+    fits = [
+      d
+      for d in range(1, min(available, num_learners) + 1)
+      if num_learners % d == 0 and d % jax.process_count() == 0
+    ]
     if not fits:
-      raise ValueError(f"num_learners={num_learners} cannot be spread evenly over the "
-                       f"{jax.process_count()} processes: every process needs learners "
-                       "(use a multiple of the number of processes).")
+      raise ValueError(
+        f"num_learners={num_learners} cannot be spread evenly over the "
+        f"{jax.process_count()} processes: every process needs learners "
+        "(use a multiple of the number of processes)."
+      )
     num_devices = max(fits)
   if num_devices > available:
     raise ValueError(f"num_devices={num_devices} but only {available} devices are visible.")
   if num_learners % num_devices:
-    raise ValueError(f"num_learners={num_learners} must be a multiple of num_devices="
-                     f"{num_devices} (learners are split evenly over devices).")
+    raise ValueError(
+      f"num_learners={num_learners} must be a multiple of num_devices="
+      f"{num_devices} (learners are split evenly over devices)."
+    )
   if num_devices % jax.process_count():
-    raise ValueError(f"num_devices={num_devices} must be a multiple of the number of "
-                     f"processes ({jax.process_count()}).")
+    raise ValueError(
+      f"num_devices={num_devices} must be a multiple of the number of "
+      f"processes ({jax.process_count()})."
+    )
   return Layout(num_learners, num_devices, num_learners // num_devices, envs_per_learner)
 
 
@@ -97,8 +111,9 @@ def make_mesh(layout: Layout, devices: Sequence[jax.Device] | None = None) -> Me
     from jax.experimental import mesh_utils  # pylint: disable=g-import-not-at-top
 
     try:
-      ring = mesh_utils.create_device_mesh((layout.num_devices,),
-                                           devices=devices[:layout.num_devices])
+      ring = mesh_utils.create_device_mesh(
+        (layout.num_devices,), devices=devices[: layout.num_devices]
+      )
       return Mesh(ring, (AXIS,))
     except (ValueError, NotImplementedError, AssertionError):
       pass  # a slice shape create_device_mesh has no ring for: ordered by id below
@@ -124,7 +139,8 @@ def global_from_local(mesh: Mesh, tree: PyTree) -> PyTree:
   """Builds global arrays sharded on axis 0 from this process's slice of each leaf."""
   sharding = learner_sharding(mesh)
   return jax.tree.map(
-      lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree)
+    lambda x: jax.make_array_from_process_local_data(sharding, np.asarray(x)), tree
+  )
 
 
 def to_host(tree: PyTree) -> PyTree:
@@ -150,7 +166,8 @@ def split_learners(tree: PyTree, learners: int) -> PyTree:
   """A block's time-major data [T, L * b, ...] -> [L, T, b, ...] (e.g. a `Trajectory`,
   whose values [T + 1, L * b] become [L, T + 1, b])."""
   return jax.tree.map(
-      lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), tree)
+    lambda x: jnp.moveaxis(x.reshape(x.shape[0], learners, -1, *x.shape[2:]), 1, 0), tree
+  )
 
 
 def flatten_block(tree: PyTree) -> PyTree:

@@ -61,9 +61,13 @@ class LearnerOptimizer(Protocol):
   def init(self, params: Params) -> OptState:
     """The optimizer state of one learner."""
 
-  def apply_gradients(self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock,
-                      weights: jax.Array | None = None
-                      ) -> tuple[ParamsBlock, OptState, jax.Array]:
+  def apply_gradients(
+    self,
+    grads: ParamsBlock,
+    opt_state: OptState,
+    params: ParamsBlock,
+    weights: jax.Array | None = None,
+  ) -> tuple[ParamsBlock, OptState, jax.Array]:
     """(params, opt_state, norm of the combined gradient [L]) after one step. `weights`
     [L]: the combined gradient is the mean of w_i clip(g_i) (`stragglers.StragglerModel`);
     all-reduce only."""
@@ -83,8 +87,12 @@ class ReplicatedOptimizer:
   `optimizer` must not clip by average norm itself when `clip_average_norm` > 0.
   """
 
-  def __init__(self, optimizer: optax.GradientTransformation, combiner: Combiner,
-               clip_average_norm: float = 0.0):
+  def __init__(
+    self,
+    optimizer: optax.GradientTransformation,
+    combiner: Combiner,
+    clip_average_norm: float = 0.0,
+  ):
     self.optimizer = optimizer
     self.combiner = combiner
     self.clip_average_norm = clip_average_norm
@@ -92,9 +100,13 @@ class ReplicatedOptimizer:
   def init(self, params: Params) -> OptState:
     return self.optimizer.init(params)
 
-  def apply_gradients(self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock,
-                      weights: jax.Array | None = None
-                      ) -> tuple[ParamsBlock, OptState, jax.Array]:
+  def apply_gradients(
+    self,
+    grads: ParamsBlock,
+    opt_state: OptState,
+    params: ParamsBlock,
+    weights: jax.Array | None = None,
+  ) -> tuple[ParamsBlock, OptState, jax.Array]:
     grads = clip_each_learner(grads, self.clip_average_norm)
     grads = self.combiner.grads(grads, weights)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
@@ -124,16 +136,21 @@ class FlatLayout:
     return jnp.pad(flat, (0, self.num_shards * self.shard_size - self.size))
 
   def unflatten(self, flat: jax.Array) -> Params:
-    parts = jnp.split(flat[:self.size], self.ends)
-    return jax.tree.unflatten(self.treedef,
-                              [p.reshape(s) for p, s in zip(parts, self.shapes)])
+    parts = jnp.split(flat[: self.size], self.ends)
+    return jax.tree.unflatten(self.treedef, [p.reshape(s) for p, s in zip(parts, self.shapes)])
 
 
 class ShardedOptimizer:
   """ZeRO-1 optimizer state over the learner axis (see the module docstring)."""
 
-  def __init__(self, optimizer: optax.GradientTransformation, params_shapes: PyTree,
-               num_learners: int, clip_average_norm: float = 0.0, max_grad_norm: float = 0.0):
+  def __init__(
+    self,
+    optimizer: optax.GradientTransformation,
+    params_shapes: PyTree,
+    num_learners: int,
+    clip_average_norm: float = 0.0,
+    max_grad_norm: float = 0.0,
+  ):
     self.optimizer = optimizer  # element-wise: no clipping inside
     self.layout = FlatLayout(params_shapes, num_learners)
     self.clip_average_norm = clip_average_norm
@@ -152,9 +169,13 @@ class ShardedOptimizer:
       grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
     return grads, norm
 
-  def apply_gradients(self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock,
-                      weights: jax.Array | None = None
-                      ) -> tuple[ParamsBlock, OptState, jax.Array]:
+  def apply_gradients(
+    self,
+    grads: ParamsBlock,
+    opt_state: OptState,
+    params: ParamsBlock,
+    weights: jax.Array | None = None,
+  ) -> tuple[ParamsBlock, OptState, jax.Array]:
     layout = self.layout
     n, size = layout.num_shards, layout.shard_size
     learners = jax.tree.leaves(grads)[0].shape[0]  # L
@@ -164,15 +185,18 @@ class ShardedOptimizer:
     #    summed slices of its learners d*L .. d*L+L-1 (weighted: straggler dropping).
     grads = clip_each_learner(grads, self.clip_average_norm)
     flat_grads = jax.vmap(layout.flatten)(grads).reshape(learners, n, size)
-    grad_slices = jax.lax.psum_scatter(learner_sum(flat_grads, weights), AXIS,
-                                       scatter_dimension=0, tiled=True) / n  # [L, S]
+    grad_slices = (
+      jax.lax.psum_scatter(learner_sum(flat_grads, weights), AXIS, scatter_dimension=0, tiled=True)
+      / n
+    )  # [L, S]
     # 2. Global-norm clipping of the mean gradient.
     grad_slices, norm = self._clip_global(grad_slices)
     # 3. The element-wise update of each learner's slice. Learners share parameters, so
     #    the first learner's copy gives every slice.
     flat_params = layout.flatten(jax.tree.map(lambda x: x[0], params))
     param_slices = jax.vmap(lambda k: jax.lax.dynamic_slice(flat_params, (k * size,), (size,)))(
-        shards)
+      shards
+    )
     updates, opt_state = jax.vmap(self.optimizer.update)(grad_slices, opt_state, param_slices)
     param_slices = optax.apply_updates(param_slices, updates)
     # 4. All-gather the slices into the whole parameter vector, on every learner.
@@ -182,10 +206,14 @@ class ShardedOptimizer:
     return params, opt_state, jnp.broadcast_to(norm, (learners,))
 
 
-def make_learner_optimizer(cfg: optimizers.OptimizerSettings, layout: Layout,
-                           params_shapes: Callable[[], PyTree], combiner: Combiner,
-                           anneal_updates: int, steps_per_update: int = 1
-                           ) -> tuple[LearnerOptimizer, optax.Schedule]:
+def make_learner_optimizer(
+  cfg: optimizers.OptimizerSettings,
+  layout: Layout,
+  params_shapes: Callable[[], PyTree],
+  combiner: Combiner,
+  anneal_updates: int,
+  steps_per_update: int = 1,
+) -> tuple[LearnerOptimizer, optax.Schedule]:
   """The learners' optimizer step for the run's optimizer `cfg` (sharded_state picks ZeRO-1).
 
   `params_shapes()`: one learner's parameter shapes (asked only for the sharded state).
@@ -195,14 +223,21 @@ def make_learner_optimizer(cfg: optimizers.OptimizerSettings, layout: Layout,
   as a function of the update count.
   """
   total_steps = anneal_updates * steps_per_update
-  schedule = optimizers.make_schedule(cfg, layout.envs_per_learner, layout.num_learners,
-                                      total_steps)
-  per_update = schedule if steps_per_update == 1 else (
-      lambda update: schedule(update * steps_per_update))
+  schedule = optimizers.make_schedule(
+    cfg, layout.envs_per_learner, layout.num_learners, total_steps
+  )
+  per_update = (
+    schedule if steps_per_update == 1 else (lambda update: schedule(update * steps_per_update))
+  )
   if cfg.sharded_state:
-    return ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
-                            params_shapes(), layout.num_learners,
-                            cfg.clip_average_norm, cfg.max_grad_norm), per_update
-  optimizer, _ = optimizers.make_optimizer(cfg, layout.envs_per_learner, layout.num_learners,
-                                           total_steps, per_tensor_clip=False)
+    return ShardedOptimizer(
+      optimizers.elementwise_optimizer(cfg, schedule),
+      params_shapes(),
+      layout.num_learners,
+      cfg.clip_average_norm,
+      cfg.max_grad_norm,
+    ), per_update
+  optimizer, _ = optimizers.make_optimizer(
+    cfg, layout.envs_per_learner, layout.num_learners, total_steps, per_tensor_clip=False
+  )
   return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm), per_update

@@ -74,12 +74,12 @@ class StragglerModel:
 
   def draw(self, update: jax.Array) -> tuple[jax.Array, jax.Array]:
     """Step times [n] and kept mask [n] of update number `update`."""
-    times = step_times(jax.random.fold_in(self.key, update), self.num_learners, self.law,
-                       self.scale)
+    times = step_times(
+      jax.random.fold_in(self.key, update), self.num_learners, self.law, self.scale
+    )
     return times, kept_mask(times, self.num_kept)
 
-  def weights(self, learners: int, update: jax.Array
-              ) -> tuple[jax.Array, dict[str, jax.Array]]:
+  def weights(self, learners: int, update: jax.Array) -> tuple[jax.Array, dict[str, jax.Array]]:
     """The block's gradient weights w_i [L] for the all-reduce mean of update `update`
     (exactly 1 when every gradient is kept, m = n), and per-learner metrics [L]: kept (0/1),
     wait_time (the simulated update time, m-th smallest T) and wait_all (max T, without
@@ -88,14 +88,17 @@ class StragglerModel:
     mine = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)
     weights = gradient_weights(kept)[mine]
     wait = jnp.sort(times)[self.num_kept - 1]
-    metrics = dict(kept=kept[mine].astype(jnp.float32),
-                   wait_time=jnp.broadcast_to(wait, (learners,)),
-                   wait_all=jnp.broadcast_to(jnp.max(times), (learners,)))
+    metrics = dict(
+      kept=kept[mine].astype(jnp.float32),
+      wait_time=jnp.broadcast_to(wait, (learners,)),
+      wait_all=jnp.broadcast_to(jnp.max(times), (learners,)),
+    )
     return weights, metrics
 
 
-def make_straggler_model(num_learners: int, num_kept: int, step_time: str, scale: float,
-                         seed: int) -> StragglerModel | None:
+def make_straggler_model(
+  num_learners: int, num_kept: int, step_time: str, scale: float, seed: int
+) -> StragglerModel | None:
   """The model of `config.stragglers` (`num_kept`, `step_time`, `scale`) for a run's
   learners and `seed`, or None when every gradient is kept (num_kept 0)."""
   if not num_kept:

@@ -80,8 +80,10 @@ def make_topology(name: str, num_learners: int, peers: int = 1) -> Topology:
     raise ValueError(f"Gossip needs num_learners >= 2, got {n}.")
   if name == "ring":
     if not 1 <= peers <= n - 1:
-      raise ValueError(f"config.gossip.peers={peers}: a ring of {n} learners has 1 to {n - 1} "
-                       "in-peers per learner.")
+      raise ValueError(
+        f"config.gossip.peers={peers}: a ring of {n} learners has 1 to {n - 1} "
+        "in-peers per learner."
+      )
     shifts = tuple(range(1, peers + 1))
   elif name == "exponential":
     shifts = tuple(2**j for j in range(n.bit_length()) if 2**j < n)
@@ -108,9 +110,9 @@ def augmented_mixing_matrix(mixing: np.ndarray, delay: int) -> np.ndarray:
   peer_part = mixing - self_part
   big = np.zeros((n * (delay + 1), n * (delay + 1)))
   big[:n, :n] = self_part
-  big[:n, delay * n:] = peer_part
+  big[:n, delay * n :] = peer_part
   for m in range(1, delay + 1):
-    big[m * n:(m + 1) * n, (m - 1) * n:m * n] = np.eye(n)
+    big[m * n : (m + 1) * n, (m - 1) * n : m * n] = np.eye(n)
   return big
 
 

@@ -29,8 +29,9 @@ from galax.results.paper_protocols import Interval, statistic_ci
 GameScores = Sequence[Sequence[float]]  # scores[g] = the runs' scores on game g
 
 
-def normalize_scores(scores: GameScores, low: Sequence[float], high: Sequence[float]
-                     ) -> list[np.ndarray]:
+def normalize_scores(
+  scores: GameScores, low: Sequence[float], high: Sequence[float]
+) -> list[np.ndarray]:
   """Per game g, its runs' scores as (s - low[g]) / (high[g] - low[g]).
 
   0 is a score of `low` (e.g. a random policy's), 1 one of `high` (e.g. a reference or
@@ -68,19 +69,25 @@ def interquartile_mean(values: np.ndarray) -> float:
   return float(stats.trim_mean(x, 0.25, axis=None))
 
 
-def _stratified_bootstrap(games: list[np.ndarray], pooled: Callable[[np.ndarray], np.ndarray],
-                          confidence: float, resamples: int, seed: int) -> Interval:
+def _stratified_bootstrap(
+  games: list[np.ndarray],
+  pooled: Callable[[np.ndarray], np.ndarray],
+  confidence: float,
+  resamples: int,
+  seed: int,
+) -> Interval:
   """pooled(all runs x games) and its CI, each game's runs resampled on their own.
 
   games[g]: [..., runs_g]; pooled: [..., N] -> [...].
   """
-  return statistic_ci(games, lambda gs: pooled(np.concatenate(gs, axis=-1)), confidence,
-                    resamples, seed)
+  return statistic_ci(
+    games, lambda gs: pooled(np.concatenate(gs, axis=-1)), confidence, resamples, seed
+  )
 
 
-def probability_of_improvement(x: GameScores, y: GameScores, confidence: float = 0.95,
-                               resamples: int = 10_000, seed: int = 0
-                               ) -> tuple[float, float, float]:
+def probability_of_improvement(
+  x: GameScores, y: GameScores, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+) -> tuple[float, float, float]:
   """P(X > Y) as rliable defines it: per game g the Mann-Whitney probability that a run of
   X beats a run of Y (a tie counts half),
 
@@ -107,9 +114,14 @@ def probability_of_improvement(x: GameScores, y: GameScores, confidence: float =
   return float(p), float(lo), float(hi)
 
 
-def aggregate_iqm(scores: GameScores, low: Sequence[float], high: Sequence[float],
-                  confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
-                  ) -> tuple[float, float, float]:
+def aggregate_iqm(
+  scores: GameScores,
+  low: Sequence[float],
+  high: Sequence[float],
+  confidence: float = 0.95,
+  resamples: int = 10_000,
+  seed: int = 0,
+) -> tuple[float, float, float]:
   """IQM of all runs x games normalised scores (`normalize_scores`), and its stratified
   bootstrap confidence interval (percentile; runs resampled within each game).
 
@@ -121,9 +133,15 @@ def aggregate_iqm(scores: GameScores, low: Sequence[float], high: Sequence[float
   return float(iqm), float(lo), float(hi)
 
 
-def performance_profile(scores: GameScores, low: Sequence[float], high: Sequence[float],
-                        taus: Sequence[float], confidence: float = 0.95,
-                        resamples: int = 10_000, seed: int = 0) -> Interval:
+def performance_profile(
+  scores: GameScores,
+  low: Sequence[float],
+  high: Sequence[float],
+  taus: Sequence[float],
+  confidence: float = 0.95,
+  resamples: int = 10_000,
+  seed: int = 0,
+) -> Interval:
   """The run-score distribution: for each tau, the fraction of runs x games whose
   normalised score (`normalize_scores`) is > tau,
 
@@ -135,6 +153,8 @@ def performance_profile(scores: GameScores, low: Sequence[float], high: Sequence
   tau = np.asarray(taus, float)
   if tau.ndim != 1 or tau.size == 0 or not np.all(np.isfinite(tau)):
     raise ValueError("taus must be a non-empty list of finite thresholds.")
-  games = [(g[None, :] > tau[:, None]).astype(float)  # [taus, runs_g]
-           for g in normalize_scores(scores, low, high)]
+  games = [
+    (g[None, :] > tau[:, None]).astype(float)  # [taus, runs_g]
+    for g in normalize_scores(scores, low, high)
+  ]
   return _stratified_bootstrap(games, lambda x: x.mean(axis=-1), confidence, resamples, seed)

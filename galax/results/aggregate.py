@@ -60,35 +60,40 @@ def _finals(group: Sequence[RunRecord]) -> list[float]:
   return [f for f in finals if np.isfinite(f)]
 
 
-def _normalisation(groups: list[list[RunRecord]], low: float | None,
-                   high: float | None) -> tuple[float, float]:
+def _normalisation(
+  groups: list[list[RunRecord]], low: float | None, high: float | None
+) -> tuple[float, float]:
   """(low, high) of one game: the given ones, else the first evaluations and the best."""
   if low is None:
-    firsts = [np.mean(r["evaluations"][0]["returns"]) for g in groups for r in g
-              if r["evaluations"][0]["returns"]]
+    firsts = [
+      np.mean(r["evaluations"][0]["returns"])
+      for g in groups
+      for r in g
+      if r["evaluations"][0]["returns"]
+    ]
     low = float(np.mean(firsts)) if firsts else float("nan")
   if high is None:
     high = max(float(np.mean(f)) for f in map(_finals, groups) if f)
   return low, high
 
 
-def game_scores(evaluated: dict[str, list[RunRecord]], references: dict[str, float],
-                randoms: dict[str, float]) -> GameScores | None:
+def game_scores(
+  evaluated: dict[str, list[RunRecord]], references: dict[str, float], randoms: dict[str, float]
+) -> GameScores | None:
   """The across-games data of the evaluated experiments; None for fewer than two games."""
   by_game: dict[str, dict[str, list[list[RunRecord]]]] = {}
   for group in evaluated.values():
     if _finals(group):
-      by_game.setdefault(group[0]["env_id"], {}).setdefault(_algorithm(group[0]), []).append(
-          group)
+      by_game.setdefault(group[0]["env_id"], {}).setdefault(_algorithm(group[0]), []).append(group)
   if len(by_game) < 2:
     return None
   games, low, high, notes = [], [], [], []
   for game in sorted(by_game):
-    lo, hi = _normalisation([g for gs in by_game[game].values() for g in gs],
-                            randoms.get(game), references.get(game))
+    lo, hi = _normalisation(
+      [g for gs in by_game[game].values() for g in gs], randoms.get(game), references.get(game)
+    )
     if not (np.isfinite(lo) and np.isfinite(hi)) or lo == hi:
-      notes.append(f"{game}: left out, its low and high scores ({lo:g}, {hi:g}) do not "
-                   "normalise")
+      notes.append(f"{game}: left out, its low and high scores ({lo:g}, {hi:g}) do not normalise")
       continue
     games.append(game)
     low.append(lo)
@@ -101,8 +106,11 @@ def game_scores(evaluated: dict[str, list[RunRecord]], references: dict[str, flo
     if all(c == 1 for c in counts):
       scores[label] = [_finals(by_game[g][label][0]) for g in games]
     else:
-      why = ("has several experiments in a game" if max(counts, default=0) > 1
-             else f"ran in {sum(c > 0 for c in counts)} of {len(games)} games")
+      why = (
+        "has several experiments in a game"
+        if max(counts, default=0) > 1
+        else f"ran in {sum(c > 0 for c in counts)} of {len(games)} games"
+      )
       notes.append(f"{label}: left out, it {why}")
   return GameScores(games, low, high, scores, notes)
 
@@ -111,25 +119,35 @@ def section(data: GameScores | None, resamples: int) -> list[str]:
   """The markdown section (none for a report of one game)."""
   if data is None:
     return []
-  lines = ["", "## Across games (IQM, rliable)", "",
-           "Final metrics normalised per game, (score - low) / (high - low); low: the "
-           "mean return of the runs' first evaluation unless --random gives it, "
-           "high: the best experiment's mean final metric unless --reference gives it. "
-           "IQM: the mean of the middle 50% of all runs x games normalised scores; 95% CI: "
-           f"stratified bootstrap (runs resampled within each game, {resamples} "
-           f"resamples). The performance profile ({PROFILE_FILE}): the fraction of runs "
-           "with normalised score above tau.", "",
-           "| game | low | high |", "| --- | --- | --- |"]
-  lines += [f"| {g} | {lo:.2f} | {hi:.2f} |" for g, lo, hi in zip(data.games, data.low,
-                                                                   data.high)]
+  lines = [
+    "",
+    "## Across games (IQM, rliable)",
+    "",
+    "Final metrics normalised per game, (score - low) / (high - low); low: the "
+    "mean return of the runs' first evaluation unless --random gives it, "
+    "high: the best experiment's mean final metric unless --reference gives it. "
+    "IQM: the mean of the middle 50% of all runs x games normalised scores; 95% CI: "
+    f"stratified bootstrap (runs resampled within each game, {resamples} "
+    f"resamples). The performance profile ({PROFILE_FILE}): the fraction of runs "
+    "with normalised score above tau.",
+    "",
+    "| game | low | high |",
+    "| --- | --- | --- |",
+  ]
+  lines += [f"| {g} | {lo:.2f} | {hi:.2f} |" for g, lo, hi in zip(data.games, data.low, data.high)]
   if len(data.games) >= 2 and data.scores:
-    lines += ["", "| algorithm | games | runs | IQM | 95% CI | mean |",
-              "| --- | --- | --- | --- | --- | --- |"]
+    lines += [
+      "",
+      "| algorithm | games | runs | IQM | 95% CI | mean |",
+      "| --- | --- | --- | --- | --- | --- |",
+    ]
     for label, scores in data.scores.items():
       iqm, lo, hi = across_games.aggregate_iqm(scores, data.low, data.high, resamples=resamples)
       mean = np.mean(np.concatenate(across_games.normalize_scores(scores, data.low, data.high)))
-      lines.append(f"| {label} | {len(scores)} | {sum(map(len, scores))} | {iqm:.3f} "
-                   f"| [{lo:.3f}, {hi:.3f}] | {mean:.3f} |")
+      lines.append(
+        f"| {label} | {len(scores)} | {sum(map(len, scores))} | {iqm:.3f} "
+        f"| [{lo:.3f}, {hi:.3f}] | {mean:.3f} |"
+      )
     lines += improvement_table(data, resamples)
   else:
     lines += ["", "No algorithm ran in two or more games that normalise: no aggregate."]
@@ -143,24 +161,36 @@ def improvement_table(data: GameScores, resamples: int) -> list[str]:
   Raw final metrics serve: per-game normalisation does not change which run wins."""
   if len(data.scores) < 2:
     return []
-  lines = ["", "Probability of improvement P(X > Y): the chance that a run of X beats a run "
-           "of Y on a game (a tie counts half), averaged over games; 95% CI: the same "
-           "stratified bootstrap. Label: 'different' where the CI excludes 0.5, "
-           f"'equivalent' where it lies inside 0.5 +- {rule.PROBABILITY_MARGIN}, else "
-           "'inconclusive' (galax/results/verdict.py).", "",
-           "| X vs Y | P(X > Y) | 95% CI | label |", "| --- | --- | --- | --- |"]
+  lines = [
+    "",
+    "Probability of improvement P(X > Y): the chance that a run of X beats a run "
+    "of Y on a game (a tie counts half), averaged over games; 95% CI: the same "
+    "stratified bootstrap. Label: 'different' where the CI excludes 0.5, "
+    f"'equivalent' where it lies inside 0.5 +- {rule.PROBABILITY_MARGIN}, else "
+    "'inconclusive' (galax/results/verdict.py).",
+    "",
+    "| X vs Y | P(X > Y) | 95% CI | label |",
+    "| --- | --- | --- | --- |",
+  ]
   for x, y in itertools.combinations(data.scores, 2):
-    p = rule.probability(*across_games.probability_of_improvement(
-        data.scores[x], data.scores[y], resamples=resamples))
-    lines.append(f"| {x} vs {y} | {p.estimate:.2f} | [{p.low:.2f}, {p.high:.2f}] "
-                 f"| {rule.label(p)} |")
+    p = rule.probability(
+      *across_games.probability_of_improvement(data.scores[x], data.scores[y], resamples=resamples)
+    )
+    lines.append(
+      f"| {x} vs {y} | {p.estimate:.2f} | [{p.low:.2f}, {p.high:.2f}] | {rule.label(p)} |"
+    )
   return lines
 
 
 def profile_taus(data: GameScores) -> np.ndarray:
   """The profile's grid: from min(0, lowest score) to max(1, highest score)."""
-  normalised = np.concatenate([x for scores in data.scores.values()
-                               for x in across_games.normalize_scores(scores, data.low, data.high)])
+  normalised = np.concatenate(
+    [
+      x
+      for scores in data.scores.values()
+      for x in across_games.normalize_scores(scores, data.low, data.high)
+    ]
+  )
   return np.linspace(min(0.0, normalised.min()), max(1.0, normalised.max()), PROFILE_POINTS)
 
 
@@ -176,15 +206,19 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
   taus = profile_taus(data)
   fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
   for label, scores in data.scores.items():
-    frac, lo, hi = across_games.performance_profile(scores, data.low, data.high, taus,
-                                                 resamples=resamples)
-    line, = ax.plot(taus, frac, label=f"{label} (n={sum(map(len, scores))})")
+    frac, lo, hi = across_games.performance_profile(
+      scores, data.low, data.high, taus, resamples=resamples
+    )
+    (line,) = ax.plot(taus, frac, label=f"{label} (n={sum(map(len, scores))})")
     ax.fill_between(taus, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
   ax.set_xlabel("normalised score tau")
   ax.set_ylabel("fraction of runs with score > tau")
   ax.set_ylim(-0.05, 1.05)
-  return [save_plot(fig, ax, f"Performance profile over {len(data.games)} games, 95% CIs",
-                    out_dir, PROFILE_FILE)]
+  return [
+    save_plot(
+      fig, ax, f"Performance profile over {len(data.games)} games, 95% CIs", out_dir, PROFILE_FILE
+    )
+  ]
 
 
 def save_plot(fig, ax, title: str, out_dir: str, file: str) -> str:
@@ -213,4 +247,3 @@ def env_scores(flag: str, items: Sequence[str]) -> dict[str, float]:
     if not env:
       raise ValueError(f"{flag} {item!r}: use ENV=SCORE.")
   return out
-

@@ -75,44 +75,69 @@ def default_method(algorithm: str, num_learners: int, combine: str) -> str:
   return f"{algorithm.upper()}-{combine}"
 
 
-def run_experiment(config: ml_collections.ConfigDict, seeds: Sequence[int], out_dir: str,
-                   name: str,
-                   method: str | None = None, mode: str = "auto",
-                   best_policy_episodes: int = 10,
-                   log: Callable[[str], None] = print) -> list[RunRecord]:
+def run_experiment(
+  config: ml_collections.ConfigDict,
+  seeds: Sequence[int],
+  out_dir: str,
+  name: str,
+  method: str | None = None,
+  mode: str = "auto",
+  best_policy_episodes: int = 10,
+  log: Callable[[str], None] = print,
+) -> list[RunRecord]:
   """Trains `config` once per seed, writes `<out>/<name>/seed<s>.json` and `summary.json`.
 
   Returns the run records in seed order.
   """
   method = method or default_method(config.algorithm, config.num_learners, config.combine)
-  mode, why = seed_runs.choose_mode(seeds, mode, num_learners=config.num_learners,
-                          combine=config.combine, lr_scaling=config.optimizer.lr_scaling,
-                          target_return=config.target_return, time_limit_s=config.time_limit_s)
+  mode, why = seed_runs.choose_mode(
+    seeds,
+    mode,
+    num_learners=config.num_learners,
+    combine=config.combine,
+    lr_scaling=config.optimizer.lr_scaling,
+    target_return=config.target_return,
+    time_limit_s=config.time_limit_s,
+  )
   log(f"experiment {name}: seeds {list(seeds)}, mode {mode} ({why})")
   exp_dir = os.path.join(out_dir, name)
-  train_seeds = (seed_runs.train_seeds_as_learners if mode == "learners"
-                 else seed_runs.train_seeds_in_turn)
+  train_seeds = (
+    seed_runs.train_seeds_as_learners if mode == "learners" else seed_runs.train_seeds_in_turn
+  )
   records, final_params = train_seeds(config, seeds, exp_dir, name, method, log)
   is_writer = jax.process_index() == 0  # on several hosts, one process writes the files
   if is_writer:
     for record in records:
       _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
-  summary = best_policy_summary(RunSettings.from_config(config).eval, records,
-                                final_params, best_policy_episodes)
-  summary.update(kind=SUMMARY_KIND, name=name, method=method, env_id=config.env.id,
-                 seeds=list(seeds), seed_mode=mode,
-                 final_metrics=[r["final_metric"] for r in records])
+  summary = best_policy_summary(
+    RunSettings.from_config(config).eval, records, final_params, best_policy_episodes
+  )
+  summary.update(
+    kind=SUMMARY_KIND,
+    name=name,
+    method=method,
+    env_id=config.env.id,
+    seeds=list(seeds),
+    seed_mode=mode,
+    final_metrics=[r["final_metric"] for r in records],
+  )
   if is_writer:
     _write_json(os.path.join(exp_dir, "summary.json"), summary)
   best = summary.get("best_policy")
   if best:
-    log(f"best final policy: seed {best['seed']} ({best['selected_by']}); fresh "
-        f"{len(best['returns'])}-episode evaluation {best['mean']:.2f} +- {best['se']:.2f}")
+    log(
+      f"best final policy: seed {best['seed']} ({best['selected_by']}); fresh "
+      f"{len(best['returns'])}-episode evaluation {best['mean']:.2f} +- {best['se']:.2f}"
+    )
   return records
 
 
-def best_policy_summary(evals: eval_lib.EvalSettings, records: Sequence[RunRecord],
-                        final_params: Sequence[Params], episodes: int) -> JsonDict:
+def best_policy_summary(
+  evals: eval_lib.EvalSettings,
+  records: Sequence[RunRecord],
+  final_params: Sequence[Params],
+  episodes: int,
+) -> JsonDict:
   """GALA Table 1: pick the best final policy over seeds, evaluate it on fresh episodes
   (under the experiment's `evals`, with the chosen seed's env seeds).
 
@@ -126,25 +151,40 @@ def best_policy_summary(evals: eval_lib.EvalSettings, records: Sequence[RunRecor
     scores = [r["evaluations"][-1]["returns"] for r in records]
     selected_by = "final evaluation"
   else:
-    scores = [[r["train_mean_return"] if r["train_mean_return"] is not None else -math.inf]
-              for r in records]
+    scores = [
+      [r["train_mean_return"] if r["train_mean_return"] is not None else -math.inf] for r in records
+    ]
     selected_by = "training return"
   best = protocols.best_policy(scores)
   best_seed = dataclasses.replace(evals, seed=int(records[best]["seed"]))
-  returns = eval_lib.evaluate_params(best_seed, final_params[best], episodes,
-                                     seed_offset=BEST_POLICY_SEED_OFFSET)
+  returns = eval_lib.evaluate_params(
+    best_seed, final_params[best], episodes, seed_offset=BEST_POLICY_SEED_OFFSET
+  )
   mean, se = protocols.mean_and_standard_error(returns) if len(returns) else (math.nan, 0.0)
-  return dict(best_policy=dict(seed=records[best]["seed"], selected_by=selected_by,
-                               greedy=evals.greedy,
-                               returns=[float(x) for x in returns],
-                               mean=json_float(mean), se=json_float(se)))
+  return dict(
+    best_policy=dict(
+      seed=records[best]["seed"],
+      selected_by=selected_by,
+      greedy=evals.greedy,
+      returns=[float(x) for x in returns],
+      mean=json_float(mean),
+      se=json_float(se),
+    )
+  )
 
 
 def load_results(path: str) -> tuple[list[RunRecord], list[JsonDict]]:
   """All run records and experiment summaries under `path` (a directory or one file)."""
-  files = [path] if os.path.isfile(path) else sorted(
-      os.path.join(root, f) for root, _, names in os.walk(path) for f in names
-      if f.endswith(".json"))
+  files = (
+    [path]
+    if os.path.isfile(path)
+    else sorted(
+      os.path.join(root, f)
+      for root, _, names in os.walk(path)
+      for f in names
+      if f.endswith(".json")
+    )
+  )
   runs, summaries = [], []
   for file in files:
     try:
@@ -170,11 +210,19 @@ def main(argv: Sequence[str]) -> None:
     from galax.runtime import peers  # pylint: disable=g-import-not-at-top
 
     peers.initialize()
-  name = flags.FLAGS["name"].value or os.path.splitext(
-      os.path.basename(flags.FLAGS["config"].config_filename))[0]
-  run_experiment(config, parse_seeds(flags.FLAGS["seeds"].value), flags.FLAGS["out"].value,
-                 name, flags.FLAGS["method"].value or None, flags.FLAGS["mode"].value,
-                 flags.FLAGS["best_policy_episodes"].value)
+  name = (
+    flags.FLAGS["name"].value
+    or os.path.splitext(os.path.basename(flags.FLAGS["config"].config_filename))[0]
+  )
+  run_experiment(
+    config,
+    parse_seeds(flags.FLAGS["seeds"].value),
+    flags.FLAGS["out"].value,
+    name,
+    flags.FLAGS["method"].value or None,
+    flags.FLAGS["mode"].value,
+    flags.FLAGS["best_policy_episodes"].value,
+  )
 
 
 def _cli() -> None:
@@ -190,16 +238,19 @@ def _cli() -> None:
 
   default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
   sys.argv = cli.prepare_argv(sys.argv, default_config)  # run.py's checks, one-line errors
-  config_flags.DEFINE_config_file("config", default_config,
-                                  "Experiment config: a file, or a name in configs/.",
-                                  lock_config=True)
+  config_flags.DEFINE_config_file(
+    "config", default_config, "Experiment config: a file, or a name in configs/.", lock_config=True
+  )
   flags.DEFINE_string("seeds", "0,1,2", "Seeds: 0,1,2 or 0-4.")
   flags.DEFINE_string("out", "results", "Results directory.")
   flags.DEFINE_string("name", "", "Experiment name (default: the config file's name).")
   flags.DEFINE_string("method", "", "Label in tables and plots (default: from the config).")
   flags.DEFINE_enum("mode", "auto", ["auto", "sequential", "learners"], "How seeds run.")
-  flags.DEFINE_integer("best_policy_episodes", 10, "Episodes of the best-policy "
-                       "re-evaluation (GALA Table 1); 0 = skip.")
+  flags.DEFINE_integer(
+    "best_policy_episodes",
+    10,
+    "Episodes of the best-policy re-evaluation (GALA Table 1); 0 = skip.",
+  )
   cli.answer_help(sys.argv, sys.modules[__name__])
   app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 

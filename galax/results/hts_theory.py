@@ -43,8 +43,7 @@ def expected_max_gamma(n: int, alpha: float, beta: float) -> float:
   return q + (np.euler_gamma / beta) * (1.0 + (alpha - 1.0) / (beta * q))
 
 
-def expected_runtime(n: int, num_states: int, alpha: float, beta: float,
-                     c: float = 0.0) -> float:
+def expected_runtime(n: int, num_states: int, alpha: float, beta: float, c: float = 0.0) -> float:
   """Claim 1, Eq. 7: expected time for n envs to collect `num_states` states, synchronising
   every `alpha` steps, with Exp(beta) step times and actor compute time c per step."""
   _check_positive(n=n, num_states=num_states, alpha=alpha, beta=beta)
@@ -57,8 +56,16 @@ class Simulation(NamedTuple):
   standard_error: float
 
 
-def simulate_runtime(n: int, num_states: int, alpha: int, beta: float, c: float = 0.0,
-                     trials: int = 200, seed: int = 0, max_draws: int = 2**24) -> Simulation:
+def simulate_runtime(
+  n: int,
+  num_states: int,
+  alpha: int,
+  beta: float,
+  c: float = 0.0,
+  trials: int = 200,
+  seed: int = 0,
+  max_draws: int = 2**24,
+) -> Simulation:
   """Monte-Carlo runtime of the system of Claim 1, step by step.
 
   Every env draws alpha Exp(beta) step times per synchronisation; a synchronisation lasts
@@ -89,8 +96,15 @@ def expected_latency(n: int | np.ndarray, lambda0: float, mu: float) -> float | 
   return float(latency) if np.ndim(latency) == 0 else latency
 
 
-def simulate_latency(n: int, lambda0: float, mu: float, events: int = 4000,
-                     chains: int = 500, burn_in: int = 1000, seed: int = 0) -> Simulation:
+def simulate_latency(
+  n: int,
+  lambda0: float,
+  mu: float,
+  events: int = 4000,
+  chains: int = 500,
+  burn_in: int = 1000,
+  seed: int = 0,
+) -> Simulation:
   """Time-average queue length of the M/M/1 queue of Claim 2, by simulation.
 
   `chains` independent queues start empty and take `burn_in + events` jumps each (an

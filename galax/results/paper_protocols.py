@@ -53,7 +53,7 @@ def _check(times: Sequence[float] | None, returns: Returns) -> None:
 
 def _window_mean(returns: Returns, end: int, policies: int) -> float:
   """Mean of the pooled episodes of evaluations end - policies + 1 .. end (clipped at 0)."""
-  pooled = [x for r in returns[max(0, end - policies + 1):end + 1] for x in r]
+  pooled = [x for r in returns[max(0, end - policies + 1) : end + 1] for x in r]
   return float(np.mean(pooled)) if pooled else float("nan")
 
 
@@ -77,8 +77,9 @@ def running_final_metric(returns: Returns, policies: int = 10) -> np.ndarray:
   return np.array([_window_mean(returns, e, policies) for e in range(len(returns))])
 
 
-def final_time_metric(times: Sequence[float], returns: Returns, time_limit: float,
-                      policies: int = 10) -> float:
+def final_time_metric(
+  times: Sequence[float], returns: Returns, time_limit: float, policies: int = 10
+) -> float:
   """The final metric of a run stopped at `time_limit`: over evaluations with time <= limit.
 
   NaN if no evaluation happened within the limit.
@@ -90,8 +91,9 @@ def final_time_metric(times: Sequence[float], returns: Returns, time_limit: floa
   return final_metric(returns[:within], policies)
 
 
-def required_time(times: Sequence[float], returns: Returns, target: float,
-                  policies: int = 10, min_policies: int = 1) -> float:
+def required_time(
+  times: Sequence[float], returns: Returns, target: float, policies: int = 10, min_policies: int = 1
+) -> float:
   """Training time at which the running final metric first reaches `target`.
 
   The running metric after evaluation e pools the last `policies` evaluations; it counts
@@ -145,8 +147,13 @@ def _batch(resamples: int, numbers_per_resample: int) -> int:
   return max(1, min(resamples, _BATCH_NUMBERS // max(1, numbers_per_resample)))
 
 
-def bootstrap_ci(samples: np.ndarray, confidence: float = 0.95, resamples: int = 10_000,
-                 seed: int = 0, pivotal: bool = False) -> Interval:
+def bootstrap_ci(
+  samples: np.ndarray,
+  confidence: float = 0.95,
+  resamples: int = 10_000,
+  seed: int = 0,
+  pivotal: bool = False,
+) -> Interval:
   """Mean over runs and its bootstrap confidence interval, per point.
 
   samples: [runs, points] (or [runs]). `scipy.stats.bootstrap` resamples the runs with
@@ -163,8 +170,10 @@ def bootstrap_ci(samples: np.ndarray, confidence: float = 0.95, resamples: int =
   if squeeze:
     x = x[:, None]
   if x.ndim != 2 or x.shape[0] == 0:
-    raise ValueError(f"bootstrap_ci needs [runs] or [runs, points] with at least one run, "
-                     f"got shape {np.shape(samples)}.")
+    raise ValueError(
+      f"bootstrap_ci needs [runs] or [runs, points] with at least one run, "
+      f"got shape {np.shape(samples)}."
+    )
   mean = x.mean(axis=0)
   low, high = mean.copy(), mean.copy()
   # scipy needs two runs, and its intervals of constant data are rounding (or NaN for BCa).
@@ -172,17 +181,29 @@ def bootstrap_ci(samples: np.ndarray, confidence: float = 0.95, resamples: int =
   if x.shape[0] > 1 and spread.any():
     varying = x[:, spread]
     result = stats.bootstrap(
-        (varying,), np.mean, n_resamples=resamples, axis=0, confidence_level=confidence,
-        method="basic" if pivotal else "percentile", batch=_batch(resamples, varying.size),
-        **{_RNG_ARG: np.random.default_rng(seed)})
+      (varying,),
+      np.mean,
+      n_resamples=resamples,
+      axis=0,
+      confidence_level=confidence,
+      method="basic" if pivotal else "percentile",
+      batch=_batch(resamples, varying.size),
+      **{_RNG_ARG: np.random.default_rng(seed)},
+    )
     low[spread], high[spread] = result.confidence_interval
   if squeeze:
     return mean[0], low[0], high[0]
   return mean, low, high
 
 
-def statistic_ci(samples: list[np.ndarray], statistic: Callable[[list[np.ndarray]], np.ndarray],
-               confidence: float, resamples: int, seed: int, numbers: int = 0) -> Interval:
+def statistic_ci(
+  samples: list[np.ndarray],
+  statistic: Callable[[list[np.ndarray]], np.ndarray],
+  confidence: float,
+  resamples: int,
+  seed: int,
+  numbers: int = 0,
+) -> Interval:
   """statistic(samples) and its percentile bootstrap CI, each sample's runs (its last axis)
   resampled with replacement on their own (scipy resamples each sample of `data`
   independently). A sample of one run stays as it is; where no sample varies, the interval
@@ -210,17 +231,29 @@ def statistic_ci(samples: list[np.ndarray], statistic: Callable[[list[np.ndarray
     return statistic(full)
 
   numbers = max(numbers, sum(s.size for s in samples))
-  result = stats.bootstrap([samples[i] for i in moving], resampled_statistic,
-                           n_resamples=resamples, axis=-1, confidence_level=confidence,
-                           method="percentile", batch=_batch(resamples, numbers),
-                           vectorized=True, **{_RNG_ARG: np.random.default_rng(seed)})
+  result = stats.bootstrap(
+    [samples[i] for i in moving],
+    resampled_statistic,
+    n_resamples=resamples,
+    axis=-1,
+    confidence_level=confidence,
+    method="percentile",
+    batch=_batch(resamples, numbers),
+    vectorized=True,
+    **{_RNG_ARG: np.random.default_rng(seed)},
+  )
   low, high = (np.asarray(v, float) for v in result.confidence_interval)
   return estimate, low, high
 
 
-def two_sample_ci(a: Sequence[float], b: Sequence[float], op: str = "diff",
-                  confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
-                  ) -> tuple[float, float, float]:
+def two_sample_ci(
+  a: Sequence[float],
+  b: Sequence[float],
+  op: str = "diff",
+  confidence: float = 0.95,
+  resamples: int = 10_000,
+  seed: int = 0,
+) -> tuple[float, float, float]:
   """mean(a) - mean(b) (op 'diff') or mean(a) / mean(b) ('ratio') over independent seeds,
   and its percentile bootstrap CI with a's and b's seeds resampled separately.
   Returns (estimate, low, high).
@@ -231,13 +264,15 @@ def two_sample_ci(a: Sequence[float], b: Sequence[float], op: str = "diff",
   x, y = np.asarray(a, float), np.asarray(b, float)
   if x.ndim != 1 or y.ndim != 1 or not x.size or not y.size:
     raise ValueError("two_sample_ci needs two non-empty lists of run scores.")
-  est, lo, hi = statistic_ci([x, y], lambda s: fn(s[0].mean(-1), s[1].mean(-1)), confidence,
-                           resamples, seed)
+  est, lo, hi = statistic_ci(
+    [x, y], lambda s: fn(s[0].mean(-1), s[1].mean(-1)), confidence, resamples, seed
+  )
   return float(est), float(lo), float(hi)
 
 
-def align_curves(xs: Sequence[Sequence[float]], ys: Sequence[Sequence[float]],
-                 points: int = 100) -> tuple[np.ndarray, np.ndarray]:
+def align_curves(
+  xs: Sequence[Sequence[float]], ys: Sequence[Sequence[float]], points: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
   """Several runs' curves on one grid, by linear interpolation.
 
   Returns (grid [points], values [runs, points]). The grid runs from the latest first x

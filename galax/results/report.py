@@ -50,8 +50,7 @@ def _slug(text: str) -> str:
   return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
 
 
-def curves(runs: Sequence[RunRecord], x_key: str
-           ) -> tuple[list[np.ndarray], list[np.ndarray], str]:
+def curves(runs: Sequence[RunRecord], x_key: str) -> tuple[list[np.ndarray], list[np.ndarray], str]:
   """Per run (x, mean return) curves: evaluations if all runs have them, else training."""
   if all(r.get("evaluations") for r in runs):
     xs = [np.array([e[x_key] for e in r["evaluations"]], float) for r in runs]
@@ -62,11 +61,18 @@ def curves(runs: Sequence[RunRecord], x_key: str
   return xs, ys, "training return (last 100 episodes)"
 
 
-def build_report(runs: Sequence[RunRecord], summaries: Sequence[JsonDict],
-                 out_dir: str, time_limit: float | None = None,
-                 targets: Sequence[float] | None = None, success_fraction: float = 0.5,
-                 references: dict[str, float] | None = None, resamples: int = 10_000,
-                 plots: bool = True, randoms: dict[str, float] | None = None) -> str:
+def build_report(
+  runs: Sequence[RunRecord],
+  summaries: Sequence[JsonDict],
+  out_dir: str,
+  time_limit: float | None = None,
+  targets: Sequence[float] | None = None,
+  success_fraction: float = 0.5,
+  references: dict[str, float] | None = None,
+  resamples: int = 10_000,
+  plots: bool = True,
+  randoms: dict[str, float] | None = None,
+) -> str:
   """Writes report.md (and PNGs) to `out_dir`; returns the markdown. `references` and
   `randoms`: per env, the success reference and the across-games normalisation's high,
   and that normalisation's low."""
@@ -109,8 +115,9 @@ def _write_markdown(out_dir: str, lines: list[str]) -> str:
   return text
 
 
-def plot_all(groups: Groups, by_env: dict[str, list[str]],
-             sweep: Sweep, out_dir: str, resamples: int) -> list[str]:
+def plot_all(
+  groups: Groups, by_env: dict[str, list[str]], sweep: Sweep, out_dir: str, resamples: int
+) -> list[str]:
   import matplotlib  # pylint: disable=g-import-not-at-top
 
   matplotlib.use("Agg")
@@ -118,8 +125,10 @@ def plot_all(groups: Groups, by_env: dict[str, list[str]],
 
   files = []
   for env, names in by_env.items():
-    for x_key, x_label, suffix, scale in (("env_steps", "env steps", "steps", 1.0),
-                                          ("train_time_s", "training time (min)", "time", 60.0)):
+    for x_key, x_label, suffix, scale in (
+      ("env_steps", "env steps", "steps", 1.0),
+      ("train_time_s", "training time (min)", "time", 60.0),
+    ):
       fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
       y_label = "return"
       for name in names:
@@ -128,13 +137,19 @@ def plot_all(groups: Groups, by_env: dict[str, list[str]],
           continue
         grid, values = protocols.align_curves(xs, ys)
         mean, lo, hi = protocols.bootstrap_ci(values, resamples=resamples)
-        line, = ax.plot(grid / scale, mean, label=f"{name} (n={len(ys)})")
+        (line,) = ax.plot(grid / scale, mean, label=f"{name} (n={len(ys)})")
         ax.fill_between(grid / scale, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
       ax.set_xlabel(x_label)
       ax.set_ylabel(y_label)
-      files.append(report_aggregate.save_plot(
-          fig, ax, f"{env}: mean and 95% bootstrap CI over seeds", out_dir,
-          f"{_slug(env)}_{suffix}.png"))
+      files.append(
+        report_aggregate.save_plot(
+          fig,
+          ax,
+          f"{env}: mean and 95% bootstrap CI over seeds",
+          out_dir,
+          f"{_slug(env)}_{suffix}.png",
+        )
+      )
   for env, (reference, table) in sweep.items():
     fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
     for method, rows in table.items():
@@ -147,9 +162,15 @@ def plot_all(groups: Groups, by_env: dict[str, list[str]],
     ax.set_xlabel("simulators")
     ax.set_ylabel("successful runs (%)")
     ax.set_ylim(-5, 105)
-    files.append(report_aggregate.save_plot(
-        fig, ax, f"{env}: success rate (reference {reference:.1f})", out_dir,
-        f"{_slug(env)}_success.png"))
+    files.append(
+      report_aggregate.save_plot(
+        fig,
+        ax,
+        f"{env}: success rate (reference {reference:.1f})",
+        out_dir,
+        f"{_slug(env)}_success.png",
+      )
+    )
   return files
 
 
@@ -158,20 +179,38 @@ def _floats(text: str | None) -> list[float] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> str:
-  parser = argparse.ArgumentParser(prog="python -m galax.report", description=__doc__,
-                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    prog="python -m galax.report",
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
   parser.add_argument("results", help="results directory (or one results JSON file)")
   parser.add_argument("--out", default="report", help="output directory")
-  parser.add_argument("--time_limit", type=float, default=None,
-                      help="final time metric limit in seconds (default: per env)")
-  parser.add_argument("--targets", default=None,
-                      help="required time metric targets, comma-separated (default: per env)")
+  parser.add_argument(
+    "--time_limit",
+    type=float,
+    default=None,
+    help="final time metric limit in seconds (default: per env)",
+  )
+  parser.add_argument(
+    "--targets",
+    default=None,
+    help="required time metric targets, comma-separated (default: per env)",
+  )
   parser.add_argument("--success_fraction", type=float, default=0.5)
-  parser.add_argument("--reference", action="append", default=[],
-                      help="ENV=SCORE reference for the success rate and the across-games "
-                      "normalisation's high (repeatable)")
-  parser.add_argument("--random", action="append", default=[],
-                      help="ENV=SCORE the across-games normalisation's low (repeatable)")
+  parser.add_argument(
+    "--reference",
+    action="append",
+    default=[],
+    help="ENV=SCORE reference for the success rate and the across-games "
+    "normalisation's high (repeatable)",
+  )
+  parser.add_argument(
+    "--random",
+    action="append",
+    default=[],
+    help="ENV=SCORE the across-games normalisation's low (repeatable)",
+  )
   parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
   parser.add_argument("--no_plots", action="store_true")
   args = parser.parse_args(argv)
@@ -185,9 +224,18 @@ def main(argv: Sequence[str] | None = None) -> str:
   runs, summaries = load_results(args.results)
   if not runs:
     parser.error(f"no galax run records under {args.results!r}.")
-  text = build_report(runs, summaries, args.out, args.time_limit, _floats(args.targets),
-                      args.success_fraction, references, args.resamples, not args.no_plots,
-                      randoms)
+  text = build_report(
+    runs,
+    summaries,
+    args.out,
+    args.time_limit,
+    _floats(args.targets),
+    args.success_fraction,
+    references,
+    args.resamples,
+    not args.no_plots,
+    randoms,
+  )
   print(f"wrote {os.path.join(args.out, 'report.md')} ({len(runs)} runs)")
   return text
 

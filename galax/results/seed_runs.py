@@ -53,9 +53,16 @@ RunRecord = JsonDict  # one run's results (`run_record`), saved as <name>/seed<s
 SeedRuns = tuple[list[RunRecord], list[Params]]
 
 
-def choose_mode(seeds: Sequence[int], requested: str = "auto", *, num_learners: int,
-                combine: str, lr_scaling: str, target_return: float, time_limit_s: float
-                ) -> tuple[str, str]:
+def choose_mode(
+  seeds: Sequence[int],
+  requested: str = "auto",
+  *,
+  num_learners: int,
+  combine: str,
+  lr_scaling: str,
+  target_return: float,
+  time_limit_s: float,
+) -> tuple[str, str]:
   """('sequential' | 'learners', why) for a config's learners (`num_learners`, `combine`),
   its `optimizer.lr_scaling` and early stops. Raises ValueError if 'learners' cannot be used."""
   if requested not in ("auto", "sequential", "learners"):
@@ -66,8 +73,10 @@ def choose_mode(seeds: Sequence[int], requested: str = "auto", *, num_learners: 
   if len(seeds) < 2:
     blockers.append("a single seed")
   if num_learners != 1 or combine != "independent":
-    blockers.append(f"each run has {num_learners} learner(s) combined by "
-                    f"{combine!r} (needs 1 independent learner)")
+    blockers.append(
+      f"each run has {num_learners} learner(s) combined by "
+      f"{combine!r} (needs 1 independent learner)"
+    )
   if list(seeds) != list(range(seeds[0], seeds[0] + len(seeds))):
     blockers.append("seeds are not consecutive")
   if lr_scaling == "sqrt_learners":
@@ -83,8 +92,9 @@ def choose_mode(seeds: Sequence[int], requested: str = "auto", *, num_learners: 
   return "learners", "one independent learner per seed"
 
 
-def learners_config(config: ml_collections.ConfigDict, seeds: Sequence[int]
-                    ) -> ml_collections.ConfigDict:
+def learners_config(
+  config: ml_collections.ConfigDict, seeds: Sequence[int]
+) -> ml_collections.ConfigDict:
   """The joint config that runs `seeds` as independent learners with per-seed budgets."""
   n = len(seeds)
   joint = config.copy_and_resolve_references()
@@ -100,11 +110,13 @@ def learners_config(config: ml_collections.ConfigDict, seeds: Sequence[int]
   return joint
 
 
-def read_curve(metrics_csv: str, return_column: str = "mean_return",
-               steps_divisor: int = 1) -> dict[str, list[float | None]]:
+def read_curve(
+  metrics_csv: str, return_column: str = "mean_return", steps_divisor: int = 1
+) -> dict[str, list[float | None]]:
   """The training curve of a run from its metrics.csv: env steps, times, running return."""
-  curve: dict[str, list[float]] = dict(env_steps=[], wall_time_s=[], train_time_s=[],
-                                       mean_return=[])
+  curve: dict[str, list[float]] = dict(
+    env_steps=[], wall_time_s=[], train_time_s=[], mean_return=[]
+  )
   if not os.path.exists(metrics_csv):
     return curve
   with open(metrics_csv, newline="") as f:
@@ -124,27 +136,51 @@ def json_float(x: float | None) -> float | None:
   return x
 
 
-def run_record(*, name: str, method: str, config_json: JsonDict, frames_per_step: int,
-               seed: int, mode: str, simulators: int, result: TrainResult,
-               curve: dict[str, list[float]],
-               evaluations: list[periodic.EvalRecord | JsonDict], env_steps: int,
-               extra: JsonDict | None = None) -> RunRecord:
+def run_record(
+  *,
+  name: str,
+  method: str,
+  config_json: JsonDict,
+  frames_per_step: int,
+  seed: int,
+  mode: str,
+  simulators: int,
+  result: TrainResult,
+  curve: dict[str, list[float]],
+  evaluations: list[periodic.EvalRecord | JsonDict],
+  env_steps: int,
+  extra: JsonDict | None = None,
+) -> RunRecord:
   """One run's results (JSON-serialisable); `config_json`: the run's config as JSON data,
   `frames_per_step`: its env's (`evaluation.frames_per_step`)."""
   evals = [e.to_json() if hasattr(e, "to_json") else dict(e) for e in evaluations]
-  final = (protocols.final_metric([e["returns"] for e in evals]) if evals else None)
+  final = protocols.final_metric([e["returns"] for e in evals]) if evals else None
   record = dict(
-      kind=RESULT_KIND, version=1, name=name, method=method, env_id=config_json["env"]["id"],
-      seed=int(seed), seed_mode=mode, simulators=int(simulators),
-      created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-      git=provenance.git_info(), device=provenance.device_info(),
-      config=config_json, env_steps=int(env_steps), frames_per_step=frames_per_step,
-      steps_per_second=json_float(result.steps_per_second),
-      compile_time_s=result.compile_time_s, wall_time_s=result.wall_time_s,
-      train_time_s=result.train_time_s, eval_time_s=result.eval_time_s,
-      train_mean_return=json_float(float(result.mean_return)),
-      train_curve=curve, evaluations=evals,
-      final_metric=json_float(final), energy=result.energy)
+    kind=RESULT_KIND,
+    version=1,
+    name=name,
+    method=method,
+    env_id=config_json["env"]["id"],
+    seed=int(seed),
+    seed_mode=mode,
+    simulators=int(simulators),
+    created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    git=provenance.git_info(),
+    device=provenance.device_info(),
+    config=config_json,
+    env_steps=int(env_steps),
+    frames_per_step=frames_per_step,
+    steps_per_second=json_float(result.steps_per_second),
+    compile_time_s=result.compile_time_s,
+    wall_time_s=result.wall_time_s,
+    train_time_s=result.train_time_s,
+    eval_time_s=result.eval_time_s,
+    train_mean_return=json_float(float(result.mean_return)),
+    train_curve=curve,
+    evaluations=evals,
+    final_metric=json_float(final),
+    energy=result.energy,
+  )
   record.update(extra or {})
   return record
 
@@ -155,9 +191,14 @@ def _final_params(state: LearnerState, learner: int) -> Params:
   return jax.tree.map(lambda x: x[learner], to_host(state.params))
 
 
-def train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[int],
-                             exp_dir: str, name: str, method: str,
-                             log: Callable[[str], None]) -> SeedRuns:
+def train_seeds_as_learners(
+  config: ml_collections.ConfigDict,
+  seeds: Sequence[int],
+  exp_dir: str,
+  name: str,
+  method: str,
+  log: Callable[[str], None],
+) -> SeedRuns:
   """One joint `train`, learner i = seed i; its records in per-seed units (steps, speed)."""
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
@@ -169,27 +210,46 @@ def train_seeds_as_learners(config: ml_collections.ConfigDict, seeds: Sequence[i
   records: list[RunRecord] = []
   final_params: list[Params] = []
   for i, seed in enumerate(seeds):
-    evals = [dict(r.to_json(), env_steps=r.env_steps // n, learner=0)
-             for r in by_learner.get(i, [])]
+    evals = [
+      dict(r.to_json(), env_steps=r.env_steps // n, learner=0) for r in by_learner.get(i, [])
+    ]
     curve = read_curve(os.path.join(workdir, "metrics.csv"), f"mean_return/learner{i}", n)
     seed_config = config.copy_and_resolve_references()
     seed_config.seed = int(seed)
-    records.append(run_record(
-        name=name, method=method, config_json=json.loads(seed_config.to_json_best_effort()),
-        frames_per_step=frames, seed=seed, mode="learners",
-        simulators=config.envs_per_learner, result=result, curve=curve, evaluations=evals,
+    records.append(
+      run_record(
+        name=name,
+        method=method,
+        config_json=json.loads(seed_config.to_json_best_effort()),
+        frames_per_step=frames,
+        seed=seed,
+        mode="learners",
+        simulators=config.envs_per_learner,
+        result=result,
+        curve=curve,
+        evaluations=evals,
         env_steps=result.env_steps // n,
-        extra=dict(train_mean_return=json_float(result.learner_returns[i]),
-                   steps_per_second=json_float(result.steps_per_second / n),
-                   joint_steps_per_second=json_float(result.steps_per_second),
-                   joint_env_steps=result.env_steps, workdir=workdir)))
+        extra=dict(
+          train_mean_return=json_float(result.learner_returns[i]),
+          steps_per_second=json_float(result.steps_per_second / n),
+          joint_steps_per_second=json_float(result.steps_per_second),
+          joint_env_steps=result.env_steps,
+          workdir=workdir,
+        ),
+      )
+    )
     final_params.append(_final_params(result.state, i))
   return records, final_params
 
 
-def train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int],
-                         exp_dir: str, name: str, method: str,
-                         log: Callable[[str], None]) -> SeedRuns:
+def train_seeds_in_turn(
+  config: ml_collections.ConfigDict,
+  seeds: Sequence[int],
+  exp_dir: str,
+  name: str,
+  method: str,
+  log: Callable[[str], None],
+) -> SeedRuns:
   """One `train` per seed, as `run.py` would run it with config.seed = s."""
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
@@ -202,12 +262,22 @@ def train_seeds_in_turn(config: ml_collections.ConfigDict, seeds: Sequence[int],
     result = train(run_config, workdir=workdir, log=log)
     curve = read_curve(os.path.join(workdir, "metrics.csv"))
     frames = eval_lib.frames_per_step(RunSettings.from_config(run_config).env)
-    records.append(run_record(
-        name=name, method=method, config_json=json.loads(run_config.to_json_best_effort()),
-        frames_per_step=frames, seed=seed, mode="sequential",
-        simulators=config.num_learners * config.envs_per_learner, result=result,
-        curve=curve, evaluations=result.evaluations, env_steps=result.env_steps,
-        extra=dict(workdir=workdir)))
+    records.append(
+      run_record(
+        name=name,
+        method=method,
+        config_json=json.loads(run_config.to_json_best_effort()),
+        frames_per_step=frames,
+        seed=seed,
+        mode="sequential",
+        simulators=config.num_learners * config.envs_per_learner,
+        result=result,
+        curve=curve,
+        evaluations=result.evaluations,
+        env_steps=result.env_steps,
+        extra=dict(workdir=workdir),
+      )
+    )
     final_params.append(_final_params(result.state, 0))
     result.state = None  # free device memory before the next seed
   return records, final_params

@@ -51,8 +51,9 @@ def parse_axis(config: ConfigDict, text: str) -> Axis:
     try:
       parsed.append(_convert(kind, value.strip()))
     except ValueError:
-      raise ValueError(f"--set={text}: {value!r} is not a {kind.__name__} "
-                       f"(config.{key} is {current!r}).") from None
+      raise ValueError(
+        f"--set={text}: {value!r} is not a {kind.__name__} (config.{key} is {current!r})."
+      ) from None
   return key, parsed
 
 
@@ -66,13 +67,17 @@ def _convert(kind: type, value: str) -> Any:
 
 def points(axes: Sequence[Axis]) -> list[dict[str, Any]]:
   """The grid: every combination of the axes' values, the first axis slowest."""
-  return [dict(zip([k for k, _ in axes], combo))
-          for combo in itertools.product(*[values for _, values in axes])]
+  return [
+    dict(zip([k for k, _ in axes], combo))
+    for combo in itertools.product(*[values for _, values in axes])
+  ]
 
 
 def point_name(point: dict[str, Any]) -> str:
-  return "__".join(f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
-                   for key, value in point.items())
+  return "__".join(
+    f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+    for key, value in point.items()
+  )
 
 
 def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> ConfigDict:
@@ -96,8 +101,9 @@ def seed_stats(values: Sequence[float | None], resamples: int = 2000) -> dict[st
   from galax.results import paper_protocols  # pylint: disable=g-import-not-at-top
 
   x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
-  out: dict[str, Any] = dict(mean=float(x.mean()) if x.size else None, low=None, high=None,
-                             n=int(x.size))
+  out: dict[str, Any] = dict(
+    mean=float(x.mean()) if x.size else None, low=None, high=None, n=int(x.size)
+  )
   if x.size >= MIN_SEEDS_FOR_CI:
     _, low, high = paper_protocols.bootstrap_ci(x, resamples=resamples)
     out.update(low=float(low), high=float(high))
@@ -115,10 +121,15 @@ def summarize(out_dir: str, grid: Sequence[dict[str, Any]]) -> list[dict[str, An
         with open(os.path.join(exp_dir, name)) as f:
           records.append(json.load(f))
     rates = [r["steps_per_second"] for r in records if r.get("steps_per_second")]
-    rows.append(dict(point=point, seeds=[r["seed"] for r in records],
-                     train_return=seed_stats([r.get("train_mean_return") for r in records]),
-                     final_metric=seed_stats([r.get("final_metric") for r in records]),
-                     steps_per_second=float(np.mean(rates)) if rates else None))
+    rows.append(
+      dict(
+        point=point,
+        seeds=[r["seed"] for r in records],
+        train_return=seed_stats([r.get("train_mean_return") for r in records]),
+        final_metric=seed_stats([r.get("final_metric") for r in records]),
+        steps_per_second=float(np.mean(rates)) if rates else None,
+      )
+    )
   return rows
 
 
@@ -136,16 +147,25 @@ def _value(value: Any) -> str:
 
 def write_table(out_dir: str, rows: Sequence[dict[str, Any]], title: str) -> str:
   keys = list(rows[0]["point"]) if rows else []
-  lines = [f"# {title}", "", f"Mean over seeds [95% bootstrap CI]; the CI from "
-           f"{MIN_SEEDS_FOR_CI} seeds up, with fewer the mean and 'n=1' or 'n=2, no CI'.", "",
-           "| " + " | ".join(keys) + " | seeds | final training return | final evaluation "
-           "metric | steps/s |", "|" + "---|" * (len(keys) + 4)]
+  lines = [
+    f"# {title}",
+    "",
+    f"Mean over seeds [95% bootstrap CI]; the CI from "
+    f"{MIN_SEEDS_FOR_CI} seeds up, with fewer the mean and 'n=1' or 'n=2, no CI'.",
+    "",
+    "| " + " | ".join(keys) + " | seeds | final training return | final evaluation "
+    "metric | steps/s |",
+    "|" + "---|" * (len(keys) + 4),
+  ]
   for row in rows:
     values = [_value(row["point"][k]) for k in keys]
     rate = row["steps_per_second"]
-    lines.append("| " + " | ".join(values) + f" | {len(row['seeds'])} | "
-                 f"{_fmt(row['train_return'])} | {_fmt(row['final_metric'])} | "
-                 + ("-" if rate is None else f"{rate:.0f}") + " |")
+    lines.append(
+      "| " + " | ".join(values) + f" | {len(row['seeds'])} | "
+      f"{_fmt(row['train_return'])} | {_fmt(row['final_metric'])} | "
+      + ("-" if rate is None else f"{rate:.0f}")
+      + " |"
+    )
   path = os.path.join(out_dir, "sweep.md")
   with open(path, "w") as f:
     f.write("\n".join(lines) + "\n")
@@ -179,13 +199,18 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   stats = [r["train_return"] for r in rows]
   means = np.array([np.nan if s["mean"] is None else s["mean"] for s in stats])
   has_ci = np.array([s["low"] is not None for s in stats], bool)
-  errors = np.array([[s["mean"] - s["low"], s["high"] - s["mean"]] if s["low"] is not None
-                     else [0.0, 0.0] for s in stats]).T
+  errors = np.array(
+    [
+      [s["mean"] - s["low"], s["high"] - s["mean"]] if s["low"] is not None else [0.0, 0.0]
+      for s in stats
+    ]
+  ).T
   keys = list(rows[0]["point"])
   values = [r["point"][keys[0]] for r in rows]
   label = f"final training return\n(mean over seeds; 95% CI from {MIN_SEEDS_FOR_CI} seeds)"
-  if len(keys) == 1 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                            for v in values):
+  if len(keys) == 1 and all(
+    isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
+  ):
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot(values, means, marker="o")
     x = np.asarray(values, float)
@@ -198,19 +223,23 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
     y = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * len(rows)))
     ax.barh(y, means)
-    ax.errorbar(means[has_ci], y[has_ci], xerr=errors[:, has_ci], fmt="none", capsize=3,
-                color="k")
-    ax.set_yticks(y, [", ".join(_value(v) for v in r["point"].values()) for r in rows],
-                  fontsize=8)
+    ax.errorbar(means[has_ci], y[has_ci], xerr=errors[:, has_ci], fmt="none", capsize=3, color="k")
+    ax.set_yticks(y, [", ".join(_value(v) for v in r["point"].values()) for r in rows], fontsize=8)
     ax.invert_yaxis()  # the grid's order, top to bottom
     ax.set_ylabel(", ".join(keys), fontsize=8)
     ax.set_xlabel(label)
   numeric = ax.get_xlabel() == keys[0]
   for i in np.flatnonzero(~has_ci & np.isfinite(means)):  # say why a point has no bar
     xy = (values[i], means[i]) if numeric else (means[i], i)
-    ax.annotate(f"n={stats[i]['n']}, no CI", xy, xytext=(0, -12) if numeric else (4, 0),
-                textcoords="offset points", fontsize=7, va="center",
-                ha="center" if numeric else "left")
+    ax.annotate(
+      f"n={stats[i]['n']}, no CI",
+      xy,
+      xytext=(0, -12) if numeric else (4, 0),
+      textcoords="offset points",
+      fontsize=7,
+      va="center",
+      ha="center" if numeric else "left",
+    )
   fig.tight_layout()
   path = os.path.join(out_dir, "sweep.png")
   fig.savefig(path, dpi=100)
@@ -218,8 +247,14 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   return path
 
 
-def run_sweep(config: ConfigDict, axes: Sequence[Axis], seeds: Sequence[int], out_dir: str,
-              steps: int | None = None, log=print) -> list[dict[str, Any]]:
+def run_sweep(
+  config: ConfigDict,
+  axes: Sequence[Axis],
+  seeds: Sequence[int],
+  out_dir: str,
+  steps: int | None = None,
+  log=print,
+) -> list[dict[str, Any]]:
   from galax.results import experiment  # pylint: disable=g-import-not-at-top
 
   grid = points(axes)
@@ -229,13 +264,17 @@ def run_sweep(config: ConfigDict, axes: Sequence[Axis], seeds: Sequence[int], ou
     if os.path.exists(os.path.join(out_dir, name, "summary.json")):
       log(f"sweep: {name} done already; skipped")
       continue
-    experiment.run_experiment(with_point(config, point, steps), seeds, out_dir, name,
-                              best_policy_episodes=0, log=log)
+    experiment.run_experiment(
+      with_point(config, point, steps), seeds, out_dir, name, best_policy_episodes=0, log=log
+    )
   rows = summarize(out_dir, grid)
   swept = {key for key, _ in axes}
   base = "" if "env.id" in swept else f" on {config.env.id}"
-  table = write_table(out_dir, rows, f"Sweep of {config.algorithm}{base}: "
-                      + ", ".join(f"{k} in {v}" for k, v in axes))
+  table = write_table(
+    out_dir,
+    rows,
+    f"Sweep of {config.algorithm}{base}: " + ", ".join(f"{k} in {v}" for k, v in axes),
+  )
   plot = write_plot(out_dir, rows)
   log(f"wrote {table}" + (f" and {plot}" if plot else ""))
   return rows
@@ -255,12 +294,14 @@ def _cli() -> None:
 
   default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
   sys.argv = cli.prepare_argv(sys.argv, default_config)
-  config_flags.DEFINE_config_file("config", default_config, "The base config: a file or a "
-                                  "name in configs/.", lock_config=True)
+  config_flags.DEFINE_config_file(
+    "config", default_config, "The base config: a file or a name in configs/.", lock_config=True
+  )
   flags.DEFINE_multi_string("set", [], "KEY=V1,V2,...: one axis of the grid.")
   flags.DEFINE_string("seeds", "0,1,2", "Seeds: 0,1,2 or 0-4.")
-  flags.DEFINE_integer("steps", None,
-                       "config.total_env_steps of every run (default: the config's).")
+  flags.DEFINE_integer(
+    "steps", None, "config.total_env_steps of every run (default: the config's)."
+  )
   flags.DEFINE_string("out", "results/sweep", "Output directory.")
 
   def main(argv: Sequence[str]) -> None:
@@ -274,8 +315,9 @@ def _cli() -> None:
     steps = flags.FLAGS["steps"].value
     if steps is not None and steps < 1:
       raise ValueError(f"--steps must be >= 1, got {steps}.")
-    run_sweep(config, axes, parse_seeds(flags.FLAGS["seeds"].value), flags.FLAGS["out"].value,
-              steps)
+    run_sweep(
+      config, axes, parse_seeds(flags.FLAGS["seeds"].value), flags.FLAGS["out"].value, steps
+    )
 
   cli.answer_help(sys.argv, sys.modules[__name__])
   app.run(cli.guarded(main), flags_parser=cli.parse_flags)

@@ -68,10 +68,13 @@ def _mean_se(values: Sequence[float]) -> str:
 
 def runs_table(groups: Groups) -> list[str]:
   """What ran: per experiment its method, env, seeds, budget, speed, device and commit."""
-  lines = ["## Runs", "",
-           "| experiment | method | env | simulators | seeds | seed mode | env steps "
-           "| steps/s | train time (min) | device | commit |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    "## Runs",
+    "",
+    "| experiment | method | env | simulators | seeds | seed mode | env steps "
+    "| steps/s | train time (min) | device | commit |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ]
   for name, group in groups.items():
     r0 = group[0]
     sps = [r["steps_per_second"] for r in group if r.get("steps_per_second")]
@@ -79,13 +82,17 @@ def runs_table(groups: Groups) -> list[str]:
     commit = (git.get("commit") or "?")[:8] + ("+" if git.get("dirty") else "")
     sps_cell = f"{np.mean(sps):.0f}" if sps else "n/a"
     lines.append(
-        f"| {name} | {r0['method']} | {r0['env_id']} | {r0['simulators']} | {len(group)} "
-        f"| {r0.get('seed_mode', '?')} | {_steps(np.mean([r['env_steps'] for r in group]))} "
-        f"| {sps_cell} | {np.mean([r['train_time_s'] for r in group]) / 60:.2f} "
-        f"| {r0['device']['kind']} x{r0['device']['count']} | {commit} |")
+      f"| {name} | {r0['method']} | {r0['env_id']} | {r0['simulators']} | {len(group)} "
+      f"| {r0.get('seed_mode', '?')} | {_steps(np.mean([r['env_steps'] for r in group]))} "
+      f"| {sps_cell} | {np.mean([r['train_time_s'] for r in group]) / 60:.2f} "
+      f"| {r0['device']['kind']} x{r0['device']['count']} | {commit} |"
+    )
   if any(r.get("seed_mode") == "learners" for group in groups.values() for r in group):
-    lines += ["", "Seeds run as learners of one program share its wall time: their time "
-              "metrics describe the joint run."]
+    lines += [
+      "",
+      "Seeds run as learners of one program share its wall time: their time "
+      "metrics describe the joint run.",
+    ]
   return lines
 
 
@@ -93,64 +100,91 @@ def energy_table(groups: Groups) -> list[str]:
   """GALA Fig. 3, for the experiments whose runs measured energy (none: no table)."""
   if not any(r.get("energy") for group in groups.values() for r in group):
     return []
-  lines = ["", "## Energy (GALA Fig. 3)", "", "| experiment | frames/kJ | mean power (W) "
-           "| energy (kJ) |", "| --- | --- | --- | --- |"]
+  lines = [
+    "",
+    "## Energy (GALA Fig. 3)",
+    "",
+    "| experiment | frames/kJ | mean power (W) | energy (kJ) |",
+    "| --- | --- | --- | --- |",
+  ]
   for name, g in groups.items():
     es = [r["energy"] for r in g if r.get("energy")]
     if es:
-      lines.append(f"| {name} | {np.mean([e['frames_per_kj'] for e in es]):.0f} "
-                   f"| {np.mean([e['mean_power_w'] for e in es]):.0f} "
-                   f"| {np.mean([e['energy_kj'] for e in es]):.1f} |")
+      lines.append(
+        f"| {name} | {np.mean([e['frames_per_kj'] for e in es]):.0f} "
+        f"| {np.mean([e['mean_power_w'] for e in es]):.0f} "
+        f"| {np.mean([e['energy_kj'] for e in es]):.1f} |"
+      )
   return lines
 
 
 def final_metric_table(evaluated: Groups, resamples: int) -> list[str]:
   """HTS-RL's evaluation protocol: per run, the mean return of its last 10 policies."""
-  lines = ["", "## Final metric", "",
-           "Mean return of the last 10 policies x their evaluation episodes, per run; "
-           "mean ± standard error over seeds, and the 95% bootstrap CI of that mean.", "",
-           "| experiment | env | env steps | final metric | 95% CI | per seed |",
-           "| --- | --- | --- | --- | --- | --- |"]
+  lines = [
+    "",
+    "## Final metric",
+    "",
+    "Mean return of the last 10 policies x their evaluation episodes, per run; "
+    "mean ± standard error over seeds, and the 95% bootstrap CI of that mean.",
+    "",
+    "| experiment | env | env steps | final metric | 95% CI | per seed |",
+    "| --- | --- | --- | --- | --- | --- |",
+  ]
   for name, g in evaluated.items():
     finals = [protocols.final_metric(eval_series(r)[1]) for r in g]
     _, lo, hi = protocols.bootstrap_ci(np.array(finals), resamples=resamples)
-    lines.append(f"| {name} | {g[0]['env_id']} | {_steps(g[0]['env_steps'])} "
-                 f"| {_mean_se(finals)} | [{lo:.1f}, {hi:.1f}] "
-                 f"| {', '.join(_fmt(f) for f in finals)} |")
+    lines.append(
+      f"| {name} | {g[0]['env_id']} | {_steps(g[0]['env_steps'])} "
+      f"| {_mean_se(finals)} | [{lo:.1f}, {hi:.1f}] "
+      f"| {', '.join(_fmt(f) for f in finals)} |"
+    )
   return lines
 
 
-def final_time_table(evaluated: Groups, evaluated_by_env: dict[str, list[str]],
-                      time_limit: float | None) -> list[str]:
+def final_time_table(
+  evaluated: Groups, evaluated_by_env: dict[str, list[str]], time_limit: float | None
+) -> list[str]:
   """HTS-RL Table 1: the final metric within a training-time limit."""
-  lines = ["", "## Final time metric (HTS-RL)", "",
-           "Final metric of the evaluations within a training-time limit (evaluation "
-           "time excluded)." + ("" if time_limit else " Limit per env: the mean training "
-                                "time of its fastest experiment."), "",
-           "| env | limit (min) | experiment | final time metric |", "| --- | --- | --- | --- |"]
+  lines = [
+    "",
+    "## Final time metric (HTS-RL)",
+    "",
+    "Final metric of the evaluations within a training-time limit (evaluation "
+    "time excluded)."
+    + ("" if time_limit else " Limit per env: the mean training time of its fastest experiment."),
+    "",
+    "| env | limit (min) | experiment | final time metric |",
+    "| --- | --- | --- | --- |",
+  ]
   for env, names in evaluated_by_env.items():
-    limit = time_limit or min(np.mean([r["train_time_s"] for r in evaluated[n]])
-                              for n in names)
+    limit = time_limit or min(np.mean([r["train_time_s"] for r in evaluated[n]]) for n in names)
     for n in names:
       values = [protocols.final_time_metric(*eval_series(r), limit) for r in evaluated[n]]
       lines.append(f"| {env} | {limit / 60:.2f} | {n} | {_mean_se(values)} |")
   return lines
 
 
-def required_time_table(evaluated: Groups, evaluated_by_env: dict[str, list[str]],
-                         targets: Sequence[float] | None) -> list[str]:
+def required_time_table(
+  evaluated: Groups, evaluated_by_env: dict[str, list[str]], targets: Sequence[float] | None
+) -> list[str]:
   """HTS-RL Table 2: minutes until the running evaluation mean reaches each target."""
-  lines = ["", "## Required time metric (HTS-RL)", "",
-           "Minutes of training until the running mean of the last 100 evaluation "
-           "episodes (10 policies) reaches the target; mean over the seeds that reached "
-           "it, with how many did; '-' where none did.", "",
-           "| env | target | experiment | required time (min) | runs reaching it |",
-           "| --- | --- | --- | --- | --- |"]
+  lines = [
+    "",
+    "## Required time metric (HTS-RL)",
+    "",
+    "Minutes of training until the running mean of the last 100 evaluation "
+    "episodes (10 policies) reaches the target; mean over the seeds that reached "
+    "it, with how many did; '-' where none did.",
+    "",
+    "| env | target | experiment | required time (min) | runs reaching it |",
+    "| --- | --- | --- | --- | --- |",
+  ]
   for env, names in evaluated_by_env.items():
     env_targets = targets
     if not env_targets:  # default: 40% and 80% of the env's best mean final metric
-      best = max(np.mean([protocols.final_metric(eval_series(r)[1]) for r in evaluated[n]])
-                 for n in names)
+      best = max(
+        np.mean([protocols.final_metric(eval_series(r)[1]) for r in evaluated[n]]) for n in names
+      )
       env_targets = [0.4 * best, 0.8 * best]
     for target in env_targets:
       for n in names:
@@ -175,13 +209,20 @@ def best_policy_table(summaries: Sequence[JsonDict], groups: Groups) -> list[str
     if s["env_id"] in table.get(row, {}):  # a second experiment of that method and budget
       row = f"{row} ({s['name']})"
     b = s["best_policy"]
-    table.setdefault(row, {})[s["env_id"]] = (f"{_fmt(b['mean'], 0)} ± {_fmt(b['se'], 0)}"
-                                              if b["mean"] is not None else "n/a")
-  lines = ["", "## Best policy (GALA Table 1)", "",
-           "The best final policy over seeds, evaluated on fresh episodes "
-           "(greedy actions unless the config samples; up to 30 no-op starts on Atari): "
-           "mean ± standard error over those episodes.", "",
-           "| method | " + " | ".join(envs) + " |", "| --- |" + " --- |" * len(envs)]
+    table.setdefault(row, {})[s["env_id"]] = (
+      f"{_fmt(b['mean'], 0)} ± {_fmt(b['se'], 0)}" if b["mean"] is not None else "n/a"
+    )
+  lines = [
+    "",
+    "## Best policy (GALA Table 1)",
+    "",
+    "The best final policy over seeds, evaluated on fresh episodes "
+    "(greedy actions unless the config samples; up to 30 no-op starts on Atari): "
+    "mean ± standard error over those episodes.",
+    "",
+    "| method | " + " | ".join(envs) + " |",
+    "| --- |" + " --- |" * len(envs),
+  ]
   for row, cells in table.items():
     lines.append(f"| {row} | " + " | ".join(cells.get(e, "") for e in envs) + " |")
   return lines
@@ -191,15 +232,23 @@ def success_rate_tables(sweep: Sweep, success_fraction: float) -> list[str]:
   """GALA Fig. 1a as tables: per env, success rate by method and number of simulators."""
   if not sweep:
     return []
-  lines = ["", "## Success rate over simulators (GALA Fig. 1a)", "",
-           f"A run succeeds if its final metric beats {success_fraction:g} x the "
-           "reference score (default: the mean final metric of the 16-simulator A2C "
-           "experiment of that env).", ""]
+  lines = [
+    "",
+    "## Success rate over simulators (GALA Fig. 1a)",
+    "",
+    f"A run succeeds if its final metric beats {success_fraction:g} x the "
+    "reference score (default: the mean final metric of the 16-simulator A2C "
+    "experiment of that env).",
+    "",
+  ]
   for env, (reference, table) in sweep.items():
     sims = sorted({s for rows in table.values() for s in rows})
-    lines += [f"{env} (reference {reference:.1f}):", "",
-              "| method | " + " | ".join(str(s) for s in sims) + " |",
-              "| --- |" + " --- |" * len(sims)]
+    lines += [
+      f"{env} (reference {reference:.1f}):",
+      "",
+      "| method | " + " | ".join(str(s) for s in sims) + " |",
+      "| --- |" + " --- |" * len(sims),
+    ]
     for method, rows in table.items():
       cells = [f"{rows[s][0] * 100:.0f}% ({rows[s][1]})" if s in rows else "" for s in sims]
       lines.append(f"| {method} | " + " | ".join(cells) + " |")
@@ -214,7 +263,8 @@ def success_sweep(evaluated: Groups, fraction: float, references: dict[str, floa
     r0 = g[0]
     finals = [protocols.final_metric(eval_series(r)[1]) for r in g]
     per_env.setdefault(r0["env_id"], {}).setdefault(r0["method"], {}).setdefault(
-        r0["simulators"], []).extend(finals)
+      r0["simulators"], []
+    ).extend(finals)
   out = {}
   for env, methods in per_env.items():
     if sum(len(v) for v in methods.values()) < 2:
@@ -225,7 +275,12 @@ def success_sweep(evaluated: Groups, fraction: float, references: dict[str, floa
       if not nominal:
         continue
       reference = float(np.mean(nominal))
-    table = {m: {s: (protocols.success_rate(v, fraction * reference), len(v))
-                 for s, v in sorted(sims.items())} for m, sims in methods.items()}
+    table = {
+      m: {
+        s: (protocols.success_rate(v, fraction * reference), len(v))
+        for s, v in sorted(sims.items())
+      }
+      for m, sims in methods.items()
+    }
     out[env] = (reference, table)
   return out

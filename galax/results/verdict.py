@@ -50,21 +50,23 @@ class Comparison(NamedTuple):
   margin: float
 
 
-def difference(estimate: float, low: float, high: float, baseline: float,
-               fraction: float = MARGIN_FRACTION) -> Comparison:
+def difference(
+  estimate: float, low: float, high: float, baseline: float, fraction: float = MARGIN_FRACTION
+) -> Comparison:
   """mean(A) - mean(B) [low, high]; margin: `fraction` of |mean(B)| (`baseline`)."""
-  return Comparison(float(estimate), float(low), float(high), 0.0,
-                    fraction * abs(float(baseline)))
+  return Comparison(float(estimate), float(low), float(high), 0.0, fraction * abs(float(baseline)))
 
 
-def ratio(estimate: float, low: float, high: float,
-          fraction: float = MARGIN_FRACTION) -> Comparison:
+def ratio(
+  estimate: float, low: float, high: float, fraction: float = MARGIN_FRACTION
+) -> Comparison:
   """mean(A) / mean(B) [low, high]; margin: `fraction` around 1."""
   return Comparison(float(estimate), float(low), float(high), 1.0, fraction)
 
 
-def probability(estimate: float, low: float, high: float,
-                margin: float = PROBABILITY_MARGIN) -> Comparison:
+def probability(
+  estimate: float, low: float, high: float, margin: float = PROBABILITY_MARGIN
+) -> Comparison:
   """P(A > B) [low, high] (`across_games.probability_of_improvement`)."""
   return Comparison(float(estimate), float(low), float(high), 0.5, margin)
 
@@ -116,5 +118,4 @@ def overall(cells: Mapping[str, str]) -> str:
 def describe(c: Comparison, digits: int = 2, signed: bool = True) -> str:
   """'+0.14 [+0.02, +0.27], different (margin +-0.58)'."""
   f = f"{{:{'+' if signed else ''}.{digits}f}}".format
-  return (f"{f(c.estimate)} [{f(c.low)}, {f(c.high)}], {label(c)} "
-          f"(margin +-{c.margin:.{digits}f})")
+  return f"{f(c.estimate)} [{f(c.low)}, {f(c.high)}], {label(c)} (margin +-{c.margin:.{digits}f})"

@@ -51,8 +51,14 @@ class FormatError(ValueError):
 
 
 def _saveable(state: LearnerState) -> dict[str, PyTree]:
-  return dict(params=state.params, opt_state=state.opt_state, action_keys=state.action_keys,
-              update_count=state.update_count, combiner=state.combiner, extra=state.extra)
+  return dict(
+    params=state.params,
+    opt_state=state.opt_state,
+    action_keys=state.action_keys,
+    update_count=state.update_count,
+    combiner=state.combiner,
+    extra=state.extra,
+  )
 
 
 def _one_line(error: BaseException) -> str:
@@ -82,8 +88,11 @@ class Checkpointer:
     self.directory = rundir.absolute(directory)
     self.with_envs = with_envs
     self._manager = _Manager(
-        self.directory, options=ocp.CheckpointManagerOptions(
-            max_to_keep=keep, create=True, cleanup_tmp_directories=True))
+      self.directory,
+      options=ocp.CheckpointManagerOptions(
+        max_to_keep=keep, create=True, cleanup_tmp_directories=True
+      ),
+    )
 
   def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
     meta = dict(meta, checkpoint_format=FORMAT, env_state_saved=self.with_envs)
@@ -99,8 +108,9 @@ class Checkpointer:
   def step_dir(self, step: int) -> str:
     return rundir.join(self.directory, str(step))
 
-  def restore(self, template_state: LearnerState, warn: Callable[[str], None] = print
-              ) -> tuple[LearnerState, JsonDict]:
+  def restore(
+    self, template_state: LearnerState, warn: Callable[[str], None] = print
+  ) -> tuple[LearnerState, JsonDict]:
     """Restores the newest checkpoint that restores into a fresh state (same shapes).
 
     Damaged newer ones are moved aside with a warning; raises FileNotFoundError naming
@@ -125,15 +135,18 @@ class Checkpointer:
       except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
         problems.append(f"{step}: {_one_line(e)}")
         aside = self._move_aside(step)
-        warn(f"warning: checkpoint {self.step_dir(step)} is damaged ({_one_line(e)}); "
-             f"moved it to {aside} and trying the next newest")
+        warn(
+          f"warning: checkpoint {self.step_dir(step)} is damaged ({_one_line(e)}); "
+          f"moved it to {aside} and trying the next newest"
+        )
         continue
       state = template_state.replace(**restored["state"])
       if ENVS_ITEM in items:
         state = state.replace(env_state=restored[ENVS_ITEM])
       return state, meta
-    raise FileNotFoundError(f"--resume: no checkpoint in {self.directory} restores "
-                            f"({'; '.join(problems)}).")
+    raise FileNotFoundError(
+      f"--resume: no checkpoint in {self.directory} restores ({'; '.join(problems)})."
+    )
 
   def _checked_meta(self, step: int) -> JsonDict:
     """The step's metadata, read before its state: `FormatError` for another layout (the
@@ -143,9 +156,10 @@ class Checkpointer:
     found = int(meta.get("checkpoint_format", 1))
     if found != FORMAT:
       raise FormatError(
-          f"--resume: checkpoint {self.step_dir(step)} has layout {found}, this galax reads "
-          f"layout {FORMAT} (galax/runtime/checkpoint.py FORMAT); resume it with the galax version "
-          "that wrote it, or start a new run in another workdir.")
+        f"--resume: checkpoint {self.step_dir(step)} has layout {found}, this galax reads "
+        f"layout {FORMAT} (galax/runtime/checkpoint.py FORMAT); resume it with the galax version "
+        "that wrote it, or start a new run in another workdir."
+      )
     if int(meta["env_steps"]) != step:
       raise ValueError(f"its metadata says env step {meta['env_steps']}")
     return meta

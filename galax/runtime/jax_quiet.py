@@ -22,10 +22,15 @@ from types import ModuleType
 from typing import Iterator
 
 _NO_DRIVER_LINES = re.compile(
-    r"cudart_stub\.cc.*Could not find cuda drivers|"
-    r"All log messages before absl::InitializeLog\(\) is called are written to STDERR")
-_NO_CHIP_ERRORS = ("Unable to load CUDA", "Error loading CUDA libraries",
-                   "could not find CUDA drivers", "No visible GPU devices")
+  r"cudart_stub\.cc.*Could not find cuda drivers|"
+  r"All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+)
+_NO_CHIP_ERRORS = (
+  "Unable to load CUDA",
+  "Error loading CUDA libraries",
+  "could not find CUDA drivers",
+  "No visible GPU devices",
+)
 
 
 def has_nvidia_driver() -> bool:
@@ -93,6 +98,7 @@ def import_jax() -> ModuleType:
   if "jax" not in sys.modules:
     with _stderr_without(_NO_DRIVER_LINES):
       import jax  # pylint: disable=g-import-not-at-top,redefined-outer-name,unused-import
+
       _install_filter()  # the plugin's failing initialize() logs a traceback
       _load_plugins()
   _install_filter()

@@ -60,8 +60,9 @@ def _describe(holder: dict) -> str:
 
 
 @contextlib.contextmanager
-def hold(workdir: str, log: Callable[[str], None] = print, made: str | None = None
-         ) -> Iterator[None]:
+def hold(
+  workdir: str, log: Callable[[str], None] = print, made: str | None = None
+) -> Iterator[None]:
   """Holds `workdir`'s lock for the duration; raises WorkdirLocked if a live run has it.
   `made`: the outermost folder of a local `workdir` that this run made (`first_missing`),
   removed again if the run fails before writing anything."""
@@ -79,11 +80,12 @@ def _named_in_store(workdir: str, log: Callable[[str], None]) -> Iterator[None]:
   marker = rundir.path(rundir.join(workdir, LOCK_FILE))
   other = _holder(marker.read_text()) if marker.exists() else {}
   if other:
-    log(f"warning: {workdir!r} names {_describe(other)} as its writer, which did not end "
-        f"normally or is still running (an object store cannot tell which); if it runs, "
-        f"stop one of the two")
-  marker.write_text(json.dumps(dict(pid=os.getpid(), host=socket.gethostname(),
-                                    since=time.time())))
+    log(
+      f"warning: {workdir!r} names {_describe(other)} as its writer, which did not end "
+      f"normally or is still running (an object store cannot tell which); if it runs, "
+      f"stop one of the two"
+    )
+  marker.write_text(json.dumps(dict(pid=os.getpid(), host=socket.gethostname(), since=time.time())))
   try:
     yield
   finally:
@@ -91,8 +93,9 @@ def _named_in_store(workdir: str, log: Callable[[str], None]) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _flock(folder: str, workdir: str, log: Callable[[str], None], made: str | None = None
-           ) -> Iterator[None]:
+def _flock(
+  folder: str, workdir: str, log: Callable[[str], None], made: str | None = None
+) -> Iterator[None]:
   """The `flock` on `<folder>/run.lock` (`folder`: the workdir, or a URL's staging copy)."""
   os.makedirs(folder, exist_ok=True)
   path = os.path.join(folder, LOCK_FILE)
@@ -104,12 +107,15 @@ def _flock(folder: str, workdir: str, log: Callable[[str], None], made: str | No
     except BlockingIOError:
       holder = _holder(os.pread(fd, 4096, 0).decode(errors="replace"))
       raise WorkdirLocked(
-          f"--workdir {workdir!r} is in use by a running galax run ({_describe(holder)}); "
-          f"wait for it to end or stop it, or choose another --workdir.") from None
+        f"--workdir {workdir!r} is in use by a running galax run ({_describe(holder)}); "
+        f"wait for it to end or stop it, or choose another --workdir."
+      ) from None
     stale = _holder(os.pread(fd, 4096, 0).decode(errors="replace"))
     if stale:
-      log(f"warning: taking over the lock of {workdir!r} from {_describe(stale)}, which "
-          f"ended without releasing it (killed or crashed)")
+      log(
+        f"warning: taking over the lock of {workdir!r} from {_describe(stale)}, which "
+        f"ended without releasing it (killed or crashed)"
+      )
     me = dict(pid=os.getpid(), host=socket.gethostname(), since=time.time())
     os.ftruncate(fd, 0)
     os.pwrite(fd, json.dumps(me).encode(), 0)

@@ -88,8 +88,10 @@ def write_log(text: str, workdir: str | None) -> str:
 def _exit(what: str, log_text: str, workdir: str | None, last_good: str) -> NoReturn:
   _exiting.acquire()  # a second thread waits here until the process is gone
   log_path = write_log(log_text, workdir)
-  line = (f"error: process {jax.process_index()} of {jax.process_count()}: {what}; last good "
-          f"checkpoint: {last_good}; trace: {log_path}; restart every process with --resume")
+  line = (
+    f"error: process {jax.process_index()} of {jax.process_count()}: {what}; last good "
+    f"checkpoint: {last_good}; trace: {log_path}; restart every process with --resume"
+  )
   sys.stdout.flush()
   sys.stderr.write(line + "\n")
   sys.stderr.flush()
@@ -99,8 +101,12 @@ def _exit(what: str, log_text: str, workdir: str | None, last_good: str) -> NoRe
 def exit_lost_peer(error: BaseException, workdir: str | None, last_good: str) -> NoReturn:
   """A failed collective: says so in one line (stderr), the trace in a log; exits 75."""
   text = " ".join(str(error).split())
-  _exit(f"a collective failed, {_who(text)} ({text[:200]}{'...' if len(text) > 200 else ''})",
-        "".join(traceback.format_exception(error)), workdir, last_good)
+  _exit(
+    f"a collective failed, {_who(text)} ({text[:200]}{'...' if len(text) > 200 else ''})",
+    "".join(traceback.format_exception(error)),
+    workdir,
+    last_good,
+  )
 
 
 class _Watchdog:
@@ -133,8 +139,11 @@ class _Watchdog:
         values = dict(self.client.key_value_dir_get(self.PREFIX))
       except Exception as e:  # pylint: disable=broad-except  (the service is gone)
         if not self.stopping.is_set():
-          _on_lost(f"the coordination service does not answer: lost process 0 "
-                   f"({' '.join(str(e).split())[:160]})", repr(e))
+          _on_lost(
+            f"the coordination service does not answer: lost process 0 "
+            f"({' '.join(str(e).split())[:160]})",
+            repr(e),
+          )
         return
       now = time.monotonic()
       for peer in range(self.n):
@@ -145,8 +154,11 @@ class _Watchdog:
           seen[peer] = (value, now)
         silent = now - seen.get(peer, (None, start))[1]
         if silent > self.timeout_s and not self.stopping.is_set():
-          _on_lost(f"lost process {peer}: no heartbeat for {silent:.0f}s "
-                   f"(peer_timeout_s={self.timeout_s:g})", f"heartbeats seen: {values}")
+          _on_lost(
+            f"lost process {peer}: no heartbeat for {silent:.0f}s "
+            f"(peer_timeout_s={self.timeout_s:g})",
+            f"heartbeats seen: {values}",
+          )
 
   def stop(self) -> None:
     self.stopping.set()
@@ -180,8 +192,12 @@ def watch(workdir: str | None, last_good: Callable[[], str]) -> Iterator[None]:
     watchdog.stop()
 
 
-def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None, peer_timeout_s: float = PEER_TIMEOUT_S) -> None:
+def initialize(
+  coordinator_address: str | None = None,
+  num_processes: int | None = None,
+  process_id: int | None = None,
+  peer_timeout_s: float = PEER_TIMEOUT_S,
+) -> None:
   """`jax.distributed.initialize`, with galax's lost-peer watchdog set to `peer_timeout_s`.
 
   JAX's own heartbeat timeout (after which its client aborts the process with a C++
@@ -190,9 +206,12 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
   if peer_timeout_s <= 0:
     raise ValueError(f"peer_timeout_s must be > 0, got {peer_timeout_s}.")
   _settings.update(timeout_s=float(peer_timeout_s), period_s=min(2.0, peer_timeout_s / 4))
-  jax.distributed.initialize(coordinator_address=coordinator_address,
-                             num_processes=num_processes, process_id=process_id,
-                             heartbeat_timeout_seconds=jax_heartbeat_timeout(peer_timeout_s))
+  jax.distributed.initialize(
+    coordinator_address=coordinator_address,
+    num_processes=num_processes,
+    process_id=process_id,
+    heartbeat_timeout_seconds=jax_heartbeat_timeout(peer_timeout_s),
+  )
 
 
 def jax_heartbeat_timeout(peer_timeout_s: float) -> int:

@@ -56,8 +56,7 @@ class Watch(Protocol):
   """Whether the run must stop and save after call `call` (1, 2, ... of this run; every
   process asks after every call, with the same numbers)."""
 
-  def reached(self, call: int) -> bool:
-    ...
+  def reached(self, call: int) -> bool: ...
 
 
 class _Never:

@@ -71,12 +71,16 @@ def describe_death(signum: int, fatal: str) -> tuple[str, int]:
   """(what happened, exit status) for a child killed by signal `signum`."""
   name = signal.Signals(signum).name if signum in signal.Signals.__members__.values() else signum
   if "distributed service" in fatal or "coordination service" in fatal:
-    who = ("lost process 0 (the coordination service does not answer)"
-           if "send RPC to coordination service" in fatal else "a peer process was lost")
-    return (f"JAX's distributed runtime aborted ({name}): {who} ({fatal[:160]})",
-            EXIT_LOST_PEER)
-  return (f"the training process died from {name}" + (f" ({fatal[:160]})" if fatal else ""),
-          128 + int(signum))
+    who = (
+      "lost process 0 (the coordination service does not answer)"
+      if "send RPC to coordination service" in fatal
+      else "a peer process was lost"
+    )
+    return (f"JAX's distributed runtime aborted ({name}): {who} ({fatal[:160]})", EXIT_LOST_PEER)
+  return (
+    f"the training process died from {name}" + (f" ({fatal[:160]})" if fatal else ""),
+    128 + int(signum),
+  )
 
 
 def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
@@ -85,11 +89,18 @@ def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
   os.makedirs(log_dir, exist_ok=True)
   log_path = os.path.join(log_dir, f"process{process}.stderr.log")
   with open(log_path, "a") as log:
-    child = subprocess.Popen([sys.executable, *argv], env=dict(os.environ, **{CHILD_ENV: "1"}),
-                             stderr=subprocess.PIPE, text=True, errors="replace",
-                             preexec_fn=_die_with_parent)
-    previous = {s: signal.signal(s, lambda signum, _: child.send_signal(signum))
-                for s in (signal.SIGTERM, signal.SIGHUP)}
+    child = subprocess.Popen(
+      [sys.executable, *argv],
+      env=dict(os.environ, **{CHILD_ENV: "1"}),
+      stderr=subprocess.PIPE,
+      text=True,
+      errors="replace",
+      preexec_fn=_die_with_parent,
+    )
+    previous = {
+      s: signal.signal(s, lambda signum, _: child.send_signal(signum))
+      for s in (signal.SIGTERM, signal.SIGHUP)
+    }
     # Ctrl-C reaches the child from the terminal itself; the parent waits for it.
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, lambda *_: None)
     pump = threading.Thread(target=_pump, args=(child.stderr, log), daemon=True)
@@ -102,9 +113,11 @@ def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
     return status
   what, status = describe_death(-status, _last_fatal(log_path))
   sys.stdout.flush()
-  sys.stderr.write(f"error: process {process}: {what}; last good checkpoint: "
-                   f"{rundir.last_good(rundir.join(workdir, 'checkpoints'))}; trace: "
-                   f"{log_path}; restart every process with "
-                   "--resume\n")
+  sys.stderr.write(
+    f"error: process {process}: {what}; last good checkpoint: "
+    f"{rundir.last_good(rundir.join(workdir, 'checkpoints'))}; trace: "
+    f"{log_path}; restart every process with "
+    "--resume\n"
+  )
   sys.stderr.flush()
   return status

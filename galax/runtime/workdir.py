@@ -60,7 +60,8 @@ def staging_dir(workdir: str) -> str:
   if not is_remote(workdir):
     return workdir
   root = os.environ.get("GALAX_STAGING") or os.path.join(
-      os.path.expanduser("~"), ".cache", "galax", "staging")
+    os.path.expanduser("~"), ".cache", "galax", "staging"
+  )
   url = workdir.rstrip("/")
   readable = re.sub(r"[^A-Za-z0-9._-]+", "_", url)[-80:]
   return os.path.join(root, f"{readable}-{hashlib.sha1(url.encode()).hexdigest()[:8]}")
@@ -79,11 +80,17 @@ def last_good(directory: str | None) -> str:
   steps = []
   if directory and is_remote(directory):
     if path(directory).is_dir():
-      steps = [int(item.name) for item in path(directory).iterdir()
-               if item.name.isdigit() and (item / COMMIT_MARKER).exists()]
+      steps = [
+        int(item.name)
+        for item in path(directory).iterdir()
+        if item.name.isdigit() and (item / COMMIT_MARKER).exists()
+      ]
   elif directory and os.path.isdir(directory):
-    steps = [int(name) for name in os.listdir(directory) if name.isdigit()
-             and os.path.exists(os.path.join(directory, name, COMMIT_MARKER))]
+    steps = [
+      int(name)
+      for name in os.listdir(directory)
+      if name.isdigit() and os.path.exists(os.path.join(directory, name, COMMIT_MARKER))
+    ]
   return join(absolute(directory), str(max(steps))) if steps else "none was saved"
 
 
@@ -100,15 +107,24 @@ def check(workdir: str) -> None:
     with tempfile.TemporaryFile(dir=workdir):
       pass
   except OSError as e:
-    raise ValueError(f"--workdir {workdir!r} is not a writable directory "
-                     f"({e.strerror or e}).") from None
+    raise ValueError(
+      f"--workdir {workdir!r} is not a writable directory ({e.strerror or e})."
+    ) from None
 
 
 # What marks a workdir as holding a run, and what `--overwrite` deletes (not logs/, which a
 # multi-process job's supervisor fills before training starts, nor unknown files).
 RUN_MARKERS = ("config.json", "metrics.csv", "result.json", "checkpoints")
-RUN_FILES = (*RUN_MARKERS, "eval.csv", "tb", "best", "checkpoints.damaged", "wandb",
-             "wandb_id.txt", "videos")
+RUN_FILES = (
+  *RUN_MARKERS,
+  "eval.csv",
+  "tb",
+  "best",
+  "checkpoints.damaged",
+  "wandb",
+  "wandb_id.txt",
+  "videos",
+)
 
 
 def earlier_run(workdir: str) -> list[str]:
@@ -126,9 +142,11 @@ def start_afresh(workdir: str, overwrite: bool) -> None:
   new run would mix with its own files; with it, deletes that run's files."""
   found = earlier_run(workdir)
   if found and not overwrite:
-    raise ValueError(f"--workdir {workdir!r} already holds a run ({', '.join(found)}); "
-                     f"continue it with --resume, start afresh with --overwrite (deletes "
-                     f"that run's files), or choose another --workdir.")
+    raise ValueError(
+      f"--workdir {workdir!r} already holds a run ({', '.join(found)}); "
+      f"continue it with --resume, start afresh with --overwrite (deletes "
+      f"that run's files), or choose another --workdir."
+    )
   if not overwrite:
     return
   root = path(workdir)
@@ -144,14 +162,17 @@ def check_remote(workdir: str) -> None:
   filesystem package installed, and a probe object written and deleted."""
   name = scheme(workdir)
   if name not in REMOTE_SCHEMES:
-    raise ValueError(f"--workdir {workdir!r}: galax writes to local paths, gs:// and s3:// "
-                     f"(not {name}://).")
+    raise ValueError(
+      f"--workdir {workdir!r}: galax writes to local paths, gs:// and s3:// (not {name}://)."
+    )
   package = REMOTE_SCHEMES[name]
   try:
     __import__(package)
   except ImportError:
-    raise ValueError(f"--workdir {workdir!r} needs the {package} package (pip install "
-                     f"{package}; for gs://, galax's 'gcs' extra installs it).") from None
+    raise ValueError(
+      f"--workdir {workdir!r} needs the {package} package (pip install "
+      f"{package}; for gs://, galax's 'gcs' extra installs it)."
+    ) from None
   client_log = logging.getLogger(package)
   level = client_log.level
   client_log.setLevel(logging.CRITICAL)  # its retries log tracebacks; the line below says it
@@ -162,12 +183,13 @@ def check_remote(workdir: str) -> None:
   prober.join(PROBE_TIMEOUT_S)
   client_log.setLevel(max(level, logging.ERROR))  # no "no default credentials" per call
   if prober.is_alive():
-    raise ValueError(f"--workdir {workdir!r}: the store did not answer a test write within "
-                     f"{PROBE_TIMEOUT_S:.0f} s (no network, or no credentials?).")
+    raise ValueError(
+      f"--workdir {workdir!r}: the store did not answer a test write within "
+      f"{PROBE_TIMEOUT_S:.0f} s (no network, or no credentials?)."
+    )
   if failed:
     text = " ".join(str(failed[0]).split())[:160]
-    raise ValueError(f"--workdir {workdir!r} is not writable ({type(failed[0]).__name__}: "
-                     f"{text}).")
+    raise ValueError(f"--workdir {workdir!r} is not writable ({type(failed[0]).__name__}: {text}).")
 
 
 def _probe(workdir: str, failed: list[Exception]) -> None:

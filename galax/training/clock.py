@@ -58,13 +58,13 @@ class RunClock:
     """Env steps/s since the previous row (NaN while only the compiling call ran)."""
     if not self.steady_steps:
       return math.nan
-    rate = ((env_steps - self.rate_from_steps)
-            / max(self.train(now) - self.rate_from_time, 1e-9))
+    rate = (env_steps - self.rate_from_steps) / max(self.train(now) - self.rate_from_time, 1e-9)
     self.rate_from_time, self.rate_from_steps = self.train(now), env_steps
     return rate
 
-  def progress(self, now: float, env_steps: int, planned: int, time_limit_s: float
-               ) -> tuple[int, int, int, float, float | None]:
+  def progress(
+    self, now: float, env_steps: int, planned: int, time_limit_s: float
+  ) -> tuple[int, int, int, float, float | None]:
     """`metrics.progress`'s arguments: steps, planned, steady steps and time, limit left."""
     limit_left = max(time_limit_s - self.train(now), 0.0) if time_limit_s else None
     return env_steps, planned, self.steady_steps, self.steady_time(now), limit_left

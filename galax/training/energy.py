@@ -36,10 +36,16 @@ class EnergyReport:
     return frames / (self.energy_j / 1000.0) if self.energy_j > 0 else float("nan")
 
   def summary(self, env_steps: int, frames_per_step: int = 1) -> dict[str, float]:
-    return dict(energy_kj=self.energy_j / 1000.0, mean_power_w=self.mean_power_w,
-                peak_power_w=self.peak_power_w, steps_per_kj=self.frames_per_kj(env_steps),
-                frames_per_kj=self.frames_per_kj(env_steps * frames_per_step),
-                power_samples=self.samples, method=self.method, gpus=self.gpus)
+    return dict(
+      energy_kj=self.energy_j / 1000.0,
+      mean_power_w=self.mean_power_w,
+      peak_power_w=self.peak_power_w,
+      steps_per_kj=self.frames_per_kj(env_steps),
+      frames_per_kj=self.frames_per_kj(env_steps * frames_per_step),
+      power_samples=self.samples,
+      method=self.method,
+      gpus=self.gpus,
+    )
 
 
 def _load_nvml() -> tuple[Any, str]:
@@ -86,8 +92,9 @@ class PowerMonitor:
     devices: NVML device indices to monitor; None = CUDA_VISIBLE_DEVICES or all.
   """
 
-  def __init__(self, interval_s: float = 0.1, nvml: Any = None,
-               devices: Sequence[int] | None = None):
+  def __init__(
+    self, interval_s: float = 0.1, nvml: Any = None, devices: Sequence[int] | None = None
+  ):
     self.interval_s = interval_s
     self.reason = ""
     if nvml is None:
@@ -96,9 +103,11 @@ class PowerMonitor:
     self._handles: list[Any] = []
     if nvml is not None:
       try:
-        self._handles = ([nvml.nvmlDeviceGetHandleByIndex(i) for i in devices]
-                         if devices is not None
-                         else _handles(nvml, os.environ.get("CUDA_VISIBLE_DEVICES")))
+        self._handles = (
+          [nvml.nvmlDeviceGetHandleByIndex(i) for i in devices]
+          if devices is not None
+          else _handles(nvml, os.environ.get("CUDA_VISIBLE_DEVICES"))
+        )
       except Exception as e:  # pylint: disable=broad-except
         self.reason = f"NVML could not open the GPUs ({e})"
         self._handles = []
@@ -139,8 +148,7 @@ class PowerMonitor:
     self._counter_start = self._counters_mj()
     self._t0 = time.perf_counter()
     self._samples.append((self._t0, self._power_w()))
-    self._thread = threading.Thread(target=self._sample_loop, name="galax-power",
-                                    daemon=True)
+    self._thread = threading.Thread(target=self._sample_loop, name="galax-power", daemon=True)
     self._thread.start()
     return self
 
@@ -159,13 +167,22 @@ class PowerMonitor:
       energy = sum(b - a for a, b in zip(self._counter_start, counters)) / 1000.0
       method = "counter"
     else:
-      energy = float(sum((t1 - t0) * (w0 + w1) / 2 for t0, t1, w0, w1 in
-                         zip(times[:-1], times[1:], watts[:-1], watts[1:])))
+      energy = float(
+        sum(
+          (t1 - t0) * (w0 + w1) / 2
+          for t0, t1, w0, w1 in zip(times[:-1], times[1:], watts[:-1], watts[1:])
+        )
+      )
       method = "integrated"
-    return EnergyReport(energy_j=energy, duration_s=duration,
-                        mean_power_w=energy / duration if duration > 0 else float("nan"),
-                        peak_power_w=max(watts), samples=len(watts), method=method,
-                        gpus=len(self._handles))
+    return EnergyReport(
+      energy_j=energy,
+      duration_s=duration,
+      mean_power_w=energy / duration if duration > 0 else float("nan"),
+      peak_power_w=max(watts),
+      samples=len(watts),
+      method=method,
+      gpus=len(self._handles),
+    )
 
   def __enter__(self) -> "PowerMonitor":
     return self.start()

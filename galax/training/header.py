@@ -25,25 +25,35 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
   """The header; `planned` holds the requested and planned env steps (`TrainResult`'s)."""
   config, layout, plan = algorithm.config, algorithm.layout, algorithm.plan
   sharded = "+sharded_state" if config.optimizer.sharded_state else ""
-  lines = [f"{config.algorithm} (combine={config.combine}{sharded}) on {config.env.id}: "
-           f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
-           f"{layout.num_devices} {plan.platform} device(s); "
-           f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
-           f"plan: {plan.describe()}"]
+  lines = [
+    f"{config.algorithm} (combine={config.combine}{sharded}) on {config.env.id}: "
+    f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
+    f"{layout.num_devices} {plan.platform} device(s); "
+    f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
+    f"plan: {plan.describe()}",
+  ]
   if planned["planned_env_steps"] != planned["requested_env_steps"]:
-    lines.append(f"total_env_steps={config.total_env_steps} rounds up to "
-                 f"{planned['planned_env_steps']} env steps (whole calls of "
-                 f"updates_per_call={config.updates_per_call} updates)")
+    lines.append(
+      f"total_env_steps={config.total_env_steps} rounds up to "
+      f"{planned['planned_env_steps']} env steps (whole calls of "
+      f"updates_per_call={config.updates_per_call} updates)"
+    )
   per_call = algorithm.updates_per_call * algorithm.env_steps_per_update
-  for field, every in (("log_every_steps", config.log_every_steps),
-                       ("checkpoint_every_steps", config.checkpoint_every_steps)):
+  for field, every in (
+    ("log_every_steps", config.log_every_steps),
+    ("checkpoint_every_steps", config.checkpoint_every_steps),
+  ):
     if every > 0 and every % per_call:
-      lines.append(f"{field}={every} rounds up to every {math.ceil(every / per_call) * per_call}"
-                   f" env steps (whole calls of {per_call} env steps)")
+      lines.append(
+        f"{field}={every} rounds up to every {math.ceil(every / per_call) * per_call}"
+        f" env steps (whole calls of {per_call} env steps)"
+      )
   batch = int(config.env.get("batch_size", 0))
   if 0 < batch < layout.envs_per_learner:
-    lines.append(f"envs: envpool async, {batch} of {layout.envs_per_learner} envs per step "
-                 "(whichever are ready): not bit-reproducible")
+    lines.append(
+      f"envs: envpool async, {batch} of {layout.envs_per_learner} envs per step "
+      "(whichever are ready): not bit-reproducible"
+    )
   return lines + _network_warning(algorithm)
 
 
@@ -54,16 +64,20 @@ def _network_warning(algorithm: Algorithm) -> list[str]:
   values = math.prod(shape)
   if values <= MLP_IMAGE_VALUES:
     return []
-  return [f"warning: network.name='mlp' flattens {algorithm.config.env.id}'s "
-          f"{'x'.join(map(str, shape))} images into {values} inputs; a convolutional network "
-          f"learns from them far better (--config.network.name=archnips or archnature)"]
+  return [
+    f"warning: network.name='mlp' flattens {algorithm.config.env.id}'s "
+    f"{'x'.join(map(str, shape))} images into {values} inputs; a convolutional network "
+    f"learns from them far better (--config.network.name=archnips or archnature)"
+  ]
 
 
 def returns_text(tracker: EpisodeTracker) -> str:
   if not tracker.completed:
     return "no finished episode yet"
-  return (f"return {tracker.mean_return:8.2f} (last {len(tracker.returns)} of "
-          f"{tracker.completed} episodes)")
+  return (
+    f"return {tracker.mean_return:8.2f} (last {len(tracker.returns)} of "
+    f"{tracker.completed} episodes)"
+  )
 
 
 def speed_text(steady_steps: int, rate: float, compile_time: float) -> str:
@@ -71,17 +85,24 @@ def speed_text(steady_steps: int, rate: float, compile_time: float) -> str:
   return f"{rate:8.0f} steps/s" if steady_steps else f"compile {compile_time:6.1f}s"
 
 
-def done_lines(result: TrainResult, wall: float, steady_steps: int, tracker: EpisodeTracker
-               ) -> list[str]:
+def done_lines(
+  result: TrainResult, wall: float, steady_steps: int, tracker: EpisodeTracker
+) -> list[str]:
   """The last lines: steps, time, speed and return; the energy where it was measured."""
-  speed = (f"{result.steps_per_second:.0f} steps/s" if steady_steps
-           else "one call: no steady rate")
-  returns = (f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} "
-             f"episodes" if tracker.completed else "no finished episode yet")
-  lines = [f"done: {result.env_steps} steps in {wall:.1f}s (compile "
-           f"{result.compile_time_s:.1f}s, {speed}); {returns}"]
+  speed = f"{result.steps_per_second:.0f} steps/s" if steady_steps else "one call: no steady rate"
+  returns = (
+    f"mean return {tracker.mean_return:.2f} over the last {len(tracker.returns)} episodes"
+    if tracker.completed
+    else "no finished episode yet"
+  )
+  lines = [
+    f"done: {result.env_steps} steps in {wall:.1f}s (compile "
+    f"{result.compile_time_s:.1f}s, {speed}); {returns}"
+  ]
   if result.energy:
     energy = result.energy
-    lines.append(f"energy: {energy['energy_kj']:.1f} kJ, mean {energy['mean_power_w']:.0f} W, "
-                 f"{energy['frames_per_kj']:.0f} frames/kJ")
+    lines.append(
+      f"energy: {energy['energy_kj']:.1f} kJ, mean {energy['mean_power_w']:.0f} W, "
+      f"{energy['frames_per_kj']:.0f} frames/kJ"
+    )
   return lines

@@ -47,8 +47,9 @@ class Run:
 
   def time_left(self) -> tuple[int, int, int, float, float | None]:
     """`metrics.progress`'s arguments as of `now`."""
-    return self.progress.clock.progress(self.now, self.progress.env_steps,
-                                        self.planned_env_steps, self.rules.time_limit_s)
+    return self.progress.clock.progress(
+      self.now, self.progress.env_steps, self.planned_env_steps, self.rules.time_limit_s
+    )
 
 
 class Hook(Protocol):
@@ -65,8 +66,14 @@ class LogHook:
   """Every `every` env steps, and at a stop: a progress line and a metrics row (steps/s
   counts from the previous row)."""
 
-  def __init__(self, algorithm: Algorithm, outputs: Outputs, log: Callable[[str], None],
-               every: int, env_steps: int):
+  def __init__(
+    self,
+    algorithm: Algorithm,
+    outputs: Outputs,
+    log: Callable[[str], None],
+    every: int,
+    env_steps: int,
+  ):
     self.algorithm, self.outputs, self.log, self.every = algorithm, outputs, log, every
     self.next = env_steps + every
 
@@ -76,18 +83,23 @@ class LogHook:
   def __call__(self, run: Run) -> None:
     progress, now = run.progress, run.now
     tracker, steps, clock = progress.tracker, progress.env_steps, progress.clock
-    row = dict(mean_return=tracker.mean_return, mean_length=tracker.mean_length,
-               episodes=tracker.completed, steps_per_second=clock.row_rate(now, steps),
-               learning_rate=float(self.algorithm.learning_rate(progress.updates)),
-               wall_time_s=clock.wall(now),
-               **metrics_lib.scalar_summary(run.metrics),
-               train_time_s=clock.train(now),
-               **{f"mean_return/learner{i}": t.mean_return
-                  for i, t in enumerate(progress.learner_trackers)})
-    self.log(f"steps {steps:>10d} | "
-             f"{speed_text(clock.steady_steps, clock.steady_rate(), clock.compile_time)} | "
-             f"{returns_text(tracker)} | loss {row.get('loss/total', float('nan')):.4f} | "
-             f"{metrics_lib.progress(*run.time_left())}")
+    row = dict(
+      mean_return=tracker.mean_return,
+      mean_length=tracker.mean_length,
+      episodes=tracker.completed,
+      steps_per_second=clock.row_rate(now, steps),
+      learning_rate=float(self.algorithm.learning_rate(progress.updates)),
+      wall_time_s=clock.wall(now),
+      **metrics_lib.scalar_summary(run.metrics),
+      train_time_s=clock.train(now),
+      **{f"mean_return/learner{i}": t.mean_return for i, t in enumerate(progress.learner_trackers)},
+    )
+    self.log(
+      f"steps {steps:>10d} | "
+      f"{speed_text(clock.steady_steps, clock.steady_rate(), clock.compile_time)} | "
+      f"{returns_text(tracker)} | loss {row.get('loss/total', float('nan')):.4f} | "
+      f"{metrics_lib.progress(*run.time_left())}"
+    )
     if self.outputs.writer:
       self.outputs.writer.write(steps, row)
     self.next = steps + self.every
@@ -109,8 +121,9 @@ class CallbackHook:
     return True
 
   def __call__(self, run: Run) -> None:
-    self.on_call(run.progress.env_steps, run.planned_env_steps,
-                 metrics_lib.time_left(*run.time_left()))
+    self.on_call(
+      run.progress.env_steps, run.planned_env_steps, metrics_lib.time_left(*run.time_left())
+    )
 
   def at_end(self, run: Run) -> None:
     pass
@@ -123,8 +136,14 @@ class CheckpointHook:
   """Checkpoints every `every` env steps (0: never) and at the end; saves what it can when
   a run is interrupted (`save_on_stop`)."""
 
-  def __init__(self, checkpointer: ckpt_lib.Checkpointer | None, directory: str | None,
-               outputs: Outputs, every: int, env_steps: int):
+  def __init__(
+    self,
+    checkpointer: ckpt_lib.Checkpointer | None,
+    directory: str | None,
+    outputs: Outputs,
+    every: int,
+    env_steps: int,
+  ):
     self.checkpointer, self.directory = checkpointer, directory
     self.outputs, self.every = outputs, every
     self.next = env_steps + every if every and checkpointer else float("inf")
@@ -158,8 +177,10 @@ class CheckpointHook:
     if self.checkpointer is None:
       return f"{why} at env step {steps} (no workdir: nothing saved)"
     if steps == run.progress.start_steps:
-      return (f"{why} before the first call finished: nothing new to save (latest checkpoint: "
-              f"{last_good()})")
+      return (
+        f"{why} before the first call finished: nothing new to save (latest checkpoint: "
+        f"{last_good()})"
+      )
     if run.unchecked is not None and divergence.first_nonfinite(to_host(run.unchecked)):
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
@@ -178,8 +199,14 @@ class EvaluationHook:
   writes eval.csv and times itself) every `eval.every_steps` and at the end, and keeps the
   best evaluation's state in <workdir>/best."""
 
-  def __init__(self, evals: periodic.EvalHook, best: ckpt_lib.BestCheckpoint | None,
-               outputs: Outputs, log: Callable[[str], None], env_steps: int):
+  def __init__(
+    self,
+    evals: periodic.EvalHook,
+    best: ckpt_lib.BestCheckpoint | None,
+    outputs: Outputs,
+    log: Callable[[str], None],
+    env_steps: int,
+  ):
     self.evals, self.best, self.outputs, self.log = evals, best, outputs, log
     self.next = evals.next_due(env_steps)
 
@@ -196,19 +223,25 @@ class EvaluationHook:
 
   def evaluate(self, run: Run) -> None:
     progress, now = run.progress, time.perf_counter()
-    records = self.evals.run(run.state.params, progress.env_steps, progress.clock.train(now),
-                             progress.clock.wall(now))
+    records = self.evals.run(
+      run.state.params, progress.env_steps, progress.clock.train(now), progress.clock.wall(now)
+    )
     means = [r.mean_return for r in records]
     if self.best is not None:  # every process: the save is collective
       with ckpt_lib.sigint_deferred(True):
-        self.best.offer(float(np.mean(means)) if means else float("nan"), progress.env_steps,
-                        run.state, progress.to_meta(time.perf_counter()))
+        self.best.offer(
+          float(np.mean(means)) if means else float("nan"),
+          progress.env_steps,
+          run.state,
+          progress.to_meta(time.perf_counter()),
+        )
     if not records:
       return
     self.log(periodic.eval_line(progress.env_steps, records))
     if self.outputs.writer:
-      self.outputs.writer.write_scalars(progress.env_steps,
-                                        {"eval/mean_return": float(np.mean(means))})
+      self.outputs.writer.write_scalars(
+        progress.env_steps, {"eval/mean_return": float(np.mean(means))}
+      )
 
   def close(self) -> None:
     self.evals.close()

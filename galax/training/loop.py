@@ -58,9 +58,14 @@ from galax.training.result import TrainResult
 from galax.training.videos import VideoHook
 
 
-def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
-          log: Callable[[str], None] = print, on_call: OnCall | None = None,
-          overwrite: bool = False) -> TrainResult:
+def train(
+  config: ConfigDict,
+  workdir: str | None = None,
+  resume: bool = False,
+  log: Callable[[str], None] = print,
+  on_call: OnCall | None = None,
+  overwrite: bool = False,
+) -> TrainResult:
   """Trains `config` (see galax/config/__init__.py); writes metrics and checkpoints to `workdir`.
 
   `on_call(env_steps, planned_env_steps, seconds_left or None)` after every call (e.g. a
@@ -79,10 +84,13 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
   if workdir:
     rundir.check(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
-  with (workdir_lock.hold(workdir, log, made) if holds_lock else contextlib.nullcontext(),
-        peers.watch(workdir and rundir.staging_dir(workdir),
-                    lambda: rundir.last_good(_checkpoint_dir(workdir))),
-        preemption.watch() as preempted):
+  with (
+    workdir_lock.hold(workdir, log, made) if holds_lock else contextlib.nullcontext(),
+    peers.watch(
+      workdir and rundir.staging_dir(workdir), lambda: rundir.last_good(_checkpoint_dir(workdir))
+    ),
+    preemption.watch() as preempted,
+  ):
     try:
       if resume:  # before the (slow) build
         ckpt_lib.check_resume_dir(_checkpoint_dir(workdir))
@@ -91,8 +99,9 @@ def train(config: ConfigDict, workdir: str | None = None, resume: bool = False,
       return _train(make_algorithm(config), workdir, resume, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/runtime/peers.py)
-        peers.exit_lost_peer(e, workdir and rundir.staging_dir(workdir),
-                             rundir.last_good(_checkpoint_dir(workdir)))
+        peers.exit_lost_peer(
+          e, workdir and rundir.staging_dir(workdir), rundir.last_good(_checkpoint_dir(workdir))
+        )
       raise
 
 
@@ -100,20 +109,34 @@ def _checkpoint_dir(workdir: str | None) -> str | None:
   return rundir.join(workdir, "checkpoints") if workdir else None
 
 
-def _train(algorithm: Algorithm, workdir: str | None, resume: bool,
-           log: Callable[[str], None], preempted: preemption.Watch,
-           on_call: OnCall | None) -> TrainResult:
+def _train(
+  algorithm: Algorithm,
+  workdir: str | None,
+  resume: bool,
+  log: Callable[[str], None],
+  preempted: preemption.Watch,
+  on_call: OnCall | None,
+) -> TrainResult:
   config = algorithm.config
   try:
-    run = Run(algorithm.init(), Progress(config.stats_window, algorithm.layout.num_learners
-                                         if config.learner_stats else 0),
-              StopRules(algorithm.total_updates, config.target_return, config.time_limit_s),
-              algorithm.total_updates * algorithm.env_steps_per_update)
+    run = Run(
+      algorithm.init(),
+      Progress(config.stats_window, algorithm.layout.num_learners if config.learner_stats else 0),
+      StopRules(algorithm.total_updates, config.target_return, config.time_limit_s),
+      algorithm.total_updates * algorithm.env_steps_per_update,
+    )
     checkpoint_dir = _checkpoint_dir(workdir)
     saver = CheckpointHook(
-        ckpt_lib.Checkpointer(checkpoint_dir, config.keep_checkpoints,
-                              with_envs=algorithm.env.state_restorable) if workdir else None,
-        checkpoint_dir, Outputs(workdir), config.checkpoint_every_steps, 0)
+      ckpt_lib.Checkpointer(
+        checkpoint_dir, config.keep_checkpoints, with_envs=algorithm.env.state_restorable
+      )
+      if workdir
+      else None,
+      checkpoint_dir,
+      Outputs(workdir),
+      config.checkpoint_every_steps,
+      0,
+    )
   except BaseException:
     algorithm.env.close()
     raise
@@ -131,8 +154,14 @@ def _train(algorithm: Algorithm, workdir: str | None, resume: bool,
   return _finish(algorithm, run, saver.outputs, hooks, log)
 
 
-def _loop(algorithm: Algorithm, run: Run, hooks: list[Hook], saver: CheckpointHook,
-          preempted: preemption.Watch, log: Callable[[str], None]) -> None:
+def _loop(
+  algorithm: Algorithm,
+  run: Run,
+  hooks: list[Hook],
+  saver: CheckpointHook,
+  preempted: preemption.Watch,
+  log: Callable[[str], None],
+) -> None:
   """Calls until the run stops; saves on every way out that keeps its state."""
   progress, per_call = run.progress, algorithm.updates_per_call * algorithm.env_steps_per_update
   try:
@@ -145,8 +174,10 @@ def _loop(algorithm: Algorithm, run: Run, hooks: list[Hook], saver: CheckpointHo
           hook(run)
       if run.stop in (Stop.TARGET_RETURN, Stop.TIME_LIMIT):
         log(f"{progress.stop_text(run.stop, run.rules)} at {progress.env_steps} steps")
-      elif (run.stop is Stop.NONE  # a run whose budget is done ends as usual
-            and preempted.reached((progress.env_steps - progress.start_steps) // per_call)):
+      elif (
+        run.stop is Stop.NONE  # a run whose budget is done ends as usual
+        and preempted.reached((progress.env_steps - progress.start_steps) // per_call)
+      ):
         run.stop = Stop.PREEMPTED
   except KeyboardInterrupt:
     log(saver.save_on_stop("interrupted", run))
@@ -168,33 +199,44 @@ def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
   """One call of `step`: the state, progress, metrics and stop reason after it."""
   progress, call_start = run.progress, time.perf_counter()
   run.state, metrics = algorithm.step(run.state)
-  progress.advance(algorithm.updates_per_call,
-                   algorithm.updates_per_call * algorithm.env_steps_per_update)
+  progress.advance(
+    algorithm.updates_per_call, algorithm.updates_per_call * algorithm.env_steps_per_update
+  )
   run.unchecked = metrics.get(divergence.FLAGS_KEY, {})
   metrics = to_host(metrics)
-  run.message = divergence.report(metrics.pop(divergence.FLAGS_KEY, {}),
-                                  progress.updates - algorithm.updates_per_call,
-                                  algorithm.env_steps_per_update, last_good) or ""
+  run.message = (
+    divergence.report(
+      metrics.pop(divergence.FLAGS_KEY, {}),
+      progress.updates - algorithm.updates_per_call,
+      algorithm.env_steps_per_update,
+      last_good,
+    )
+    or ""
+  )
   if run.message:
     run.stop = Stop.DIVERGED
     return
   run.unchecked = None
   run.now = time.perf_counter()
-  progress.clock.called(call_start, run.now, progress.env_steps,
-                        algorithm.updates_per_call * algorithm.env_steps_per_update)
+  progress.clock.called(
+    call_start,
+    run.now,
+    progress.env_steps,
+    algorithm.updates_per_call * algorithm.env_steps_per_update,
+  )
   metrics_lib.add_episodes(progress.tracker, progress.learner_trackers, metrics.pop("episodes"))
   run.metrics = metrics
   run.stop = progress.stop_reason(run.rules, progress.clock.train(run.now))
 
 
-def _restore(algorithm: Algorithm, run: Run, saver: CheckpointHook,
-             log: Callable[[str], None]) -> TrainResult | None:
+def _restore(
+  algorithm: Algorithm, run: Run, saver: CheckpointHook, log: Callable[[str], None]
+) -> TrainResult | None:
   """Continues from the newest good checkpoint; the result if nothing is left to do."""
   progress, checkpointer = run.progress, saver.checkpointer
   run.state, meta = checkpointer.restore(run.state, warn=log)
   progress.load_meta(meta)
-  log(f"resumed from {checkpointer.step_dir(progress.env_steps)} at {progress.env_steps} "
-      "env steps")
+  log(f"resumed from {checkpointer.step_dir(progress.env_steps)} at {progress.env_steps} env steps")
   saver.next = progress.env_steps + (algorithm.config.checkpoint_every_steps or float("inf"))
   stop = progress.stop_reason(run.rules, progress.clock.train_before)
   if stop is Stop.NONE:
@@ -202,20 +244,36 @@ def _restore(algorithm: Algorithm, run: Run, saver: CheckpointHook,
   done = progress.stop_text(stop, run.rules)
   if stop is Stop.TARGET_RETURN:
     done += f" (running mean {progress.tracker.mean_return:.2f})"
-  log(f"nothing to do: the run in {saver.outputs.workdir} is already finished ({done})"
-      + ("; raise config.total_env_steps to train on" if stop is Stop.BUDGET else ""))
-  return TrainResult.nothing_done(progress.env_steps, progress.updates, progress.clock,
-                                  progress.tracker, run.state, f"already finished: {done}",
-                                  _planned(algorithm))
+  log(
+    f"nothing to do: the run in {saver.outputs.workdir} is already finished ({done})"
+    + ("; raise config.total_env_steps to train on" if stop is Stop.BUDGET else "")
+  )
+  return TrainResult.nothing_done(
+    progress.env_steps,
+    progress.updates,
+    progress.clock,
+    progress.tracker,
+    run.state,
+    f"already finished: {done}",
+    _planned(algorithm),
+  )
 
 
 def _planned(algorithm: Algorithm) -> dict[str, int]:
-  return dict(requested_env_steps=int(algorithm.config.total_env_steps),
-              planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update)
+  return dict(
+    requested_env_steps=int(algorithm.config.total_env_steps),
+    planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update,
+  )
 
 
-def _open(algorithm: Algorithm, run: Run, saver: CheckpointHook, resume: bool,
-          log: Callable[[str], None], on_call: OnCall | None) -> list[Hook]:
+def _open(
+  algorithm: Algorithm,
+  run: Run,
+  saver: CheckpointHook,
+  resume: bool,
+  log: Callable[[str], None],
+  on_call: OnCall | None,
+) -> list[Hook]:
   """Writes config.json and the header lines; the hooks; starts the clocks."""
   config, progress, outputs = algorithm.config, run.progress, saver.outputs
   outputs.open(config, resume, progress.env_steps)
@@ -223,8 +281,7 @@ def _open(algorithm: Algorithm, run: Run, saver: CheckpointHook, resume: bool,
     log(line)
   if outputs.workdir:
     log(f"workdir {rundir.absolute(outputs.workdir)}")
-  hooks: list[Hook] = [LogHook(algorithm, outputs, log, config.log_every_steps,
-                               progress.env_steps)]
+  hooks: list[Hook] = [LogHook(algorithm, outputs, log, config.log_every_steps, progress.env_steps)]
   if on_call:
     hooks.append(CallbackHook(on_call))
   if config.eval.every_steps > 0:
@@ -239,22 +296,32 @@ def _open(algorithm: Algorithm, run: Run, saver: CheckpointHook, resume: bool,
   return hooks
 
 
-def _evaluation(algorithm: Algorithm, outputs: Outputs, resume: bool,
-                log: Callable[[str], None], env_steps: int) -> EvaluationHook:
+def _evaluation(
+  algorithm: Algorithm, outputs: Outputs, resume: bool, log: Callable[[str], None], env_steps: int
+) -> EvaluationHook:
   config, num_learners = algorithm.config, algorithm.layout.num_learners
   settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
-  videos = (VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
-            if config.capture_video else None)
-  evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log,
-                            videos)
-  best = (ckpt_lib.BestCheckpoint(  # the best evaluation's state (evaluate --step=best)
-      rundir.join(outputs.workdir, "best"), algorithm.env.state_restorable,
-      periodic.best_mean_return(evals.records)) if outputs.workdir else None)
+  videos = (
+    VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
+    if config.capture_video
+    else None
+  )
+  evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log, videos)
+  best = (
+    ckpt_lib.BestCheckpoint(  # the best evaluation's state (evaluate --step=best)
+      rundir.join(outputs.workdir, "best"),
+      algorithm.env.state_restorable,
+      periodic.best_mean_return(evals.records),
+    )
+    if outputs.workdir
+    else None
+  )
   return EvaluationHook(evals, best, outputs, log, env_steps)
 
 
-def _finish(algorithm: Algorithm, run: Run, outputs: Outputs, hooks: list[Hook],
-            log: Callable[[str], None]) -> TrainResult:
+def _finish(
+  algorithm: Algorithm, run: Run, outputs: Outputs, hooks: list[Hook], log: Callable[[str], None]
+) -> TrainResult:
   """The run's TrainResult, also in result.json; raises Diverged after writing it."""
   progress, now = run.progress, time.perf_counter()
   clock, tracker, steps = progress.clock, progress.tracker, progress.env_steps
@@ -263,15 +330,23 @@ def _finish(algorithm: Algorithm, run: Run, outputs: Outputs, hooks: list[Hook],
   frames_per_step = eval_lib.frames_per_step(algorithm.setup.env_settings)
   diverged = run.stop is Stop.DIVERGED
   result = TrainResult(
-      env_steps=steps, updates=progress.updates, wall_time_s=clock.wall(now),
-      compile_time_s=clock.compile_time, steps_per_second=clock.steady_rate(),
-      mean_return=tracker.mean_return, episodes=tracker.completed, state=run.state,
-      train_time_s=clock.train(now), eval_time_s=evals.eval_time_s if evals else 0.0,
-      evaluations=list(evals.records) if evals else [],
-      learner_returns=[t.mean_return for t in progress.learner_trackers],
-      energy=energy.summary(steps, frames_per_step) if energy else None,
-      stopped=run.message if diverged else run.stop.value, diverged=diverged,
-      **_planned(algorithm))
+    env_steps=steps,
+    updates=progress.updates,
+    wall_time_s=clock.wall(now),
+    compile_time_s=clock.compile_time,
+    steps_per_second=clock.steady_rate(),
+    mean_return=tracker.mean_return,
+    episodes=tracker.completed,
+    state=run.state,
+    train_time_s=clock.train(now),
+    eval_time_s=evals.eval_time_s if evals else 0.0,
+    evaluations=list(evals.records) if evals else [],
+    learner_returns=[t.mean_return for t in progress.learner_trackers],
+    energy=energy.summary(steps, frames_per_step) if energy else None,
+    stopped=run.message if diverged else run.stop.value,
+    diverged=diverged,
+    **_planned(algorithm),
+  )
   outputs.write_result(result.summary())
   if diverged:
     raise Diverged(run.message)

@@ -34,8 +34,7 @@ class EpisodeTracker:
 
   def to_json(self) -> JsonDict:
     """What a checkpoint keeps, so that a resumed run continues these statistics."""
-    return dict(returns=list(self.returns), lengths=list(self.lengths),
-                completed=self.completed)
+    return dict(returns=list(self.returns), lengths=list(self.lengths), completed=self.completed)
 
   def load_json(self, data: JsonDict | None) -> None:
     if data:
@@ -59,7 +58,7 @@ def learner_slice(x: np.ndarray, learner: int, num_learners: int) -> np.ndarray:
   """
   x = np.asarray(x)
   b = x.shape[-2] // num_learners
-  return x[..., learner * b:(learner + 1) * b, :]
+  return x[..., learner * b : (learner + 1) * b, :]
 
 
 def scalar_summary(metrics: Mapping[str, PyTree], prefix: str = "") -> dict[str, float]:
@@ -104,13 +103,20 @@ def truncate_csv(path: str, max_step: int, step_column: str = "env_steps") -> in
 # TensorBoard tags in CleanRL's names, which RL users compare runs by (metrics.csv keeps
 # galax's column names); other metrics keep theirs.
 TENSORBOARD_TAGS = {
-    "mean_return": "charts/episodic_return", "mean_length": "charts/episodic_length",
-    "episodes": "charts/episodes", "steps_per_second": "charts/SPS",
-    "learning_rate": "charts/learning_rate", "eval/mean_return": "charts/eval_return",
-    "loss/total": "losses/loss", "loss/policy": "losses/policy_loss",
-    "loss/value": "losses/value_loss", "loss/entropy": "losses/entropy",
-    "grad_norm": "losses/grad_norm", "clip_fraction": "losses/clipfrac",
-    "approx_kl": "losses/approx_kl", "explained_variance": "losses/explained_variance",
+  "mean_return": "charts/episodic_return",
+  "mean_length": "charts/episodic_length",
+  "episodes": "charts/episodes",
+  "steps_per_second": "charts/SPS",
+  "learning_rate": "charts/learning_rate",
+  "eval/mean_return": "charts/eval_return",
+  "loss/total": "losses/loss",
+  "loss/policy": "losses/policy_loss",
+  "loss/value": "losses/value_loss",
+  "loss/entropy": "losses/entropy",
+  "grad_norm": "losses/grad_norm",
+  "clip_fraction": "losses/clipfrac",
+  "approx_kl": "losses/approx_kl",
+  "explained_variance": "losses/explained_variance",
 }
 
 
@@ -133,8 +139,13 @@ class MetricsWriter:
   stay strictly increasing after a kill and resume.
   """
 
-  def __init__(self, workdir: str, tensorboard: bool = True, resume_step: int | None = None,
-               tracker: Tracker | None = None):
+  def __init__(
+    self,
+    workdir: str,
+    tensorboard: bool = True,
+    resume_step: int | None = None,
+    tracker: Tracker | None = None,
+  ):
     os.makedirs(workdir, exist_ok=True)
     self.path = os.path.join(workdir, "metrics.csv")
     self._fields: list[str] | None = None
@@ -162,8 +173,7 @@ class MetricsWriter:
 
   def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
     """TensorBoard and the tracker only (e.g. evaluations: other columns than the CSV's)."""
-    tagged = {TENSORBOARD_TAGS.get(k, k): float(v) for k, v in scalars.items()
-              if np.isfinite(v)}
+    tagged = {TENSORBOARD_TAGS.get(k, k): float(v) for k, v in scalars.items() if np.isfinite(v)}
     if self._tb is not None:
       for tag, value in tagged.items():
         self._tb.add_scalar(tag, value, step)
@@ -180,8 +190,9 @@ class MetricsWriter:
       from galax.envs.video import gif_bytes  # pylint: disable=g-import-not-at-top
 
       height, width = frames[0].shape[:2]
-      image = Summary.Image(height=height, width=width, colorspace=3,
-                            encoded_image_string=gif_bytes(frames))
+      image = Summary.Image(
+        height=height, width=width, colorspace=3, encoded_image_string=gif_bytes(frames)
+      )
       summary = Summary(value=[Summary.Value(tag=tag, image=image)])
       self._tb._get_file_writer().add_summary(summary, step)  # pylint: disable=protected-access
       self._tb.flush()
@@ -229,8 +240,9 @@ def short_duration(seconds: float) -> str:
   return f"{minutes}m" if minutes else f"{int(seconds)}s"
 
 
-def progress(steps: int, planned: int, steady_steps: int, steady_time: float,
-             limit_left: float | None = None) -> str:
+def progress(
+  steps: int, planned: int, steady_steps: int, steady_time: float, limit_left: float | None = None
+) -> str:
   """'37% of 10.0M, 41m left': the share of `planned` done and the time left at the steady
   rate (`steady_steps` in `steady_time` seconds; none before there is one), capped by the
   time limit's `limit_left` seconds."""
@@ -239,8 +251,9 @@ def progress(steps: int, planned: int, steady_steps: int, steady_time: float,
   return done if left is None else f"{done}, {short_duration(left)} left"
 
 
-def time_left(steps: int, planned: int, steady_steps: int, steady_time: float,
-              limit_left: float | None = None) -> float | None:
+def time_left(
+  steps: int, planned: int, steady_steps: int, steady_time: float, limit_left: float | None = None
+) -> float | None:
   """Seconds to `planned` at the steady rate, capped by `limit_left`; None before a rate."""
   if not steady_steps or steady_time <= 0:
     return None
@@ -248,10 +261,16 @@ def time_left(steps: int, planned: int, steady_steps: int, steady_time: float,
   return left if limit_left is None else min(left, limit_left)
 
 
-def add_episodes(tracker: EpisodeTracker, learner_trackers: list[EpisodeTracker],
-                 episodes: Mapping[str, np.ndarray]) -> None:
+def add_episodes(
+  tracker: EpisodeTracker,
+  learner_trackers: list[EpisodeTracker],
+  episodes: Mapping[str, np.ndarray],
+) -> None:
   """A call's finished episodes into the run's tracker and each learner's (if kept)."""
   tracker.add(episodes["over"], episodes["returns"], episodes["lengths"])
   for i, learner_tracker in enumerate(learner_trackers):
-    learner_tracker.add(*(learner_slice(episodes[k], i, len(learner_trackers))
-                          for k in ("over", "returns", "lengths")))
+    learner_tracker.add(
+      *(
+        learner_slice(episodes[k], i, len(learner_trackers)) for k in ("over", "returns", "lengths")
+      )
+    )

@@ -39,12 +39,22 @@ class Outputs:
     if not self.is_writer:
       return
     self.files.prepare(resume)
-    tracker = (tracking.WandbTracker(config.track_project, config.track_entity,
-                                     config.track_mode, config.to_dict(), self.local,
-                                     self.workdir, resume) if config.track else None)
-    self.writer = metrics_lib.MetricsWriter(self.local, config.tensorboard,
-                                            resume_step=env_steps if resume else None,
-                                            tracker=tracker)
+    tracker = (
+      tracking.WandbTracker(
+        config.track_project,
+        config.track_entity,
+        config.track_mode,
+        config.to_dict(),
+        self.local,
+        self.workdir,
+        resume,
+      )
+      if config.track
+      else None
+    )
+    self.writer = metrics_lib.MetricsWriter(
+      self.local, config.tensorboard, resume_step=env_steps if resume else None, tracker=tracker
+    )
     if resume:
       metrics_lib.truncate_csv(os.path.join(self.local, "eval.csv"), env_steps)
     with open(os.path.join(self.local, "config.json"), "w") as f:

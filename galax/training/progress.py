@@ -51,8 +51,7 @@ class Progress:
 
   def __post_init__(self):
     self.tracker = EpisodeTracker(self.stats_window)
-    self.learner_trackers = [EpisodeTracker(self.stats_window)
-                             for _ in range(self.num_learners)]
+    self.learner_trackers = [EpisodeTracker(self.stats_window) for _ in range(self.num_learners)]
 
   def advance(self, updates: int, env_steps: int) -> None:
     self.updates += updates
@@ -81,10 +80,14 @@ class Progress:
 
   def to_meta(self, now: float) -> JsonDict:
     """What a checkpoint keeps besides the state."""
-    return dict(env_steps=self.env_steps, updates=self.updates,
-                wall_time_s=self.clock.wall(now), train_time_s=self.clock.train(now),
-                tracker=self.tracker.to_json(),
-                learner_trackers=[t.to_json() for t in self.learner_trackers])
+    return dict(
+      env_steps=self.env_steps,
+      updates=self.updates,
+      wall_time_s=self.clock.wall(now),
+      train_time_s=self.clock.train(now),
+      tracker=self.tracker.to_json(),
+      learner_trackers=[t.to_json() for t in self.learner_trackers],
+    )
 
   def load_meta(self, meta: JsonDict) -> None:
     """Continues a checkpoint's counts, clocks and episode statistics."""

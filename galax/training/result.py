@@ -34,17 +34,32 @@ class TrainResult:
   diverged: bool = False
 
   @classmethod
-  def nothing_done(cls, env_steps: int, updates: int, clock: RunClock,
-                   tracker: metrics_lib.EpisodeTracker, state: LearnerState, stopped: str,
-                   planned: dict[str, int]) -> TrainResult:
+  def nothing_done(
+    cls,
+    env_steps: int,
+    updates: int,
+    clock: RunClock,
+    tracker: metrics_lib.EpisodeTracker,
+    state: LearnerState,
+    stopped: str,
+    planned: dict[str, int],
+  ) -> TrainResult:
     """The result of a resumed run that had nothing left to do: the checkpoint's."""
-    return cls(env_steps=env_steps, updates=updates, wall_time_s=clock.elapsed_before,
-               compile_time_s=0.0, steps_per_second=float("nan"),
-               mean_return=tracker.mean_return, episodes=tracker.completed, state=state,
-               train_time_s=clock.train_before, stopped=stopped, **planned)
+    return cls(
+      env_steps=env_steps,
+      updates=updates,
+      wall_time_s=clock.elapsed_before,
+      compile_time_s=0.0,
+      steps_per_second=float("nan"),
+      mean_return=tracker.mean_return,
+      episodes=tracker.completed,
+      state=state,
+      train_time_s=clock.train_before,
+      stopped=stopped,
+      **planned,
+    )
 
   def summary(self) -> JsonDict:
     d = dataclasses.asdict(self)
     d.pop("state")
     return metrics_lib.json_safe(d)
-

@@ -18,9 +18,14 @@ class TerminalBar:
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn  # pylint: disable=g-import-not-at-top
 
     self._progress = Progress(
-        TextColumn("training"), BarColumn(), TaskProgressColumn(),
-        TextColumn("{task.fields[steps]}"), TextColumn("{task.fields[left]}"),
-        console=console or Console(), transient=True)
+      TextColumn("training"),
+      BarColumn(),
+      TaskProgressColumn(),
+      TextColumn("{task.fields[steps]}"),
+      TextColumn("{task.fields[left]}"),
+      console=console or Console(),
+      transient=True,
+    )
     self._task = None
 
   def log(self, line: str) -> None:
@@ -29,8 +34,10 @@ class TerminalBar:
   def update(self, env_steps: int, planned: int, seconds_left: float | None) -> None:
     from galax.training.metrics import short_count, short_duration  # pylint: disable=g-import-not-at-top
 
-    fields = dict(steps=f"{short_count(env_steps)}/{short_count(planned)} steps",
-                  left="" if seconds_left is None else f"{short_duration(seconds_left)} left")
+    fields = dict(
+      steps=f"{short_count(env_steps)}/{short_count(planned)} steps",
+      left="" if seconds_left is None else f"{short_duration(seconds_left)} left",
+    )
     if self._task is None:
       self._progress.start()
       self._task = self._progress.add_task("train", total=planned, **fields)

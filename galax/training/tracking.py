@@ -21,16 +21,16 @@ from galax.core.types import JsonDict
 
 MODES = ("online", "offline", "disabled")
 _ID_FILE = "wandb_id.txt"
-_OFFLINE_HINT = ("or log offline with --config.track_mode=offline and upload later with "
-                 "`wandb sync`")
+_OFFLINE_HINT = "or log offline with --config.track_mode=offline and upload later with `wandb sync`"
 
 
 def _import_wandb():
   try:
     import wandb  # pylint: disable=g-import-not-at-top
   except ImportError:
-    raise ValueError("config.track=True needs wandb: pip install wandb (galax's 'track' "
-                     "extra).") from None
+    raise ValueError(
+      "config.track=True needs wandb: pip install wandb (galax's 'track' extra)."
+    ) from None
   return wandb
 
 
@@ -47,21 +47,33 @@ def check(mode: str) -> None:
     return
   host = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
   try:
-    found = authenticate.authenticate_session(host=host, source="galax", prompt=False,
-                                              update_session=False)
+    found = authenticate.authenticate_session(
+      host=host, source="galax", prompt=False, update_session=False
+    )
   except Exception as e:  # pylint: disable=broad-except  (a malformed key)
-    raise ValueError(f"config.track=True: W&B credentials are not usable ({e}); fix them, "
-                     f"{_OFFLINE_HINT}.") from None
+    raise ValueError(
+      f"config.track=True: W&B credentials are not usable ({e}); fix them, {_OFFLINE_HINT}."
+    ) from None
   if found is None:
-    raise ValueError(f"config.track=True: no W&B credentials (run `wandb login` or set "
-                     f"WANDB_API_KEY), {_OFFLINE_HINT}.")
+    raise ValueError(
+      f"config.track=True: no W&B credentials (run `wandb login` or set "
+      f"WANDB_API_KEY), {_OFFLINE_HINT}."
+    )
 
 
 class WandbTracker:
   """One W&B run for a galax run (process 0 only)."""
 
-  def __init__(self, project: str, entity: str, mode: str, run_config: JsonDict, workdir: str,
-               run_dir: str, resume: bool):
+  def __init__(
+    self,
+    project: str,
+    entity: str,
+    mode: str,
+    run_config: JsonDict,
+    workdir: str,
+    run_dir: str,
+    resume: bool,
+  ):
     """`project`, `entity` ('' = W&B's default) and `mode`: `config.track_*`; `run_config`:
     the run's config as W&B shows it. `workdir`: where the W&B files go (the local one);
     `run_dir` names the run."""
@@ -74,14 +86,21 @@ class WandbTracker:
     run_id = run_id or uuid.uuid4().hex[:12]
     try:
       self._run = wandb.init(
-          project=project, entity=entity or None,
-          name=run_dir.rstrip("/").rsplit("/", 1)[-1],
-          id=run_id, resume="allow", config=run_config, dir=workdir,
-          mode=mode, settings=wandb.Settings(console="off", quiet=True))
+        project=project,
+        entity=entity or None,
+        name=run_dir.rstrip("/").rsplit("/", 1)[-1],
+        id=run_id,
+        resume="allow",
+        config=run_config,
+        dir=workdir,
+        mode=mode,
+        settings=wandb.Settings(console="off", quiet=True),
+      )
     except Exception as e:  # pylint: disable=broad-except  (login, network, server)
       text = " ".join(str(e).split())[:200]
-      raise ValueError(f"config.track=True: W&B did not start ({type(e).__name__}: {text}); "
-                       f"{_OFFLINE_HINT}.") from None
+      raise ValueError(
+        f"config.track=True: W&B did not start ({type(e).__name__}: {text}); {_OFFLINE_HINT}."
+      ) from None
     with open(id_path, "w") as f:  # once the run exists: a resume continues it
       f.write(run_id)
     self._run.define_metric("global_step")

@@ -38,8 +38,14 @@ class VideoHook:
   """Records one episode per evaluation (see the module docstring); `EvalHook.run` calls
   it, and counts its time as evaluation time."""
 
-  def __init__(self, settings: EvalSettings, apply_fn: ApplyFn, num_learners: int,
-               workdir: str, sink: VideoSink | None):
+  def __init__(
+    self,
+    settings: EvalSettings,
+    apply_fn: ApplyFn,
+    num_learners: int,
+    workdir: str,
+    sink: VideoSink | None,
+  ):
     """`settings`: the run's evaluation; `sink`: the run's writer (process 0's)."""
     self.settings, self.num_learners, self.sink = settings, num_learners, sink
     self.directory = os.path.join(workdir, "videos")

@@ -96,39 +96,61 @@ def _validate(config: ConfigDict, shape: SegmentShape, ppo: bool) -> None:
     validate_ppo(config)
   check_positive(config, "hts.num_actors")
   if config.hts.alpha < 0 or config.hts.microbatches < 0:
-    raise ValueError(f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
-                     f"({config.hts.microbatches}) must be >= 0 (0 = automatic).")
+    raise ValueError(
+      f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
+      f"({config.hts.microbatches}) must be >= 0 (0 = automatic)."
+    )
   if config.hts.alpha and config.hts.alpha % config.t_max:
-    raise ValueError(f"config.hts.alpha={config.hts.alpha} must be a multiple of "
-                     f"config.t_max={config.t_max} (a segment holds whole rollouts).")
+    raise ValueError(
+      f"config.hts.alpha={config.hts.alpha} must be a multiple of "
+      f"config.t_max={config.t_max} (a segment holds whole rollouts)."
+    )
   if config.envs_per_learner % config.hts.num_actors:
-    raise ValueError(f"config.hts.num_actors={config.hts.num_actors} must divide "
-                     f"config.envs_per_learner={config.envs_per_learner}.")
+    raise ValueError(
+      f"config.hts.num_actors={config.hts.num_actors} must divide "
+      f"config.envs_per_learner={config.envs_per_learner}."
+    )
   if config.hts.gradient_point not in ("current", "stale"):
-    raise ValueError(f"config.hts.gradient_point={config.hts.gradient_point!r} is not one of "
-                     "'current', 'stale'.")
+    raise ValueError(
+      f"config.hts.gradient_point={config.hts.gradient_point!r} is not one of 'current', 'stale'."
+    )
   if not ppo and config.hts.gradient_point == "stale":
-    raise ValueError("config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
-                     "gradient at theta_{k-1} always (Eq. 6).")
+    raise ValueError(
+      "config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
+      "gradient at theta_{k-1} always (Eq. 6)."
+    )
   m = int(config.hts.microbatches)
   if m and (shape.alpha % m or shape.units % m):
-    raise ValueError(f"config.hts.microbatches={m} must divide both alpha={shape.alpha} and "
-                     f"the learner's {shape.units} units per segment.")
+    raise ValueError(
+      f"config.hts.microbatches={m} must divide both alpha={shape.alpha} and "
+      f"the learner's {shape.units} units per segment."
+    )
 
 
-def _make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None,
-              own_spec: spec.AlgorithmSpec, shape: SegmentShape, make_learner: MakeLearner
-              ) -> Algorithm:
+def _make_hts(
+  config: ConfigDict,
+  devices: Sequence[jax.Device] | None,
+  own_spec: spec.AlgorithmSpec,
+  shape: SegmentShape,
+  make_learner: MakeLearner,
+) -> Algorithm:
   """An HTS algorithm: segments of `shape` hosting the learner `make_learner` builds."""
   alpha, optimizer_steps = shape.alpha, shape.optimizer_steps
 
   def actor_groups(layout, settings):
-    return ActorGroups(settings.env, settings.seed, int(config.hts.num_actors),
-                       layout.learners_per_device, layout.envs_per_learner,
-                       layout.local_devices, layout.first_env)
+    return ActorGroups(
+      settings.env,
+      settings.seed,
+      int(config.hts.num_actors),
+      layout.learners_per_device,
+      layout.envs_per_learner,
+      layout.local_devices,
+      layout.first_env,
+    )
 
   setup, combiner, optimizer, schedule = make_learners(
-      config, own_spec, devices, optimizer_steps, make_envs=actor_groups)
+    config, own_spec, devices, optimizer_steps, make_envs=actor_groups
+  )
   layout, groups = setup.layout, setup.env
   learner = make_learner(setup, alpha, combiner, optimizer)
   local_learners = layout.local_learners
@@ -136,58 +158,82 @@ def _make_hts(config: ConfigDict, devices: Sequence[jax.Device] | None,
   def init_extra(params):
     versions = lambda v: np.full((local_learners,), v, np.int32)
     return HTSExtra(
-        storage=empty_storage(groups.spec, layout.local_envs, alpha),
-        behaviour_params=learner.keep_behaviour(params),
-        params_version=versions(0), behaviour_version=versions(-1),
-        storage_version=versions(-1),
-        key=learner_keys(config.seed, layout.first_learner, local_learners))
+      storage=empty_storage(groups.spec, layout.local_envs, alpha),
+      behaviour_params=learner.keep_behaviour(params),
+      params_version=versions(0),
+      behaviour_version=versions(-1),
+      storage_version=versions(-1),
+      key=learner_keys(config.seed, layout.first_learner, local_learners),
+    )
 
   segment = Segment(setup, learner, alpha, bool(config.hts.delayed))
   return assemble(config, setup, segment, optimizer, schedule, alpha, combiner, init_extra)
 
 
-def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-                 ) -> Algorithm:
+def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`): per-time-step gradient units at theta_{k-1}."""
+
   def learner(setup, alpha, combiner, optimizer):
     settings = setup.settings
-    return A2CStepLearner(setup.network.apply, settings.returns, settings.loss,
-                          settings.t_max, optimizer, combiner,
-                          setup.layout.learners_per_device, alpha)
+    return A2CStepLearner(
+      setup.network.apply,
+      settings.returns,
+      settings.loss,
+      settings.t_max,
+      optimizer,
+      combiner,
+      setup.layout.learners_per_device,
+      alpha,
+    )
 
   return _make_hts(config, devices, SPECS[0], _a2c_shape(config), learner)
 
 
-def make_hts_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
-                 ) -> Algorithm:
+def make_hts_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """HTS-PPO (`algorithm = "hts_ppo"`): PPO's epochs x minibatches units, starting at
   theta_k ("current") or theta_{k-1} ("stale")."""
   stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: the same
 
   def learner(setup, alpha, combiner, optimizer):
     layout = setup.layout
-    ppo = PPOLearner(setup.network.apply, ppo_settings(setup.settings, config.ppo),
-                     optimizer, combiner, layout.learners_per_device, alpha,
-                     layout.envs_per_learner, setup.plan.grad_chunks)
+    ppo = PPOLearner(
+      setup.network.apply,
+      ppo_settings(setup.settings, config.ppo),
+      optimizer,
+      combiner,
+      layout.learners_per_device,
+      alpha,
+      layout.envs_per_learner,
+      setup.plan.grad_chunks,
+    )
     return StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
 
   return _make_hts(config, devices, SPECS[1], _ppo_shape(config), learner)
 
 
-_SECTIONS = dict(config_sections=lambda: dict(hts=hts_config(), ppo=ppo_config()),
-                 features=frozenset({spec.MICROBATCHES}))
+_SECTIONS = dict(
+  config_sections=lambda: dict(hts=hts_config(), ppo=ppo_config()),
+  features=frozenset({spec.MICROBATCHES}),
+)
 SPECS = (
-    spec.AlgorithmSpec(
-        "hts_a2c", make_hts_a2c, steps_per_env=lambda c: _a2c_shape(c).alpha,
-        validate=lambda c: _validate(c, _a2c_shape(c), ppo=False),
-        segment_units=lambda c: _a2c_shape(c).units_and_steps,
-        chunked_batch=lambda c: (1, 1, "time step of an HTS-A2C unit (it does not chunk)"),
-        **_SECTIONS),
-    spec.AlgorithmSpec(
-        "hts_ppo", make_hts_ppo, steps_per_env=lambda c: _ppo_shape(c).alpha,
-        validate=lambda c: _validate(c, _ppo_shape(c), ppo=True),
-        segment_units=lambda c: _ppo_shape(c).units_and_steps,
-        chunked_batch=lambda c: spec.ppo_minibatch(
-            _alpha(c), int(c.envs_per_learner), int(c.ppo.minibatches)),
-        **_SECTIONS),
+  spec.AlgorithmSpec(
+    "hts_a2c",
+    make_hts_a2c,
+    steps_per_env=lambda c: _a2c_shape(c).alpha,
+    validate=lambda c: _validate(c, _a2c_shape(c), ppo=False),
+    segment_units=lambda c: _a2c_shape(c).units_and_steps,
+    chunked_batch=lambda c: (1, 1, "time step of an HTS-A2C unit (it does not chunk)"),
+    **_SECTIONS,
+  ),
+  spec.AlgorithmSpec(
+    "hts_ppo",
+    make_hts_ppo,
+    steps_per_env=lambda c: _ppo_shape(c).alpha,
+    validate=lambda c: _validate(c, _ppo_shape(c), ppo=True),
+    segment_units=lambda c: _ppo_shape(c).units_and_steps,
+    chunked_batch=lambda c: spec.ppo_minibatch(
+      _alpha(c), int(c.envs_per_learner), int(c.ppo.minibatches)
+    ),
+    **_SECTIONS,
+  ),
 )

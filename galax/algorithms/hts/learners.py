@@ -39,8 +39,14 @@ class SegmentLearner(Protocol):
   combiner: Combiner
   mutable: tuple[str, ...]  # the carry fields a unit changes (the carry: a NamedTuple)
 
-  def begin(self, grad_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
-            traj: Trajectory, keys: jax.Array) -> NamedTuple:
+  def begin(
+    self,
+    grad_params: ParamsBlock,
+    params: ParamsBlock,
+    opt_state: OptState,
+    traj: Trajectory,
+    keys: jax.Array,
+  ) -> NamedTuple:
     """The carry for D_{k-1} (time-major `traj`), gradients at `grad_params`."""
 
   def unit(self, carry: NamedTuple, u: int | jax.Array) -> NamedTuple:
@@ -52,8 +58,9 @@ class SegmentLearner(Protocol):
   def keep_behaviour(self, acting_params: ParamsBlock) -> PyTree:
     """What the state keeps of the acting parameters for the next segment."""
 
-  def gradient_point(self, kept: PyTree, params: ParamsBlock,
-                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
+  def gradient_point(
+    self, kept: PyTree, params: ParamsBlock, versions: tuple[jax.Array, jax.Array]
+  ) -> tuple[ParamsBlock, jax.Array]:
     """(parameters, version) the gradients are taken at, from the kept theta_{k-1} and
     theta_k; `versions` = (version of theta_{k-1}, version of theta_k)."""
 
@@ -68,9 +75,18 @@ def windowed_targets(traj: Trajectory, returns: ReturnSettings, t_max: int) -> j
   cut = lambda x: x.reshape(windows, t_max, *x.shape[1:])
   values = jnp.concatenate([cut(traj.values[:-1]), traj.values[t_max::t_max][:, None]], axis=1)
   window_trajs = Trajectory(
-      obs=None, actions=None, rewards=cut(traj.rewards), terminated=cut(traj.terminated),
-      truncated=cut(traj.truncated), valid=None, behaviour_logits=None, values=values,
-      episode_over=None, episode_return=None, episode_length=None)
+    obs=None,
+    actions=None,
+    rewards=cut(traj.rewards),
+    terminated=cut(traj.terminated),
+    truncated=cut(traj.truncated),
+    valid=None,
+    behaviour_logits=None,
+    values=values,
+    episode_over=None,
+    episode_return=None,
+    episode_length=None,
+  )
   targets = jax.vmap(lambda t: compute_targets(t, returns))(window_trajs)
   return targets.reshape(steps, *targets.shape[2:])
 
@@ -83,8 +99,9 @@ class AtPreviousParameters:
     """theta_k, kept for the next segment, where it is theta_{k-1}."""
     return acting_params
 
-  def gradient_point(self, kept: ParamsBlock, params: ParamsBlock,
-                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
+  def gradient_point(
+    self, kept: ParamsBlock, params: ParamsBlock, versions: tuple[jax.Array, jax.Array]
+  ) -> tuple[ParamsBlock, jax.Array]:
     """theta_{k-1} (`kept`) and its version."""
     del params
     return kept, versions[0]
@@ -121,9 +138,17 @@ class A2CStepLearner(AtPreviousParameters):
   unit t adds the gradient of time step t at the behaviour parameters to an accumulator.
   """
 
-  def __init__(self, apply_fn: Callable, returns: ReturnSettings, loss: losses.LossSettings,
-               t_max: int, optimizer: LearnerOptimizer, combiner: Combiner, learners: int,
-               alpha: int):
+  def __init__(
+    self,
+    apply_fn: Callable,
+    returns: ReturnSettings,
+    loss: losses.LossSettings,
+    t_max: int,
+    optimizer: LearnerOptimizer,
+    combiner: Combiner,
+    learners: int,
+    alpha: int,
+  ):
     """Targets bootstrap every `t_max` steps of the alpha-step storage, as A2C's would."""
     self.apply_fn, self.returns, self.loss = apply_fn, returns, loss
     self.t_max, self.optimizer = t_max, optimizer
@@ -133,42 +158,65 @@ class A2CStepLearner(AtPreviousParameters):
     # a2c_loss with sum_over_time multiplies by the rollout length t_max.
     self.scale = (t_max if loss.sum_over_time else 1.0) / alpha
 
-  def begin(self, behaviour_params: ParamsBlock, params: ParamsBlock, opt_state: OptState,
-            traj: Trajectory, keys: jax.Array) -> A2CStepCarry:
+  def begin(
+    self,
+    behaviour_params: ParamsBlock,
+    params: ParamsBlock,
+    opt_state: OptState,
+    traj: Trajectory,
+    keys: jax.Array,
+  ) -> A2CStepCarry:
     del keys
     per_learner = split_learners(traj, self.learners)  # [L, T, b, ...]
     targets = jax.vmap(lambda t: windowed_targets(t, self.returns, self.t_max))(per_learner)
     zeros = jnp.zeros((self.learners,), jnp.float32)
-    return A2CStepCarry(grad_params=behaviour_params, params=params, opt_state=opt_state,
-                        obs=per_learner.obs, actions=per_learner.actions, targets=targets,
-                        mask=per_learner.valid.astype(jnp.float32),
-                        acc=jax.tree.map(jnp.zeros_like, behaviour_params),
-                        sums=A2CSums(zeros, zeros, zeros, zeros))
+    return A2CStepCarry(
+      grad_params=behaviour_params,
+      params=params,
+      opt_state=opt_state,
+      obs=per_learner.obs,
+      actions=per_learner.actions,
+      targets=targets,
+      mask=per_learner.valid.astype(jnp.float32),
+      acc=jax.tree.map(jnp.zeros_like, behaviour_params),
+      sums=A2CSums(zeros, zeros, zeros, zeros),
+    )
 
   def _step_grads(self, params: Params, row: dict) -> tuple[Params, losses.LossTerms]:
     loss = self.loss
 
     def loss_fn(p):
       logits, values = self.apply_fn(p, row["obs"])
-      terms = losses.a2c_loss(logits, values, row["actions"], row["targets"], row["mask"],
-                              loss.entropy_coef, loss.value_coef)
+      terms = losses.a2c_loss(
+        logits,
+        values,
+        row["actions"],
+        row["targets"],
+        row["mask"],
+        loss.entropy_coef,
+        loss.value_coef,
+      )
       return self.scale * terms.total, terms
 
     return jax.grad(loss_fn, has_aux=True)(params)
 
   def unit(self, carry: A2CStepCarry, t: int | jax.Array) -> A2CStepCarry:
     """Adds the gradient of time step t (a Python int or traced int32)."""
-    row = {k: jax.lax.dynamic_index_in_dim(getattr(carry, k), t, axis=1, keepdims=True)
-           for k in ("obs", "actions", "targets", "mask")}  # [L, 1, b, ...]
+    row = {
+      k: jax.lax.dynamic_index_in_dim(getattr(carry, k), t, axis=1, keepdims=True)
+      for k in ("obs", "actions", "targets", "mask")
+    }  # [L, 1, b, ...]
     grads, terms = jax.vmap(self._step_grads)(carry.grad_params, row)
     acc = jax.tree.map(jnp.add, carry.acc, grads)
-    sums = A2CSums(*[s + getattr(terms, k) / self.alpha
-                     for k, s in zip(A2CSums._fields, carry.sums)])
+    sums = A2CSums(
+      *[s + getattr(terms, k) / self.alpha for k, s in zip(A2CSums._fields, carry.sums)]
+    )
     return carry._replace(acc=acc, sums=sums)
 
   def finish(self, carry: A2CStepCarry) -> tuple[ParamsBlock, OptState, Metrics]:
     params, opt_state, grad_norm = self.optimizer.apply_gradients(
-        carry.acc, carry.opt_state, carry.params)
+      carry.acc, carry.opt_state, carry.params
+    )
     return params, opt_state, dict(loss=carry.sums._asdict(), grad_norm=grad_norm)
 
 
@@ -199,8 +247,9 @@ class PPOSegmentLearner:
     del acting_params
     return ()
 
-  def gradient_point(self, kept: tuple[()], params: ParamsBlock,
-                     versions: tuple[jax.Array, jax.Array]) -> tuple[ParamsBlock, jax.Array]:
+  def gradient_point(
+    self, kept: tuple[()], params: ParamsBlock, versions: tuple[jax.Array, jax.Array]
+  ) -> tuple[ParamsBlock, jax.Array]:
     """The minibatch steps start at theta_k: (params, version)."""
     del kept
     return params, versions[1]

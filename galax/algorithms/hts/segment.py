@@ -120,17 +120,17 @@ def empty_storage(spec: EnvSpec, num_envs: int, alpha: int) -> Trajectory:
   """An all-invalid zero storage, env-major (the k = 0 placeholder for D_{-1})."""
   z = lambda shape, dtype: jnp.zeros((num_envs, *shape), dtype)
   return Trajectory(
-      obs=z((alpha, *spec.obs_shape), spec.obs_dtype),
-      actions=z((alpha,), np.int32),
-      rewards=z((alpha,), np.float32),
-      terminated=z((alpha,), bool),
-      truncated=z((alpha,), bool),
-      valid=z((alpha,), bool),
-      behaviour_logits=z((alpha, spec.num_actions), np.float32),
-      values=z((alpha + 1,), np.float32),
-      episode_over=z((alpha,), bool),
-      episode_return=z((alpha,), np.float32),
-      episode_length=z((alpha,), np.int32),
+    obs=z((alpha, *spec.obs_shape), spec.obs_dtype),
+    actions=z((alpha,), np.int32),
+    rewards=z((alpha,), np.float32),
+    terminated=z((alpha,), bool),
+    truncated=z((alpha,), bool),
+    valid=z((alpha,), bool),
+    behaviour_logits=z((alpha, spec.num_actions), np.float32),
+    values=z((alpha + 1,), np.float32),
+    episode_over=z((alpha,), bool),
+    episode_return=z((alpha,), np.float32),
+    episode_length=z((alpha,), np.int32),
   )
 
 
@@ -211,13 +211,13 @@ class Segment:
         lcarry = lcarry_out
       outputs.append(jax.tree.map(lambda x: x[None], out))
       if steps_after:
-        carry, more = jax.lax.scan(lambda c, _: self.env_step(acting_params, c, shard)[:2],
-                                   carry, None, length=steps_after)
+        carry, more = jax.lax.scan(
+          lambda c, _: self.env_step(acting_params, c, shard)[:2], carry, None, length=steps_after
+        )
         outputs.append(more)
     steps = jax.tree.map(lambda *xs: jnp.concatenate(xs), *outputs)
     env_states, keys = carry
-    last_values = self.groups.merge([self.forward(acting_params, s.obs)[1]
-                                     for s in env_states])
+    last_values = self.groups.merge([self.forward(acting_params, s.obs)[1] for s in env_states])
     return env_states, keys, with_bootstrap(steps, last_values), lcarry
 
   def learn_while_collecting(self, state: LearnerState, keys: jax.Array, shard):
@@ -225,26 +225,30 @@ class Segment:
     x: HTSExtra = state.extra
     learner = self.learner
     grad_params, grad_version = learner.gradient_point(
-        x.behaviour_params, state.params, (x.behaviour_version, x.params_version))
-    lcarry = self.call(learner.begin, keys, grad_params, state.params, state.opt_state,
-                       _time_major(x.storage), keys)
-    env_states, action_keys, traj, lcarry = self.collect(state.params, state.env_state,
-                                                         state.action_keys, shard, lcarry)
+      x.behaviour_params, state.params, (x.behaviour_version, x.params_version)
+    )
+    lcarry = self.call(
+      learner.begin, keys, grad_params, state.params, state.opt_state, _time_major(x.storage), keys
+    )
+    env_states, action_keys, traj, lcarry = self.collect(
+      state.params, state.env_state, state.action_keys, shard, lcarry
+    )
     versions = dict(data_version=x.storage_version, grad_version=grad_version)
     return env_states, action_keys, traj, lcarry, versions
 
   def learn_after_collecting(self, state: LearnerState, keys: jax.Array, shard):
     """Not delayed: collect D_k with theta_k, then learn from it at theta_k."""
-    env_states, action_keys, traj, _ = self.collect(state.params, state.env_state,
-                                                    state.action_keys, shard, None)
-    lcarry = self.call(self.learner.begin, traj.values, state.params, state.params,
-                       state.opt_state, traj, keys)
+    env_states, action_keys, traj, _ = self.collect(
+      state.params, state.env_state, state.action_keys, shard, None
+    )
+    lcarry = self.call(
+      self.learner.begin, traj.values, state.params, state.params, state.opt_state, traj, keys
+    )
     for i in range(self.microbatches):
       first = after(jnp.int32(i * self.units_per_piece), traj.values)
       lcarry = scan_loop(self.unit, lcarry, self.units_per_piece, self.unroll, first)
     version = state.extra.params_version
-    return env_states, action_keys, traj, lcarry, dict(data_version=version,
-                                                       grad_version=version)
+    return env_states, action_keys, traj, lcarry, dict(data_version=version, grad_version=version)
 
   def __call__(self, state: LearnerState):
     x: HTSExtra = state.extra
@@ -256,15 +260,29 @@ class Segment:
     if self.delayed:  # k = 0 has no D_{-1}: keep theta_0 and the optimizer state (bitwise).
       learned = state.update_count > 0
       keep = lambda new, old: jax.tree.map(
-          lambda n, o: jnp.where(learned.reshape((-1,) + (1,) * (n.ndim - 1)), n, o), new, old)
+        lambda n, o: jnp.where(learned.reshape((-1,) + (1,) * (n.ndim - 1)), n, o), new, old
+      )
       params, opt_state = keep(params, state.params), keep(opt_state, state.opt_state)
     version = x.params_version
     new_extra = x.replace(
-        storage=_env_major(traj), behaviour_params=self.learner.keep_behaviour(state.params),
-        params_version=version + 1, behaviour_version=version, storage_version=version)
-    metrics = dict(metrics, episodes=episode_log(traj)._asdict(),
-                   hts=dict(versions, applied_to_version=version, new_version=version + 1,
-                            learned=learned))
-    return finish_update(state, self.learner.combiner, params=params,
-                         opt_state=opt_state, env_state=env_states,
-                         action_keys=action_keys, metrics=metrics, extra=new_extra)
+      storage=_env_major(traj),
+      behaviour_params=self.learner.keep_behaviour(state.params),
+      params_version=version + 1,
+      behaviour_version=version,
+      storage_version=version,
+    )
+    metrics = dict(
+      metrics,
+      episodes=episode_log(traj)._asdict(),
+      hts=dict(versions, applied_to_version=version, new_version=version + 1, learned=learned),
+    )
+    return finish_update(
+      state,
+      self.learner.combiner,
+      params=params,
+      opt_state=opt_state,
+      env_state=env_states,
+      action_keys=action_keys,
+      metrics=metrics,
+      extra=new_extra,
+    )
