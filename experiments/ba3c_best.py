@@ -1,0 +1,317 @@
+"""BA3C best against best (issue 46, item 2), from `galax.sweep` output
+(docs/results/ba3c_best/run.sh makes it).
+
+  python -m experiments.ba3c_best --root=runs/ba3c_best --out=docs/results/ba3c_best
+
+`<root>` holds one folder per optimizer and shape (each a `galax.sweep --out`):
+
+  rmsprop, adam        the paper's shape: 4 learners x 32 envs all-reduce (batch 2048),
+                       per-tensor clip at average norm 0.1; the rate sweep on seeds 0-2
+  adam_1x32            Adam at one learner of 32 envs (batch 512, BA3C's single-node batch)
+  <folder>_s35         seeds 3-5 (held out) at rates picked on seeds 0-2
+
+The score is each run's final training return (mean of the last 100 training episodes).
+An optimizer's best rate per game is the rate with the highest mean over seeds 0-2.
+Choosing on the seeds that are then compared biases the winner's mean upward, so each
+best-against-best comparison is also made on seeds 3-5 alone, which played no part in the
+choice. Differences: difference of means, 95% percentile bootstrap CI with each group
+resampled separately, labelled by `galax.results.verdict` (margin 10% of B's mean).
+
+The linear-scaling test (BA3C, "Increasing the learning rate", Fig. 4): with Adam, scaling
+the rate linearly with the batch "did not yield any positive results ... made the training
+highly unstable", and the paper kept the single-node rate. At 4x the batch (1 -> 4 learners
+of 32 envs): Adam at 4 x eta (the linear rule) against Adam at eta (the paper's choice), and
+against the small batch at eta at equal env steps (what the rule promises to match), with
+eta the small batch's best rate and eta = 1e-3 (the paper's); 2 x eta (the sqrt rule)
+beside them. The instability is also read per run as the drop from the curve's peak to its
+end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+
+import numpy as np
+
+from experiments.gala_best import cell, dump_runs
+from experiments.verdicts import bootstrap_two_groups
+from galax.results import verdict as rule
+
+SWEEP_SEEDS = (0, 1, 2)
+HELD_OUT = (3, 4, 5)
+GAMES = ("Breakout-MinAtar", "SpaceInvaders-MinAtar")
+NAMES = dict(adam="Adam(0.8, 0.75)", rmsprop="RMSProp", adam_1x32="Adam, 1 x 32 envs")
+
+# {(group, game, lr): {seed: run}}; run: final return and curve
+Runs = dict[tuple[str, str, float], dict[int, dict]]
+
+
+def read_runs(root: str) -> Runs:
+  runs: Runs = {}
+  for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
+    folder = os.path.relpath(path, root).split(os.sep)[0]
+    group = folder[:-4] if folder.endswith("_s35") else folder
+    with open(path) as f:
+      run = json.load(f)
+    if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
+      continue
+    game = run["env_id"].split("/")[-1]
+    lr = float(run["config"]["optimizer"]["learning_rate"])
+    tc = run.get("train_curve") or {}
+    pairs = [(s, r) for s, r in zip(tc.get("env_steps", []), tc.get("mean_return", []))
+             if r is not None]
+    runs.setdefault((group, game, lr), {})[int(run["seed"])] = dict(
+        final=float(run["train_mean_return"]), curve=[r for _, r in pairs],
+        steps=[s for s, _ in pairs])
+  return runs
+
+
+def finals(runs: Runs, group: str, game: str, lr: float, seeds=SWEEP_SEEDS) -> np.ndarray:
+  found = _at(runs, group, game, lr)
+  return np.array([found[s]["final"] for s in seeds if s in found])
+
+
+def _at(runs: Runs, group: str, game: str, lr: float) -> dict[int, dict]:
+  """The runs at `lr` (4 x 1e-3 and 4e-3 may differ in the last bit)."""
+  for (g, gm, r), found in runs.items():
+    if g == group and gm == game and np.isclose(r, lr, rtol=1e-6, atol=0):
+      return found
+  return {}
+
+
+def rates(runs: Runs, group: str, game: str) -> list[float]:
+  return sorted(lr for g, gm, lr in runs if g == group and gm == game)
+
+
+def best_rate(runs: Runs, group: str, game: str) -> float | None:
+  scored = [(float(x.mean()), lr) for lr in rates(runs, group, game)
+            if len(x := finals(runs, group, game, lr)) == len(SWEEP_SEEDS)]
+  return max(scored)[1] if scored else None
+
+
+def compare(a: np.ndarray, b: np.ndarray) -> rule.Comparison | None:
+  if len(a) < 2 or len(b) < 2:
+    return None
+  return rule.difference(*bootstrap_two_groups(a, b, "diff"), baseline=float(b.mean()))
+
+
+def diff_text(c: rule.Comparison | None, claim: str) -> str:
+  if c is None:
+    return "-"
+  text = f"{c.estimate:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"
+  text = f"**{text}**" if rule.label(c) == "different" else text
+  return f"{text} {rule.label(c)} ({claim}: {rule.verdict(claim, c)})"
+
+
+def drop(runs: Runs, group: str, game: str, lr: float, seeds) -> str:
+  """Per seed: the curve's peak running-mean return minus its final value."""
+  found = _at(runs, group, game, lr)
+  drops = [max(found[s]["curve"]) - found[s]["curve"][-1] for s in seeds
+           if s in found and found[s]["curve"]]
+  return ", ".join(f"{d:.1f}" for d in drops) or "-"
+
+
+def sweep_table(runs: Runs, groups) -> str:
+  lines = []
+  for group in groups:
+    all_rates = sorted({lr for g, _, lr in runs if g == group})
+    if not all_rates:
+      continue
+    lines += [f"{NAMES.get(group, group)} (seeds 0-2; the best rate in bold):", "",
+              "| game | " + " | ".join(f"{lr:g}" for lr in all_rates) + " |",
+              "| --- | " + " | ".join("---" for _ in all_rates) + " |"]
+    for game in GAMES:
+      best = best_rate(runs, group, game)
+      cells = []
+      for lr in all_rates:
+        text = cell(finals(runs, group, game, lr))
+        cells.append(f"**{text}**" if lr == best else text)
+      lines.append(f"| {game} | " + " | ".join(cells) + " |")
+    lines.append("")
+  return "\n".join(lines)
+
+
+# Verdict cells in docs/results.md's format: (id, cell, claim, comparison)
+Cell = tuple[str, str, str, rule.Comparison]
+
+
+def _judged(runs: Runs, group: str, game: str, lr: float) -> tuple[tuple[int, ...], str]:
+  """Seeds 0-5 where the held-out seeds ran, else seeds 0-2."""
+  all_ = SWEEP_SEEDS + HELD_OUT
+  return (all_, "") if len(finals(runs, group, game, lr, all_)) == len(all_) else (
+      SWEEP_SEEDS, " (seeds 0-2)")
+
+
+def best_against_best(runs: Runs, cells: list[Cell]) -> str:
+  lines = ["| game | seeds | Adam at its best | RMSProp at its best | Adam - RMSProp |",
+           "| --- | --- | --- | --- | --- |"]
+  for game in GAMES:
+    a_lr, r_lr = best_rate(runs, "adam", game), best_rate(runs, "rmsprop", game)
+    if a_lr is None or r_lr is None:
+      continue
+    short = game.split("-")[0]
+    for name, seeds in (("0-2 (chosen on)", SWEEP_SEEDS), ("3-5 (held out)", HELD_OUT),
+                        ("0-5", SWEEP_SEEDS + HELD_OUT)):
+      a, r = finals(runs, "adam", game, a_lr, seeds), finals(runs, "rmsprop", game, r_lr, seeds)
+      c = compare(a, r)
+      lines.append(f"| {game} | {name} | {a_lr:g}: {cell(a)} | {r_lr:g}: {cell(r)} "
+                   f"| {diff_text(c, 'higher')} |")
+    held = HELD_OUT
+    complete = all(len(finals(runs, g, game, lr, held)) == len(held)
+                   for g, lr in (("adam", a_lr), ("rmsprop", r_lr)))
+    judged = ((SWEEP_SEEDS + HELD_OUT, ""), (HELD_OUT, " (seeds 3-5)")) if complete else (
+        (SWEEP_SEEDS, " (seeds 0-2)"),)
+    for seeds, suffix in judged:
+      c = compare(finals(runs, "adam", game, a_lr, seeds),
+                  finals(runs, "rmsprop", game, r_lr, seeds))
+      cells.append(("4a", f"{short}{suffix}", "higher", c))
+  return "\n".join(lines) + "\n"
+
+
+def scaling(runs: Runs, cells: list[Cell]) -> str:
+  lines = ["| game | eta | seeds | 1 x 32 at eta | 4 x 32 at eta | 4 x 32 at 2 eta (sqrt) "
+           "| 4 x 32 at 4 eta (linear) | linear - same rate (claim: lower) "
+           "| linear - small batch (claim: lower) |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+  drops = ["| game | eta | 4 x 32 at eta | 4 x 32 at 4 eta | 1 x 32 at eta |",
+           "| --- | --- | --- | --- | --- |"]
+  for game in GAMES:
+    short = game.split("-")[0]
+    best = best_rate(runs, "adam_1x32", game)
+    etas = [("best", best), ("paper", 1e-3)] if best is not None and best != 1e-3 else [
+        ("best = paper" if best == 1e-3 else "paper", 1e-3)]
+    for kind, eta in etas:
+      for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT)):
+        small = finals(runs, "adam_1x32", game, eta, seeds)
+        same = finals(runs, "adam", game, eta, seeds)
+        sqrt_ = finals(runs, "adam", game, 2 * eta, seeds)
+        linear = finals(runs, "adam", game, 4 * eta, seeds)
+        if not len(linear) or not len(same):
+          continue
+        c1, c2 = compare(linear, same), compare(linear, small)
+        lines.append(f"| {game} | {eta:g} ({kind}) | {name} | {cell(small)} | {cell(same)} "
+                     f"| {cell(sqrt_)} | {cell(linear)} | {diff_text(c1, 'lower')} "
+                     f"| {diff_text(c2, 'lower')} |")
+      if kind != "paper" or best == 1e-3 or best is None:
+        full = SWEEP_SEEDS + HELD_OUT
+        groups = (("adam", 4 * eta), ("adam", eta), ("adam_1x32", eta))
+        seeds, suffix = (full, "") if all(
+            len(finals(runs, g, game, lr, full)) == len(full) for g, lr in groups) else (
+                SWEEP_SEEDS, " (seeds 0-2)")
+        linear = finals(runs, "adam", game, 4 * eta, seeds)
+        for what, base in (("4 eta - eta", finals(runs, "adam", game, eta, seeds)),
+                           ("4 eta - 1 x 32", finals(runs, "adam_1x32", game, eta, seeds))):
+          c = compare(linear, base)
+          if c is not None:
+            cells.append(("4e", f"{short} {what}{suffix}", "lower", c))
+      seeds = SWEEP_SEEDS + HELD_OUT
+      drops.append(f"| {game} | {eta:g} | {drop(runs, 'adam', game, eta, seeds)} "
+                   f"| {drop(runs, 'adam', game, 4 * eta, seeds)} "
+                   f"| {drop(runs, 'adam_1x32', game, eta, seeds)} |")
+  return ("\n".join(lines) + "\n\nDrop from the peak of the running-mean training return to "
+          "its end, per seed (a collapse shows as a large drop):\n\n" + "\n".join(drops) + "\n")
+
+
+def cell_rows(cells: list[Cell]) -> str:
+  """The rows of docs/results.md's cells table."""
+  out = []
+  for id_, name, claim, c in cells:
+    baseline = c.margin / rule.MARGIN_FRACTION
+    out.append(f"| {id_} | {name} | {claim} | A - B | {baseline:.2f} | {c.estimate:+.2f} "
+               f"| {c.low:+.2f} | {c.high:+.2f} | {c.margin:.2f} | {rule.label(c)} "
+               f"| {rule.verdict(claim, c)} |")
+  return "\n".join(out) + "\n"
+
+
+def plot(runs: Runs, path: str) -> None:
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  from galax.results import paper_protocols as protocols  # pylint: disable=g-import-not-at-top
+
+  fig, axes = plt.subplots(1, len(GAMES), figsize=(11, 4), squeeze=False)
+  for ax, game in zip(axes[0], GAMES):
+    for group, color in (("adam", "C0"), ("rmsprop", "C3"), ("adam_1x32", "C2")):
+      xs, ms, los, his = [], [], [], []
+      for lr in rates(runs, group, game):
+        x = finals(runs, group, game, lr)
+        if len(x) == len(SWEEP_SEEDS):
+          m, lo, hi = protocols.bootstrap_ci(x)
+          xs.append(lr), ms.append(m), los.append(m - lo), his.append(hi - m)
+          ax.scatter([lr] * len(x), x, color=color, s=8, alpha=0.5)
+      if xs:
+        ax.errorbar(xs, ms, yerr=[los, his], color=color, marker="o", capsize=3,
+                    label=NAMES[group])
+      for lr in rates(runs, group, game):
+        held = finals(runs, group, game, lr, HELD_OUT)
+        if len(held):
+          ax.scatter([lr] * len(held), held, color=color, marker="x", s=25)
+    ax.set_xscale("log")
+    ticks = sorted({lr for g, gm, lr in runs if gm == game})
+    ax.set_xticks(ticks, [f"{lr:g}" for lr in ticks], rotation=45, fontsize=7)
+    ax.minorticks_off()
+    ax.set_xlabel("learning rate (x: held-out seeds 3-5)")
+    ax.set_ylabel("final training return (mean of seeds 0-2, 95% CI)")
+    ax.set_title(game)
+    ax.legend(fontsize=8)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def plot_curves(runs: Runs, path: str) -> None:
+  """Training curves (running mean over seeds 0-5 run) of the compared configurations."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+
+  fig, axes = plt.subplots(1, len(GAMES), figsize=(12, 4.2), squeeze=False)
+  for ax, game in zip(axes[0], GAMES):
+    eta = best_rate(runs, "adam_1x32", game)
+    shown = [("adam", best_rate(runs, "adam", game), "Adam 4x32, its best", "C0", "-"),
+             ("rmsprop", best_rate(runs, "rmsprop", game), "RMSProp 4x32, its best", "C3", "-")]
+    if eta is not None:
+      shown += [("adam_1x32", eta, "Adam 1x32 at eta", "C2", "--"),
+                ("adam", eta, "Adam 4x32 at eta", "C1", "--"),
+                ("adam", 4 * eta, "Adam 4x32 at 4 eta", "C4", ":")]
+    for group, lr, name, color, style in shown:
+      found = _at(runs, group, game, lr) if lr is not None else {}
+      for i, run in enumerate(found.values()):
+        ax.plot(run["steps"], run["curve"], color=color, ls=style, lw=1, alpha=0.8,
+                label=f"{name} ({lr:g})" if i == 0 else None)
+    ax.set_xlabel("env steps")
+    ax.set_ylabel("running mean training return (each seed)")
+    ax.set_title(game)
+    ax.legend(fontsize=7)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--root", default="runs/ba3c_best")
+  parser.add_argument("--out", default="")
+  args = parser.parse_args()
+  runs = read_runs(args.root)
+  cells: list[Cell] = []
+  text = ("## The rate sweeps\n\n" + sweep_table(runs, ("rmsprop", "adam", "adam_1x32"))
+          + "\n## Best against best\n\n" + best_against_best(runs, cells)
+          + "\n## Linear lr scaling for Adam\n\n" + scaling(runs, cells)
+          + "\n## Verdict cells (docs/results.md's format)\n\n" + cell_rows(cells))
+  print(text)
+  if args.out:
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "pair.md"), "w") as f:
+      f.write(text)
+    plot(runs, os.path.join(args.out, "pair.png"))
+    plot_curves(runs, os.path.join(args.out, "curves.png"))
+    dump_runs(args.root, os.path.join(args.out, "runs.json"))
+
+
+if __name__ == "__main__":
+  main()
