@@ -21,8 +21,9 @@ def cartpole_config(algorithm: str, **overrides: Any):
   return config
 
 
-def small_mlp_config(env_id: str, hidden: tuple[int, ...], envs_per_learner: int,
-                     updates_per_call: int):
+def small_mlp_config(
+  env_id: str, hidden: tuple[int, ...], envs_per_learner: int, updates_per_call: int
+):
   """The schema's defaults with a small MLP on `env_id`, t_max 4, PPO 2 epochs x 2
   minibatches, Adam 1e-2 (unvalidated; envpool ids get one env thread)."""
   c = base_config()

@@ -22,8 +22,9 @@ import pytest
 # Appended to any XLA_FLAGS of the caller's (e.g. --xla_cpu_max_isa=AVX2 to test as an
 # AVX2-only host would), which must not take the 8 devices away.
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-  os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                             + " --xla_force_host_platform_device_count=8").strip()
+  os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+  ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 _CACHE_VAR = "GALAX_TEST_COMPILE_CACHE"
@@ -40,8 +41,9 @@ def _serialize_ast_parse():
   emulator's server thread printed a BrokenPipeError, raised it in pytest itself
   (INTERNALERROR), which killed an xdist worker and lost the rest of its tests.
   """
-  if not ((3, 11) <= sys.version_info[:3] < (3, 11, 8)
-          or (3, 12) <= sys.version_info[:3] < (3, 12, 2)):
+  if not (
+    (3, 11) <= sys.version_info[:3] < (3, 11, 8) or (3, 12) <= sys.version_info[:3] < (3, 12, 2)
+  ):
     return
   parse, lock = ast.parse, threading.RLock()
 
@@ -93,7 +95,6 @@ def _no_env_step_outlives_its_test():
   jax.effects_barrier()
 
 
-
 # --- scheduling under `-n 2` (`--dist loadgroup`, pyproject.toml) ------------------------
 #
 # Each test is its own unit of work, handed to whichever worker is free, except the tests
@@ -105,20 +106,20 @@ def _no_env_step_outlives_its_test():
 
 # Modules that share runs through a cache of their own (not a fixture), by group.
 _CACHE_GROUPS = {
-    "test_golden_updates.py": "golden",  # cached_run_case: a mutation reuses its case's run
-    "test_hts.py": "hts",  # delay_off_run, shared with test_hts_gradient_point
-    "test_hts_gradient_point.py": "hts",
-    "test_ppo_metrics.py": "ppo_metrics",  # _compiled
+  "test_golden_updates.py": "golden",  # cached_run_case: a mutation reuses its case's run
+  "test_hts.py": "hts",  # delay_off_run, shared with test_hts_gradient_point
+  "test_hts_gradient_point.py": "hts",
+  "test_ppo_metrics.py": "ppo_metrics",  # _compiled
 }
 # The longest single tests (over ~40 s on 2 busy cores), started before the other slow ones.
 _LONGEST = (
-    "test_device_benchmark.py::test_every_phase_of_the_smoke_scale",
-    "test_pong_learning.py::",
-    "test_experiments_claims.py::test_claim_command",
-    "test_reliability.py::test_fault_injection_small",
-    "test_notebooks.py::test_notebook_runs",
-    "test_lost_peer.py::test_the_survivor",
-    "test_preemption.py::test_two_processes",
+  "test_device_benchmark.py::test_every_phase_of_the_smoke_scale",
+  "test_pong_learning.py::",
+  "test_experiments_claims.py::test_claim_command",
+  "test_reliability.py::test_fault_injection_small",
+  "test_notebooks.py::test_notebook_runs",
+  "test_lost_peer.py::test_the_survivor",
+  "test_preemption.py::test_two_processes",
 )
 
 
@@ -127,7 +128,7 @@ def _group(item):
   if module in _CACHE_GROUPS:
     return _CACHE_GROUPS[module]
   fixtures = getattr(item, "_fixtureinfo", None)
-  for defs in (fixtures.name2fixturedefs.values() if fixtures else ()):
+  for defs in fixtures.name2fixturedefs.values() if fixtures else ():
     if any(d.scope in ("module", "session") and d.baseid.endswith(module) for d in defs):
       return module.removesuffix(".py")
   return None

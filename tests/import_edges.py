@@ -21,8 +21,9 @@ def _record(importer: str, target: str) -> None:
 def _hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
   module = _import(name, globals, locals, fromlist, level)
   globals = globals or {}
-  base = (importlib.util.resolve_name("." * level + name, globals.get("__package__"))
-          if level else name)
+  base = (
+    importlib.util.resolve_name("." * level + name, globals.get("__package__")) if level else name
+  )
   _record(globals.get("__name__", ""), base)
   for item in fromlist or ():
     if f"{base}.{item}" in sys.modules:  # `from package import module`
@@ -31,8 +32,10 @@ def _hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
 
 
 def _hooked_import_module(name, package=None):
-  _record(sys._getframe(1).f_globals.get("__name__", ""),  # pylint: disable=protected-access
-          importlib.util.resolve_name(name, package) if name.startswith(".") else name)
+  _record(
+    sys._getframe(1).f_globals.get("__name__", ""),  # pylint: disable=protected-access
+    importlib.util.resolve_name(name, package) if name.startswith(".") else name,
+  )
   return _import_module(name, package)
 
 
@@ -40,10 +43,12 @@ def main() -> None:
   builtins.__import__ = _hooked_import
   importlib.import_module = _hooked_import_module
   import galax  # pylint: disable=g-import-not-at-top
+
   for info in pkgutil.walk_packages(galax.__path__, "galax."):
     _import_module(info.name)
   from galax.algorithms import registry as algorithm_registry  # pylint: disable=g-import-not-at-top
   from galax.envs import registry  # pylint: disable=g-import-not-at-top
+
   algorithm_registry.specs()
   registry.backends()
   print(json.dumps(sorted(EDGES)))

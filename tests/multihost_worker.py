@@ -11,9 +11,10 @@ import jax
 
 # The programs the test runs, shared with its single-process reference.
 RUNS = {
-    "allreduce": dict(num_learners=4, envs_per_learner=4, combine="allreduce"),
-    "gossip": dict(num_learners=8, envs_per_learner=2, combine="gossip", gossip__delay=1,
-                   gossip__metrics=True),
+  "allreduce": dict(num_learners=4, envs_per_learner=4, combine="allreduce"),
+  "gossip": dict(
+    num_learners=8, envs_per_learner=2, combine="gossip", gossip__delay=1, gossip__metrics=True
+  ),
 }
 COMMON = dict(num_devices=4, updates_per_call=3)
 
@@ -32,14 +33,18 @@ def run(name):
 
 
 def flat(tree):
-  return {jax.tree_util.keystr(path): leaf
-          for path, leaf in jax.tree_util.tree_leaves_with_path(tree)}
+  return {
+    jax.tree_util.keystr(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(tree)
+  }
 
 
 def main():
   process_id, num_processes, port, out_dir = sys.argv[1:]
-  jax.distributed.initialize(coordinator_address=f"localhost:{port}",
-                             num_processes=int(num_processes), process_id=int(process_id))
+  jax.distributed.initialize(
+    coordinator_address=f"localhost:{port}",
+    num_processes=int(num_processes),
+    process_id=int(process_id),
+  )
   import numpy as np  # pylint: disable=g-import-not-at-top
 
   assert jax.process_count() == int(num_processes) and jax.local_device_count() == 2

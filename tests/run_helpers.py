@@ -19,20 +19,27 @@ def tiny_config(**overrides):
   On gymnax's CartPole, not envpool's: an envpool program carries its pool's handle, so
   the suite's compile cache never serves a rebuild of it, while the runs of this config
   in both workers share one compile. Tests of envpool itself ask for it."""
-  defaults = dict(updates_per_call=10, total_env_steps=4 * STEPS_PER_CALL,
-                  log_every_steps=STEPS_PER_CALL, checkpoint_every_steps=2 * STEPS_PER_CALL,
-                  keep_checkpoints=10, target_return=0.0, tensorboard=False)
-  config = load_config("cartpole_a2c",
-                       **{"env__id": "gymnax/CartPole-v1", **defaults, **overrides})
+  defaults = dict(
+    updates_per_call=10,
+    total_env_steps=4 * STEPS_PER_CALL,
+    log_every_steps=STEPS_PER_CALL,
+    checkpoint_every_steps=2 * STEPS_PER_CALL,
+    keep_checkpoints=10,
+    target_return=0.0,
+    tensorboard=False,
+  )
+  config = load_config("cartpole_a2c", **{"env__id": "gymnax/CartPole-v1", **defaults, **overrides})
   return config
 
 
 def run_cli(*args, module=None, timeout=180):
   """Runs run.py (or `python -m module`) with args; returns the CompletedProcess."""
-  command = [sys.executable, "-m", module] if module else [
-      sys.executable, os.path.join(ROOT, "run.py")]
-  return subprocess.run([*command, *args], capture_output=True, text=True, cwd=ROOT,
-                        timeout=timeout)
+  command = (
+    [sys.executable, "-m", module] if module else [sys.executable, os.path.join(ROOT, "run.py")]
+  )
+  return subprocess.run(
+    [*command, *args], capture_output=True, text=True, cwd=ROOT, timeout=timeout
+  )
 
 
 def csv_rows(path):
@@ -54,9 +61,9 @@ def tensorboard_events(logdir):
       data = f.read()
     i = 0
     while i + 12 <= len(data):
-      (length,) = struct.unpack("<Q", data[i:i + 8])
+      (length,) = struct.unpack("<Q", data[i : i + 8])
       event = event_pb2.Event()
-      event.ParseFromString(data[i + 12:i + 12 + length])
+      event.ParseFromString(data[i + 12 : i + 12 + length])
       events.append(event)
       i += 12 + length + 4
   return events

@@ -37,10 +37,13 @@ def _initial_and_after(config):
 # envpool program carries its pool's handle); Pong on envpool, whose envs are part of what
 # must repeat.
 @pytest.mark.slow
-@pytest.mark.parametrize("name,overrides", [
+@pytest.mark.parametrize(
+  "name,overrides",
+  [
     ("cartpole_a2c", dict(updates_per_call=3, env=dict(id="gymnax/CartPole-v1"))),
     ("pong_paac", dict(updates_per_call=1, envs_per_learner=2)),
-])
+  ],
+)
 def test_update_is_bitwise_deterministic(name, overrides):
   config = load_config(name)
   config.update(overrides)
@@ -67,6 +70,7 @@ def test_different_seeds_differ():
 @pytest.mark.parametrize("chunks", [2, 4, 8])
 def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   from galax.algorithms.a2c import a2c_grads
+
   config = load_config("cartpole_a2c", loss__sum_over_time=True)
   run = RunSettings.from_config(config)
   settings = run.returns, run.loss
@@ -74,13 +78,18 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
 
-  params = {"pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
-            "v": np.array([[0.2], [-0.4], [1.5]], np.float32)}
+  params = {
+    "pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
+    "v": np.array([[0.2], [-0.4], [1.5]], np.float32),
+  }
   traj = random_trajectory(jax.random.PRNGKey(3))
   # Both in one compile (op by op, every op of both compiles apart).
-  (whole, whole_terms), (chunked, chunked_terms) = jax.jit(lambda params, traj: (
+  (whole, whole_terms), (chunked, chunked_terms) = jax.jit(
+    lambda params, traj: (
       a2c_grads(apply_fn, *settings, params, traj),
-      a2c_grads(apply_fn, *settings, params, traj, chunks)))(params, traj)
+      a2c_grads(apply_fn, *settings, params, traj, chunks),
+    )
+  )(params, traj)
   for a, b in zip(jax.tree.leaves((whole, whole_terms)), jax.tree.leaves((chunked, chunked_terms))):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(whole["pi"]).sum() > 0
@@ -101,19 +110,24 @@ def test_grad_chunks_rule():
   assert chunks(auto, "CHW") == 4  # the most chunks of >= 80 samples (16 envs x t_max 5)
   assert chunks(auto, "CHW", platform="gpu") == 1
   for envs, expected in ((48, 3), (16, 1), (2, 1)):
-    assert chunks(load_config("cartpole_a2c", network__name="archnips",
-                              envs_per_learner=envs), "CHW") == expected
+    assert (
+      chunks(load_config("cartpole_a2c", network__name="archnips", envs_per_learner=envs), "CHW")
+      == expected
+    )
   # The rule counts samples (>= 80 per chunk): IMPALA's unroll 20 gives chunks of 4 envs.
   for envs, expected in ((32, 8), (64, 16)):
-    impala = load_config("cartpole_a2c", network__name="archnips", algorithm="impala",
-                         t_max=20, envs_per_learner=envs)
+    impala = load_config(
+      "cartpole_a2c", network__name="archnips", algorithm="impala", t_max=20, envs_per_learner=envs
+    )
     assert chunks(impala, "CHW") == expected
   assert chunks(load_config("cartpole_a2c", grad_chunks=2, envs_per_learner=64), "CHW") == 2
   with pytest.raises(ValueError, match="must divide the 6 envs"):
     chunks(load_config("cartpole_a2c", grad_chunks=4, envs_per_learner=6), "CHW")
 
 
-@pytest.mark.parametrize("name", sorted(
-    f[:-3] for f in os.listdir(config_lib.CONFIGS_DIR) if f.endswith(".py") and f[0] != "_"))
+@pytest.mark.parametrize(
+  "name",
+  sorted(f[:-3] for f in os.listdir(config_lib.CONFIGS_DIR) if f.endswith(".py") and f[0] != "_"),
+)
 def test_every_config_in_configs_loads_and_validates(name):
   config_lib.validate(load_config(name))

@@ -22,19 +22,19 @@ def test_one_learner_without_staleness_is_a2c():
   a2c, a2c_metrics = _run(_config("a2c"))
   a3c, a3c_metrics = _run(_config("a3c"))
   chex.assert_trees_all_close(a3c.params, a2c.params, rtol=1e-6, atol=1e-7)
-  np.testing.assert_allclose(a3c_metrics["loss"]["total"], a2c_metrics["loss"]["total"],
-                             rtol=1e-6)
+  np.testing.assert_allclose(a3c_metrics["loss"]["total"], a2c_metrics["loss"]["total"], rtol=1e-6)
   np.testing.assert_array_equal(a3c_metrics["staleness"], np.zeros((4, 1)))
   # The run moved the parameters.
   initial, _ = _run(_config("a3c"), calls=0)
-  assert any(np.any(np.abs(a - b) > 1e-3) for a, b in zip(jax.tree.leaves(a3c.params),
-                                                          jax.tree.leaves(initial.params)))
+  assert any(
+    np.any(np.abs(a - b) > 1e-3)
+    for a, b in zip(jax.tree.leaves(a3c.params), jax.tree.leaves(initial.params))
+  )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("num_devices", [4, 2])
-def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_the_lr(
-    num_devices):
+def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_the_lr(num_devices):
   sgd = dict(num_learners=4, num_devices=num_devices)
   a2c_config = _config("a2c", combine="allreduce", **sgd)
   a3c_config = _config("a3c", **sgd)
@@ -50,8 +50,9 @@ def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_th
 
 @pytest.mark.slow
 def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameters():
-  algorithm = make_algorithm(_config("a3c", updates_per_call=1,
-                                     a3c=dict(max_staleness=1, staleness="fixed")))
+  algorithm = make_algorithm(
+    _config("a3c", updates_per_call=1, a3c=dict(max_staleness=1, staleness="fixed"))
+  )
   state = algorithm.init()
   state, _ = algorithm.step(state)
   theta_1 = to_host(state.params)
@@ -60,24 +61,30 @@ def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameter
   algorithm.env.close()
   np.testing.assert_array_equal(to_host(metrics)["staleness"], [[1]])
   # [D = 1, 2 slots, ...]: theta_2 in slot 2 mod 2 = 0, theta_1 in slot 1.
-  for h, p2, p1 in zip(jax.tree.leaves(state.extra.history), jax.tree.leaves(state.params),
-                       jax.tree.leaves(theta_1)):
+  for h, p2, p1 in zip(
+    jax.tree.leaves(state.extra.history), jax.tree.leaves(state.params), jax.tree.leaves(theta_1)
+  ):
     np.testing.assert_array_equal(h[0, 0], p2[0])
     np.testing.assert_array_equal(h[0, 1], p1[0])
   # Round 1 read theta_0 instead of theta_1, so the run differs from staleness 0.
   no_staleness, _ = _run(_config("a3c", updates_per_call=2))
-  assert any(np.any(a != b) for a, b in zip(jax.tree.leaves(state.params),
-                                            jax.tree.leaves(no_staleness.params)))
+  assert any(
+    np.any(a != b)
+    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(no_staleness.params))
+  )
 
 
 @pytest.mark.slow
 def test_uniform_staleness_is_bounded_and_runs_are_reproducible():
-  config = _config("a3c", num_learners=4, num_devices=2,
-                   a3c=dict(max_staleness=3, staleness="uniform"))
+  config = _config(
+    "a3c", num_learners=4, num_devices=2, a3c=dict(max_staleness=3, staleness="uniform")
+  )
   first, metrics = _run(config)
   second, _ = _run(config)
-  for a, b in zip(jax.tree.leaves((first.params, first.opt_state, first.extra)),
-                  jax.tree.leaves((second.params, second.opt_state, second.extra))):
+  for a, b in zip(
+    jax.tree.leaves((first.params, first.opt_state, first.extra)),
+    jax.tree.leaves((second.params, second.opt_state, second.extra)),
+  ):
     np.testing.assert_array_equal(a, b)
   staleness = metrics["staleness"]
   assert staleness.shape == (4, 4)
@@ -88,11 +95,14 @@ def test_uniform_staleness_is_bounded_and_runs_are_reproducible():
     np.testing.assert_array_equal(leaf, np.broadcast_to(leaf[0], leaf.shape))
 
 
-@pytest.mark.parametrize("overrides,message", [
+@pytest.mark.parametrize(
+  "overrides,message",
+  [
     (dict(combine="allreduce", num_learners=2), "must stay 'independent'"),
     (dict(a3c=dict(max_staleness=-1)), "max_staleness must be >= 0"),
     (dict(a3c=dict(staleness="poisson")), "a3c.staleness='poisson'"),
-])
+  ],
+)
 def test_bad_a3c_config_is_rejected(overrides, message):
   with pytest.raises(ValueError, match=message):
     validate(_config("a3c", **overrides))

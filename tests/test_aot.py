@@ -22,14 +22,16 @@ from galax.config import load
 HAS_TPU = not targets.compiler_missing("tpu")
 HAS_CUDA = not targets.compiler_missing("gpu")
 needs_tpu = pytest.mark.skipif(not HAS_TPU, reason="no TPU compiler: pip install -e '.[tpu]'")
-needs_cuda = pytest.mark.skipif(not HAS_CUDA,
-                                reason="no CUDA compiler: pip install -e '.[gpu-aot]'")
+needs_cuda = pytest.mark.skipif(
+  not HAS_CUDA, reason="no CUDA compiler: pip install -e '.[gpu-aot]'"
+)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _scan_program(steps: int):
   def f(x, w):
     return jax.lax.scan(lambda c, _: (jnp.tanh(c @ w), c), x, None, length=steps)
+
   x, w = jnp.ones((64, 128)), jnp.ones((128, 128))
   return jax.jit(f).lower(x, w).compile()
 
@@ -53,16 +55,23 @@ def test_loop_bodies_once_agree_with_xla_and_trip_counts_multiply():
 
 def test_hlo_parser_reads_shapes_and_dot_flops():
   inst = hlo_cost.parse_instruction(
-      "ROOT %d = f32[8,16]{1,0} dot(f32[8,32]{1,0} %a, f32[32,16]{1,0} %b), "
-      "lhs_contracting_dims={1}, rhs_contracting_dims={0}")
+    "ROOT %d = f32[8,16]{1,0} dot(f32[8,32]{1,0} %a, f32[32,16]{1,0} %b), "
+    "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+  )
   assert inst.root and inst.opcode == "dot" and inst.name == "d"
   assert hlo_cost.instruction_flops(inst, inst.operands) == 2 * 8 * 16 * 32
   assert hlo_cost.nbytes("(f32[2,3], bf16[4])") == 2 * 3 * 4 + 4 * 2
 
 
-@pytest.mark.parametrize("topology,message", [
-    ("v9:2x2", "expected <chip>:<shape>"), ("h100", "expected <chip>:<shape>"),
-    ("v5e:0x2", "must be >= 1"), ("h100:12", "whole nodes of 8")])
+@pytest.mark.parametrize(
+  "topology,message",
+  [
+    ("v9:2x2", "expected <chip>:<shape>"),
+    ("h100", "expected <chip>:<shape>"),
+    ("v5e:0x2", "must be >= 1"),
+    ("h100:12", "whole nodes of 8"),
+  ],
+)
 def test_bad_topologies_are_one_clear_error(topology, message):
   if topology == "h100:12" and not HAS_CUDA:
     pytest.skip("no CUDA compiler")
@@ -90,11 +99,16 @@ def test_devices_choose_the_layout_and_the_platform():
 _SLOW = pytest.mark.slow  # the fast tier keeps one case of each kind: conv nets, MLPs
 
 
-@pytest.mark.parametrize("name,overrides", [
-    pytest.param("minatar_gala", {}, marks=_SLOW), pytest.param("minatar_ppo", {}, marks=_SLOW),
+@pytest.mark.parametrize(
+  "name,overrides",
+  [
+    pytest.param("minatar_gala", {}, marks=_SLOW),
+    pytest.param("minatar_ppo", {}, marks=_SLOW),
     ("minatar_hts_a2c", {}),
     pytest.param("cartpole_a2c", dict(algorithm="impala", t_max=8), marks=_SLOW),
-    ("cartpole_a2c", dict(algorithm="a3c", num_learners=2))])
+    ("cartpole_a2c", dict(algorithm="a3c", num_learners=2)),
+  ],
+)
 def test_abstract_state_matches_the_real_one(name, overrides):
   algorithm = make_algorithm(load(name, updates_per_call=1, **overrides))
   real, abstract = algorithm.init(), algorithm.abstract_init()
@@ -126,13 +140,24 @@ def test_gala_compiles_for_h100s():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("topology", [
-    pytest.param("v5e:2x2", marks=needs_tpu), pytest.param("h100:2", marks=needs_cuda)])
+@pytest.mark.parametrize(
+  "topology", [pytest.param("v5e:2x2", marks=needs_tpu), pytest.param("h100:2", marks=needs_cuda)]
+)
 def test_too_many_envs_is_one_does_not_fit_line(topology):
   result = subprocess.run(
-      [sys.executable, "-m", "galax.aot", "--config=minatar_ppo", f"--topology={topology}",
-       "--config.envs_per_learner=1048576"], cwd=ROOT, capture_output=True, text=True,
-      timeout=300)
+    [
+      sys.executable,
+      "-m",
+      "galax.aot",
+      "--config=minatar_ppo",
+      f"--topology={topology}",
+      "--config.envs_per_learner=1048576",
+    ],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
   assert result.returncode == 2
   last = result.stderr.strip().splitlines()[-1]
   assert last.startswith("error: does not fit on") and "Traceback" not in result.stderr
@@ -143,8 +168,12 @@ def test_too_many_envs_is_one_does_not_fit_line(topology):
 @needs_tpu
 def test_cli_prints_the_table_and_json():
   result = subprocess.run(
-      [sys.executable, "-m", "galax.aot", "--config=minatar_gala", "--topology=v5e:2x2",
-       "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    [sys.executable, "-m", "galax.aot", "--config=minatar_gala", "--topology=v5e:2x2", "--json"],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
   assert result.returncode == 0, result.stderr[-2000:]
   import json  # pylint: disable=g-import-not-at-top
 

@@ -13,9 +13,10 @@ from galax.envs.pool import BatchedEnv
 
 GAMMA = 0.9
 ESTIMATORS = dict(
-    nstep=returns.nstep_returns,
-    gae=lambda *a, **k: returns.gae_advantages(*a, 0.7, **k),
-    lambda_returns=lambda *a, **k: returns.lambda_returns(*a, 0.7, **k))
+  nstep=returns.nstep_returns,
+  gae=lambda *a, **k: returns.gae_advantages(*a, 0.7, **k),
+  lambda_returns=lambda *a, **k: returns.lambda_returns(*a, 0.7, **k),
+)
 
 
 def _per_env(estimator, env_ids, rewards, discounts, values, truncated):
@@ -25,9 +26,10 @@ def _per_env(estimator, env_ids, rewards, discounts, values, truncated):
   for env in range(values.shape[1]):
     at = np.flatnonzero(ids == env)
     column = lambda x: jnp.asarray(flat(x)[at])[:, None]
-    own_values = jnp.concatenate([column(values[:-1]), values[-1:, env:env + 1]])
-    out[at] = np.asarray(estimator(column(rewards), column(discounts), own_values,
-                                   column(truncated)))[:, 0]
+    own_values = jnp.concatenate([column(values[:-1]), values[-1:, env : env + 1]])
+    out[at] = np.asarray(
+      estimator(column(rewards), column(discounts), own_values, column(truncated))
+    )[:, 0]
   return out.reshape(rewards.shape)
 
 
@@ -43,8 +45,7 @@ def test_chained_estimators_equal_each_envs_own(kind):
   truncated = jnp.asarray(rng.random((steps, envs)) > 0.85)
   values = jnp.asarray(rng.normal(size=(steps + 1, envs)), jnp.float32)
   estimator = ESTIMATORS[kind]
-  chained = jax.jit(estimator)(rewards, discounts, values, truncated,
-                               env_ids=jnp.asarray(env_ids))
+  chained = jax.jit(estimator)(rewards, discounts, values, truncated, env_ids=jnp.asarray(env_ids))
   expected = _per_env(estimator, env_ids, rewards, discounts, values, truncated)
   np.testing.assert_allclose(chained, expected, rtol=1e-5, atol=1e-5)
 
@@ -114,5 +115,6 @@ def test_the_header_says_an_async_run_is_not_bit_reproducible():
     finally:
       algorithm.env.close()
   assert not any("not bit-reproducible" in line for line in lines[0])
-  assert any("4 of 8 envs per step" in line and "not bit-reproducible" in line
-             for line in lines[4]), lines[4]
+  assert any(
+    "4 of 8 envs per step" in line and "not bit-reproducible" in line for line in lines[4]
+  ), lines[4]

@@ -34,9 +34,19 @@ B, T, U, SEED, LIMIT = 4, 5, 13, 0, 62  # envs, t_max, updates, seed, time limit
 LR, GAMMA, DECAY, EPS, NU0 = 0.0007 * B, 0.99, 0.99, 0.1, 1.0  # pong_paac's, lr x envs
 ENTROPY, VALUE = 0.02, 0.25  # pong_paac's (the authors' code)
 MAX_GRAD_NORM = 0.5  # pong_paac's 3 never acts this early: norms are 0.004 to 2.8
-ENV_OPTIONS = dict(img_height=84, img_width=84, gray_scale=True, frame_skip=4, stack_num=4,
-                   noop_max=30, repeat_action_probability=0.0, episodic_life=False,
-                   reward_clip=True, max_episode_steps=LIMIT, num_threads=1)
+ENV_OPTIONS = dict(
+  img_height=84,
+  img_width=84,
+  gray_scale=True,
+  frame_skip=4,
+  stack_num=4,
+  noop_max=30,
+  repeat_action_probability=0.0,
+  episodic_life=False,
+  reward_clip=True,
+  max_episode_steps=LIMIT,
+  num_threads=1,
+)
 
 
 class Run(NamedTuple):
@@ -60,8 +70,9 @@ class RefEnv:
   """envpool's numpy API; the step after an episode's end is an auto-reset step (invalid)."""
 
   def __init__(self):
-    self.env = envpool.make("Pong-v5", env_type="gymnasium", num_envs=B, seed=SEED,
-                            **ENV_OPTIONS)  # env j has seed SEED + j, as galax's pool
+    self.env = envpool.make(
+      "Pong-v5", env_type="gymnasium", num_envs=B, seed=SEED, **ENV_OPTIONS
+    )  # env j has seed SEED + j, as galax's pool
     self.obs, _ = self.env.reset()
     self.reset_next = np.zeros(B, bool)
     self.ret, self.length = np.zeros(B), np.zeros(B, int)
@@ -80,20 +91,21 @@ class RefEnv:
     return np.where(valid, reward, 0.0), term, trunc, valid, stats
 
 
-def nstep_returns(rewards: np.ndarray, values: np.ndarray, term: np.ndarray,
-                  trunc: np.ndarray) -> np.ndarray:
+def nstep_returns(
+  rewards: np.ndarray, values: np.ndarray, term: np.ndarray, trunc: np.ndarray
+) -> np.ndarray:
   """G_t = r_t (terminated), r_t + gamma V(o_{t+1}) (truncated: o_{t+1} is the true final
   observation), else r_t + gamma G_{t+1}; G_T = V(o_T). values: [T + 1, B]."""
   returns, g = np.zeros_like(rewards), values[-1]
   for t in reversed(range(len(rewards))):
-    g = np.where(term[t], rewards[t],
-                 rewards[t] + GAMMA * np.where(trunc[t], values[t + 1], g))
+    g = np.where(term[t], rewards[t], rewards[t] + GAMMA * np.where(trunc[t], values[t + 1], g))
     returns[t] = g
   return returns
 
 
 def make_loss(apply: Callable) -> Callable:
   """jit(value_and_grad) of the A2C loss of a flat batch [T * B] (no galax code)."""
+
   def loss(params, obs, actions, returns, mask):
     """T (-mean(m log pi(a) A) - c_H mean(m H) + c_V mean(m (G - V)^2)), means over T * B:
     the loss summed over the t_max steps (pong_paac's sum_over_time)."""
@@ -104,16 +116,19 @@ def make_loss(apply: Callable) -> Callable:
     entropy = -jnp.sum(mask * jnp.sum(jnp.exp(logp) * logp, axis=-1))
     value = jnp.sum(mask * jnp.square(returns - values))
     return T * (policy - ENTROPY * entropy + VALUE * value) / mask.size
+
   return jax.jit(jax.value_and_grad(loss))
 
 
 def reference_run(apply: Callable, params0: Any) -> tuple[Run, Coverage]:
   """U updates of the reference from `params0`, in numpy except for the network."""
+
   @jax.jit
   def sample(keys, logits):  # per env: (key, draw) = split(key); a ~ categorical(draw)
     def one(key, logit):
       key, draw = jax.random.split(key)
       return key, jax.random.categorical(draw, logit)
+
     return jax.vmap(one)(keys, logits)
 
   forward, loss_grad = jax.jit(apply), make_loss(apply)
@@ -138,8 +153,13 @@ def reference_run(apply: Callable, params0: Any) -> tuple[Run, Coverage]:
     vals.append(np.asarray(forward(params, env.obs)[1]))  # V(o_T)
     rews, terms, truncs, valids = map(np.array, (rews, terms, truncs, valids))
     returns = nstep_returns(rews, np.array(vals, np.float64), terms, truncs)
-    loss, grads = loss_grad(params, np.concatenate(obs), np.concatenate(acts),
-                            np.float32(returns.reshape(-1)), np.float32(valids.reshape(-1)))
+    loss, grads = loss_grad(
+      params,
+      np.concatenate(obs),
+      np.concatenate(acts),
+      np.float32(returns.reshape(-1)),
+      np.float32(valids.reshape(-1)),
+    )
     g = [np.asarray(x_, np.float64) for x_ in jax.tree.leaves(grads)]
     norm = np.sqrt(sum(np.sum(np.square(x_)) for x_ in g))
     g = [x_ * min(1.0, MAX_GRAD_NORM / norm) for x_ in g]  # global-norm clipping
@@ -150,11 +170,21 @@ def reference_run(apply: Callable, params0: Any) -> tuple[Run, Coverage]:
     losses.append(float(loss))
     norms.append(norm)
     episodes.append(np.stack(stats, axis=1))  # [B, T, 3]
-    cover = Coverage(cover.rewards + int(np.count_nonzero(rews)),
-                     cover.truncations + int(truncs.sum()), cover.invalid + int((~valids).sum()),
-                     cover.clipped + int(norm > MAX_GRAD_NORM))
-  run = Run(jax.tree.unflatten(tree, x), jax.tree.unflatten(tree, nu), np.array(losses),
-            np.array(norms), np.array(episodes), env.obs, np.asarray(keys))
+    cover = Coverage(
+      cover.rewards + int(np.count_nonzero(rews)),
+      cover.truncations + int(truncs.sum()),
+      cover.invalid + int((~valids).sum()),
+      cover.clipped + int(norm > MAX_GRAD_NORM),
+    )
+  run = Run(
+    jax.tree.unflatten(tree, x),
+    jax.tree.unflatten(tree, nu),
+    np.array(losses),
+    np.array(norms),
+    np.array(episodes),
+    env.obs,
+    np.asarray(keys),
+  )
   env.env.close()
   return run, cover
 
@@ -162,10 +192,18 @@ def reference_run(apply: Callable, params0: Any) -> tuple[Run, Coverage]:
 def galax_run() -> tuple[Run, Any, Callable]:
   """One `step` call of pong_paac at the test's size: (run, initial params, the network's
   apply)."""
-  config = load_config("pong_paac", envs_per_learner=B, t_max=T, updates_per_call=U,
-                       total_env_steps=B * T * U, seed=SEED, env__max_episode_steps=LIMIT,
-                       env__num_threads=1, optimizer__anneal_steps=B * T * U,
-                       optimizer__max_grad_norm=MAX_GRAD_NORM)
+  config = load_config(
+    "pong_paac",
+    envs_per_learner=B,
+    t_max=T,
+    updates_per_call=U,
+    total_env_steps=B * T * U,
+    seed=SEED,
+    env__max_episode_steps=LIMIT,
+    env__num_threads=1,
+    optimizer__anneal_steps=B * T * U,
+    optimizer__max_grad_norm=MAX_GRAD_NORM,
+  )
   alg = make_algorithm(config)
   try:
     for k in range(U):  # the reference's schedule is galax's
@@ -174,20 +212,34 @@ def galax_run() -> tuple[Run, Any, Callable]:
     params0 = jax.device_get(state.params)  # `step` donates `state`
     state, metrics = alg.step(state)
     params, nu, obs, keys, metrics = jax.device_get(
-        (state.params, optax.tree_utils.tree_get(state.opt_state, "nu"),
-         state.env_state.obs, state.action_keys, metrics))
+      (
+        state.params,
+        optax.tree_utils.tree_get(state.opt_state, "nu"),
+        state.env_state.obs,
+        state.action_keys,
+        metrics,
+      )
+    )
   finally:
     alg.env.close()
   first = lambda tree: jax.tree.map(lambda leaf: leaf[0], tree)  # the one learner
   ep = metrics["episodes"]  # [U, B, T] each
   episodes = np.stack([ep["over"], ep["returns"], ep["lengths"]], axis=-1)
-  run = Run(first(params), first(nu), metrics["loss"]["total"][:, 0],
-            metrics["grad_norm"][:, 0], episodes, obs, keys)
+  run = Run(
+    first(params),
+    first(nu),
+    metrics["loss"]["total"][:, 0],
+    metrics["grad_norm"][:, 0],
+    episodes,
+    obs,
+    keys,
+  )
   return run, first(params0), alg.network.apply
 
 
-def assert_float32_close(actual: np.ndarray, expected: np.ndarray, start: Any, magnitude: Any,
-                         name: str) -> None:
+def assert_float32_close(
+  actual: np.ndarray, expected: np.ndarray, start: Any, magnitude: Any, name: str
+) -> None:
   """|actual - expected| <= 1e-3 |expected - start| + U/2 float32 ulps of `magnitude`: a
   relative check of the U updates' sum, plus galax's float32 rounding of each update's
   result (at most half an ulp each; the largest observed sum is about 4.5 ulps)."""
@@ -213,9 +265,10 @@ def test_pong_paac_update_equals_an_independent_reference():
   np.testing.assert_allclose(galax.losses, ref.losses, rtol=2e-4, atol=1e-6)
   np.testing.assert_allclose(galax.grad_norms, ref.grad_norms, rtol=2e-4)
   named = jax.tree_util.tree_flatten_with_path(params0)[0]
-  for (path, p0), p, r, nu, ref_nu in zip(named, *map(jax.tree.leaves, (
-      galax.params, ref.params, galax.nu, ref.nu))):
+  for (path, p0), p, r, nu, ref_nu in zip(
+    named, *map(jax.tree.leaves, (galax.params, ref.params, galax.nu, ref.nu))
+  ):
     name = jax.tree_util.keystr(path)
     assert_float32_close(p, r, p0, np.maximum(np.abs(p0), np.abs(r)), name)
     # nu = d^U nu_0 + (1 - d) sum_k d^(U-1-k) g_k^2: the relative part is the gradients'.
-    assert_float32_close(nu, ref_nu, DECAY ** U * NU0, NU0, "nu of " + name)
+    assert_float32_close(nu, ref_nu, DECAY**U * NU0, NU0, "nu of " + name)

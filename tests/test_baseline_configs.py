@@ -19,7 +19,12 @@ def test_ba3c_config_is_the_papers():
   assert c.envs_per_learner * c.t_max == 32  # per-worker batch
   opt = c.optimizer
   assert (opt.name, opt.learning_rate, opt.adam_b1, opt.adam_b2, opt.eps) == (
-      "adam", 1e-3, 0.8, 0.75, 1e-8)
+    "adam",
+    1e-3,
+    0.8,
+    0.75,
+    1e-8,
+  )
   assert (opt.clip_average_norm, opt.max_grad_norm, opt.sharded_state) == (0.1, 0.0, True)
   assert (c.network.name, c.network.fc_width) == ("ba3c", 128)
 
@@ -27,8 +32,7 @@ def test_ba3c_config_is_the_papers():
 def test_impala_config_is_hts_table_a3():
   c = validate(load_config("impala_atari"))
   assert (c.algorithm, c.t_max, c.envs_per_learner, c.gamma) == ("impala", 20, 32, 0.99)
-  assert (c.optimizer.name, c.optimizer.eps, c.optimizer.learning_rate) == (
-      "rmsprop", 0.01, 0.006)
+  assert (c.optimizer.name, c.optimizer.eps, c.optimizer.learning_rate) == ("rmsprop", 0.01, 0.006)
   assert (c.impala.rho_bar, c.impala.c_bar) == (1.0, 1.0) and c.impala.policy_lag > 1
   assert c.network.name == "impala_shallow"
 
@@ -37,7 +41,10 @@ def test_a3c_config_is_galas():
   c = validate(load_config("a3c_atari"))
   assert (c.algorithm, c.num_learners, c.envs_per_learner, c.t_max) == ("a3c", 4, 16, 5)
   assert (c.optimizer.learning_rate, c.optimizer.lr_scaling, c.optimizer.eps) == (
-      7e-4, "none", 0.01)
+    7e-4,
+    "none",
+    0.01,
+  )
   assert c.a3c.max_staleness == c.num_learners - 1
 
 
@@ -52,10 +59,13 @@ def test_ba3c_network_has_the_papers_size(fc, params):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,overrides", [
+@pytest.mark.parametrize(
+  "name,overrides",
+  [
     ("ba3c_breakout", dict(num_learners=2, envs_per_learner=2)),
     ("impala_atari", dict(envs_per_learner=2, t_max=4)),
-])
+  ],
+)
 def test_config_trains_one_update(name, overrides):
   # (a3c_atari shares its network and env with breakout_a2c; A3C runs in tests/test_a3c.py.)
   config = load_config(name)

@@ -17,24 +17,32 @@ quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
 
 
 def _video_config(**overrides):
-  return tiny_config(total_env_steps=2 * STEPS_PER_CALL, checkpoint_every_steps=0,
-                     eval__every_steps=STEPS_PER_CALL, eval__episodes=1, **overrides)
+  return tiny_config(
+    total_env_steps=2 * STEPS_PER_CALL,
+    checkpoint_every_steps=0,
+    eval__every_steps=STEPS_PER_CALL,
+    eval__episodes=1,
+    **overrides,
+  )
 
 
 def _gif_images(logdir, tag):
   """{step: encoded image} of `tag`'s image summaries in the TensorBoard events."""
-  return {event.step: value.image.encoded_image_string
-          for event in tensorboard_events(logdir) for value in event.summary.value
-          if value.tag == tag and value.HasField("image")}
+  return {
+    event.step: value.image.encoded_image_string
+    for event in tensorboard_events(logdir)
+    for value in event.summary.value
+    if value.tag == tag and value.HasField("image")
+  }
 
 
 @pytest.mark.slow  # two short training runs
-def test_each_evaluation_writes_a_video_and_a_tensorboard_gif_and_training_is_unchanged(
-    tmp_path):
+def test_each_evaluation_writes_a_video_and_a_tensorboard_gif_and_training_is_unchanged(tmp_path):
   from galax.envs import video  # pylint: disable=g-import-not-at-top
 
-  with_video = train(_video_config(capture_video=True, tensorboard=True),
-                     workdir=str(tmp_path / "video"), log=quiet)
+  with_video = train(
+    _video_config(capture_video=True, tensorboard=True), workdir=str(tmp_path / "video"), log=quiet
+  )
   ext = video.default_extension()
   for step in (STEPS_PER_CALL, 2 * STEPS_PER_CALL):
     path = tmp_path / "video" / "videos" / f"step{step}{ext}"
@@ -76,10 +84,13 @@ def test_a_video_goes_to_tensorboard_and_the_tracker(tmp_path):
   assert Image.open(io.BytesIO(image)).n_frames == 3
 
 
-@pytest.mark.parametrize("overrides,needle", [
+@pytest.mark.parametrize(
+  "overrides,needle",
+  [
     (dict(eval__every_steps=0), "set config.eval.every_steps > 0"),
     (dict(env__id="gymnax/Acrobot-v1"), "no renderer for 'gymnax/Acrobot-v1'"),
-])
+  ],
+)
 def test_capture_video_that_could_not_act_is_one_line(overrides, needle):
   from galax.config import validate  # pylint: disable=g-import-not-at-top
 

@@ -49,6 +49,7 @@ def _one_line(proc, needle, status=2):
 
 # 1. A fresh run into a workdir that holds a run.
 
+
 def test_a_fresh_run_into_a_run_is_refused_before_setup(tmp_path, monkeypatch):
   _earlier_run(tmp_path)
   _stop_at_build(monkeypatch)
@@ -57,8 +58,9 @@ def test_a_fresh_run_into_a_run_is_refused_before_setup(tmp_path, monkeypatch):
   assert (tmp_path / "checkpoints" / "2400").is_dir() and (tmp_path / "config.json").exists()
 
 
-def test_overwrite_deletes_the_earlier_run_before_setup_and_keeps_other_files(tmp_path,
-                                                                              monkeypatch):
+def test_overwrite_deletes_the_earlier_run_before_setup_and_keeps_other_files(
+  tmp_path, monkeypatch
+):
   _earlier_run(tmp_path)
   _stop_at_build(monkeypatch)
   with pytest.raises(_Built):
@@ -68,8 +70,12 @@ def test_overwrite_deletes_the_earlier_run_before_setup_and_keeps_other_files(tm
 
 @pytest.mark.slow
 def test_cli_rerun_names_resume_and_overwrite_starts_afresh(tmp_path):
-  args = ["--config.env.id=gymnax/CartPole-v1", "--config.updates_per_call=10",
-          "--config.tensorboard=False", f"--workdir={tmp_path}"]
+  args = [
+    "--config.env.id=gymnax/CartPole-v1",
+    "--config.updates_per_call=10",
+    "--config.tensorboard=False",
+    f"--workdir={tmp_path}",
+  ]
   first = run_cli(*args, "--config.total_env_steps=1600")
   assert first.returncode == 0, first.stderr[-2000:]
   again = run_cli(*args, "--config.total_env_steps=800")
@@ -83,6 +89,7 @@ def test_cli_rerun_names_resume_and_overwrite_starts_afresh(tmp_path):
 
 
 # 2 and 4. Tracking without credentials; a run that never started leaves nothing.
+
 
 def _no_wandb_login(tmp_path, monkeypatch):
   pytest.importorskip("wandb")
@@ -121,13 +128,24 @@ def test_a_run_that_never_started_leaves_no_lock_or_folder(tmp_path, monkeypatch
 
 # 3. Help, hints and flag errors.
 
+
 # Both spellings on two commands; the others share galax.config.cli.answer_help's one check
 # of both (HELP_FLAGS), so one spelling each, alternating (each call took 2-4 s).
-@pytest.mark.parametrize("module,flag", [
+@pytest.mark.parametrize(
+  "module,flag",
+  [
     *[(m, f) for m in (None, "galax.evaluate") for f in ("--help", "-h")],
-    *[pytest.param(m, f, marks=pytest.mark.slow)
-      for m, f in (("galax.aot", "--help"), ("galax.experiment", "-h"),
-                   ("galax.sweep", "--help"), ("galax.report", "-h"))]])
+    *[
+      pytest.param(m, f, marks=pytest.mark.slow)
+      for m, f in (
+        ("galax.aot", "--help"),
+        ("galax.experiment", "-h"),
+        ("galax.sweep", "--help"),
+        ("galax.report", "-h"),
+      )
+    ],
+  ],
+)
 def test_every_command_answers_help(module, flag):
   proc = run_cli(flag, module=module)
   assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr[-2000:]
@@ -184,6 +202,7 @@ def test_a_stray_argument_is_one_line():
 
 # 4. The smaller things.
 
+
 def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
   pytest.importorskip("gcsfs")
   import time  # pylint: disable=g-import-not-at-top
@@ -208,8 +227,7 @@ def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
 
 
 @pytest.mark.slow
-def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path,
-                                                                          monkeypatch):
+def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path, monkeypatch):
   import time  # pylint: disable=g-import-not-at-top
 
   from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
@@ -223,8 +241,11 @@ def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_p
   monkeypatch.setattr(ckpt_lib.Checkpointer, "save", slow_save)
   monkeypatch.setattr(train_lib.metrics_lib, "add_episodes", lambda *args: None)
   lines = []
-  train(tiny_config(total_env_steps=4 * 800, checkpoint_every_steps=0), workdir=str(tmp_path),
-        log=lines.append)
+  train(
+    tiny_config(total_env_steps=4 * 800, checkpoint_every_steps=0),
+    workdir=str(tmp_path),
+    log=lines.append,
+  )
   progress = [line for line in lines if line.startswith("steps ")]
   done = lines[-1]
   assert len(progress) == 4 and done.startswith("done:"), lines
@@ -241,10 +262,14 @@ def _header(obs_shape, network="mlp", **fields):
 
   config = tiny_config(network__name=network, **fields)
   algorithm = types.SimpleNamespace(
-      config=config, total_updates=40, env_steps_per_update=80, updates_per_call=10,
-      layout=types.SimpleNamespace(num_learners=1, envs_per_learner=16, num_devices=1),
-      plan=types.SimpleNamespace(platform="cpu", describe=lambda: "..."),
-      env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)))
+    config=config,
+    total_updates=40,
+    env_steps_per_update=80,
+    updates_per_call=10,
+    layout=types.SimpleNamespace(num_learners=1, envs_per_learner=16, num_devices=1),
+    plan=types.SimpleNamespace(platform="cpu", describe=lambda: "..."),
+    env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)),
+  )
   return header_lines(algorithm, dict(requested_env_steps=3200, planned_env_steps=3200))
 
 
@@ -257,8 +282,9 @@ def test_the_header_warns_of_an_mlp_on_large_images_in_one_line():
 
 def test_the_header_says_how_the_logging_cadence_rounds():
   lines = _header((4,), log_every_steps=500, checkpoint_every_steps=1600)
-  assert "log_every_steps=500 rounds up to every 800 env steps (whole calls of 800 env " \
-         "steps)" in lines
+  assert (
+    "log_every_steps=500 rounds up to every 800 env steps (whole calls of 800 env steps)" in lines
+  )
   assert not [line for line in lines if "checkpoint_every_steps" in line]  # 2 whole calls
 
 

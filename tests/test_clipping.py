@@ -8,8 +8,7 @@ from galax.core import optimizers
 
 
 def test_clip_by_average_norm_hand_computed():
-  grads = dict(big=jnp.array([3.0, 4.0]), small=jnp.array([0.01, 0.0, 0.0]),
-               zero=jnp.zeros(4))
+  grads = dict(big=jnp.array([3.0, 4.0]), small=jnp.array([0.01, 0.0, 0.0]), zero=jnp.zeros(4))
   clipped, _ = optimizers.clip_by_average_norm(0.1).update(grads, ())
   # big: ||g|| = 5, size 2, average norm 2.5 > 0.1 -> g * 0.1 / 2.5 = g * 0.04
   np.testing.assert_allclose(clipped["big"], [0.12, 0.16], rtol=1e-6)
@@ -29,10 +28,21 @@ def test_average_norm_is_norm_over_size_not_rms():
 
 
 def _sgd(**overrides):
-  cfg = dict(name="sgd", learning_rate=1.0, lr_scaling="none", anneal="none", eps=1e-5,
-             rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
-             adam_b1=0.9, adam_b2=0.999, max_grad_norm=0.0, clip_average_norm=0.0,
-             sharded_state=False)
+  cfg = dict(
+    name="sgd",
+    learning_rate=1.0,
+    lr_scaling="none",
+    anneal="none",
+    eps=1e-5,
+    rmsprop_decay=0.99,
+    rmsprop_convention="torch",
+    rmsprop_initial_scale=0.0,
+    adam_b1=0.9,
+    adam_b2=0.999,
+    max_grad_norm=0.0,
+    clip_average_norm=0.0,
+    sharded_state=False,
+  )
   cfg.update(overrides)
   opt, _ = optimizers.make_optimizer(optimizers.OptimizerSettings(**cfg), 1, 1, 1)
   return opt

@@ -21,8 +21,13 @@ STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
 
 
 def _run(tmp_path, *flags, timeout=300):
-  return subprocess.run([sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
-                        capture_output=True, text=True, cwd=ROOT, timeout=timeout)
+  return subprocess.run(
+    [sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=timeout,
+  )
 
 
 def _summary(tmp_path):
@@ -44,14 +49,24 @@ def _summary(tmp_path):
 # breakout_a2c's). The budget itself (phases out of budget, time boxes) is
 # test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on's.
 SMOKE_PARTS = {
-    "measurements": ["env", "raw_envpool", "pong_cleanrl", "minatar_galax", "minatar_rejax",
-                     "smoke_hts_ppo"],
-    "hts_vs_sync": ["hts_vs_sync"],
-    device.FINAL: [device.FINAL],
+  "measurements": [
+    "env",
+    "raw_envpool",
+    "pong_cleanrl",
+    "minatar_galax",
+    "minatar_rejax",
+    "smoke_hts_ppo",
+  ],
+  "hts_vs_sync": ["hts_vs_sync"],
+  device.FINAL: [device.FINAL],
 }
-LEFT_OUT = {"pong_fast": device.FINAL, "smoke_gala": "smoke_hts_ppo",
-            "smoke_hts_a2c": "smoke_hts_ppo", "smoke_impala": "smoke_hts_ppo",
-            "smoke_a3c": "smoke_hts_ppo"}  # phase -> the phase that runs its code
+LEFT_OUT = {
+  "pong_fast": device.FINAL,
+  "smoke_gala": "smoke_hts_ppo",
+  "smoke_hts_a2c": "smoke_hts_ppo",
+  "smoke_impala": "smoke_hts_ppo",
+  "smoke_a3c": "smoke_hts_ppo",
+}  # phase -> the phase that runs its code
 # Skipped where their peer is missing (CleanRL's wheel, rejax); every other phase must be ok.
 MAY_SKIP = {"pong_cleanrl", "minatar_rejax"}
 
@@ -92,8 +107,7 @@ def test_the_smoke_runs_left_out_validate(phase):
   fields = dp.smoke_fields(name, dp.SCALES["smoke"])
   assert "network.name=mlp" in fields and "envs_per_learner=4" in fields
   config = config_lib.validate(_with_fields(config_lib.load(name), fields))
-  assert (config.network.name, config.envs_per_learner, config.updates_per_call) == (
-      "mlp", 4, 1)
+  assert (config.network.name, config.envs_per_learner, config.updates_per_call) == ("mlp", 4, 1)
 
 
 @pytest.mark.slow
@@ -101,15 +115,23 @@ def test_the_smoke_runs_left_out_validate(phase):
 def test_every_phase_of_the_smoke_scale_runs(tmp_path, part):
   phases, budget = SMOKE_PARTS[part], _budget(SMOKE_PARTS[part])
   start = time.monotonic()
-  proc = _run(tmp_path, "--scale=smoke", f"--phases={','.join(phases)}", f"--budget_s={budget}",
-              timeout=budget + 60)
+  proc = _run(
+    tmp_path,
+    "--scale=smoke",
+    f"--phases={','.join(phases)}",
+    f"--budget_s={budget}",
+    timeout=budget + 60,
+  )
   wall = time.monotonic() - start
   assert proc.returncode == 0, proc.stderr[-3000:]
   summary = _summary(tmp_path)
   assert list(summary["phases"]) == phases
   for name, record in summary["phases"].items():
     assert record["status"] in ({"ok", "skipped"} if name in MAY_SKIP else {"ok"}), (
-        name, record, proc.stdout[-3000:])
+      name,
+      record,
+      proc.stdout[-3000:],
+    )
     assert isinstance(record["result"], dict), name
   if "env" in phases:
     assert summary["phases"]["env"]["result"]["devices"]
@@ -122,8 +144,13 @@ def test_every_phase_of_the_smoke_scale_runs(tmp_path, part):
 @pytest.mark.slow
 def test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on(tmp_path):
   # A config that does not exist: run.py stops with one line, the phase fails with it.
-  proc = _run(tmp_path / "a", "--scale=smoke", "--phases=pong_many_to_18,env",
-              "--many_config=no_such_config", "--budget_s=60")
+  proc = _run(
+    tmp_path / "a",
+    "--scale=smoke",
+    "--phases=pong_many_to_18,env",
+    "--many_config=no_such_config",
+    "--budget_s=60",
+  )
   assert proc.returncode == 0, proc.stderr[-3000:]
   phases = _summary(tmp_path / "a")["phases"]
   assert phases["pong_many_to_18"]["status"] == "failed"
@@ -138,11 +165,14 @@ def test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on(tmp_path):
   assert "| minatar_galax | timeout |" in (tmp_path / "b" / "summary.md").read_text()
 
 
-@pytest.mark.parametrize("flags, message", [
+@pytest.mark.parametrize(
+  "flags, message",
+  [
     (["--scale=huge"], "error: --scale='huge': choose one of full, smoke"),
     (["--phases=env,nope"], "error: unknown phase 'nope': choose from env, raw_envpool"),
     (["--budget_s=-1"], "error: --budget_s=-1 must be >= 0"),
-])
+  ],
+)
 def test_bad_input_is_one_error_line(tmp_path, flags, message):
   proc = _run(tmp_path, *flags, timeout=60)
   assert proc.returncode == 2
@@ -153,8 +183,13 @@ def test_bad_input_is_one_error_line(tmp_path, flags, message):
 def test_an_unwritable_out_is_one_error_line(tmp_path):
   blocker = tmp_path / "file"
   blocker.write_text("")
-  proc = subprocess.run([sys.executable, SCRIPT, f"--out={blocker}/sub"], capture_output=True,
-                        text=True, cwd=ROOT, timeout=60)
+  proc = subprocess.run(
+    [sys.executable, SCRIPT, f"--out={blocker}/sub"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=60,
+  )
   assert proc.returncode == 2
   assert proc.stderr.strip().startswith(f"error: --out={blocker}/sub: cannot create it")
   assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -66,8 +66,7 @@ def test_episode_returns_are_full_game_raw_with_episodic_life():
   ts = _run(env, actions)
 
   # Reference: envpool's Python API with the same options, summing info["reward"] per game.
-  ref = envpool.make("SpaceInvaders-v5", env_type="gymnasium", num_envs=n, seed=1,
-                     **env.options)
+  ref = envpool.make("SpaceInvaders-v5", env_type="gymnasium", num_envs=n, seed=1, **env.options)
   ref.reset()
   running = np.zeros(n)
   games: list[list[tuple[float, int]]] = [[] for _ in range(n)]
@@ -129,7 +128,7 @@ def test_shards_equal_one_big_pool():
 
   def shard(state, s):  # pool s's slice of the concatenated state
     handles = state.handle.reshape(2, -1)
-    return jax.tree.map(lambda x: x[2 * s:2 * s + 2], state).replace(handle=handles[s])
+    return jax.tree.map(lambda x: x[2 * s : 2 * s + 2], state).replace(handle=handles[s])
 
   step = jax.jit(sharded.step, static_argnums=2)
   initial = sharded.reset()
@@ -137,7 +136,7 @@ def test_shards_equal_one_big_pool():
   for t in range(30):
     obs = []
     for s in range(2):
-      states[s], ts = step(states[s], actions[t, 2 * s:2 * s + 2], s)
+      states[s], ts = step(states[s], actions[t, 2 * s : 2 * s + 2], s)
       obs.append(np.asarray(ts.obs))
     np.testing.assert_allclose(np.concatenate(obs), ts_big.obs[t], rtol=1e-6)
 
@@ -150,8 +149,9 @@ def test_close_waits_for_dispatched_steps_before_closing_the_pools(monkeypatch):
   env = BatchedEnv("CartPole-v1", num_envs=2, seed=0)
   events = []
   real_barrier = pool_lib.jax.effects_barrier
-  monkeypatch.setattr(pool_lib.jax, "effects_barrier",
-                      lambda: events.append("barrier") or real_barrier())
+  monkeypatch.setattr(
+    pool_lib.jax, "effects_barrier", lambda: events.append("barrier") or real_barrier()
+  )
   real_close = env._pools[0].close  # pylint: disable=protected-access
   env._pools[0].close = lambda: events.append("close") or real_close()  # pylint: disable=protected-access
   state = env.reset()

@@ -38,8 +38,9 @@ def _config(env_id, **overrides):
 
 def _env(env_id, num_envs, seed=0, max_episode_steps=0, num_shards=1):
   config = _config(env_id, env=dict(max_episode_steps=max_episode_steps))
-  return make_env(EnvSettings.from_config(config), num_envs=num_envs, seed=seed,
-                  num_shards=num_shards)
+  return make_env(
+    EnvSettings.from_config(config), num_envs=num_envs, seed=seed, num_shards=num_shards
+  )
 
 
 def _run(env, actions: np.ndarray):
@@ -110,19 +111,28 @@ def test_episode_statistics_are_sums_over_valid_steps(env_id):
 def _layout_rollout(env_id, num_learners, envs_per_learner, num_devices, steps=80):
   """Acts `steps` steps with the same params in every learner, through the learner
   layout's own machinery (make_setup, initial_state, shard_map); [T, n * b] outputs."""
-  config = _config(env_id, num_learners=num_learners, envs_per_learner=envs_per_learner,
-                   num_devices=num_devices, seed=5)
+  config = _config(
+    env_id,
+    num_learners=num_learners,
+    envs_per_learner=envs_per_learner,
+    num_devices=num_devices,
+    seed=5,
+  )
   setup = make_setup(config, spec_for(config.algorithm))
   state = initial_state(setup, optax.sgd(0.0))
   policy = block_policy(setup.network.apply, setup.layout.learners_per_device)
 
   def block(s):
-    _, _, traj = rollout(policy, s.params, setup.env, s.env_state, s.action_keys, steps,
-                         lx.env_shard_index())
+    _, _, traj = rollout(
+      policy, s.params, setup.env, s.env_state, s.action_keys, steps, lx.env_shard_index()
+    )
     return traj.obs, traj.actions, traj.valid, traj.episode_over
 
-  fn = jax.jit(jax.shard_map(block, mesh=setup.mesh, in_specs=(P(lx.AXIS),),
-                             out_specs=P(None, lx.AXIS), check_vma=False))
+  fn = jax.jit(
+    jax.shard_map(
+      block, mesh=setup.mesh, in_specs=(P(lx.AXIS),), out_specs=P(None, lx.AXIS), check_vma=False
+    )
+  )
   out = jax.tree.map(np.asarray, fn(state))
   setup.env.close()
   return out
@@ -145,17 +155,19 @@ def test_gymnax_explicit_env_seeds_equal_contiguous_seeds():
   config = _config("gymnax/CartPole-v1", seed=2)
   env = EnvSettings.from_config(config)
   contiguous = make_env(env, num_envs=4, seed=config.seed)
-  explicit = make_env(env, num_envs=2, seed=config.seed, num_shards=2,
-                      env_seeds=[[2, 3], [4, 5]])
+  explicit = make_env(env, num_envs=2, seed=config.seed, num_shards=2, env_seeds=[[2, 3], [4, 5]])
   a, b = contiguous.reset(), explicit.reset()
   for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
     np.testing.assert_array_equal(x, y)
 
 
 GYMNAX_SPECS = [
-    ("CartPole-v1", (4,), 2, 500), ("Acrobot-v1", (6,), 3, 500),
-    ("Breakout-MinAtar", (10, 10, 4), 3, 1000), ("Asterix-MinAtar", (10, 10, 4), 5, 1000),
-    ("Freeway-MinAtar", (10, 10, 7), 3, 2500), ("SpaceInvaders-MinAtar", (10, 10, 6), 4, 1000),
+  ("CartPole-v1", (4,), 2, 500),
+  ("Acrobot-v1", (6,), 3, 500),
+  ("Breakout-MinAtar", (10, 10, 4), 3, 1000),
+  ("Asterix-MinAtar", (10, 10, 4), 5, 1000),
+  ("Freeway-MinAtar", (10, 10, 7), 3, 2500),
+  ("SpaceInvaders-MinAtar", (10, 10, 6), 4, 1000),
 ]
 # Compiling a MinAtar step takes 5-25 s on the 2-core CPU: two of them in the fast suite.
 _SLOW = pytest.mark.slow
@@ -169,11 +181,17 @@ def test_gymnax_specs(name, shape, actions, limit):
   assert spec.obs_dtype == np.float32 and not spec.reset_step_after_termination
 
 
-@pytest.mark.parametrize("name", ["CartPole-v1", "Breakout-MinAtar",
-                                  pytest.param("Acrobot-v1", marks=_SLOW),
-                                  pytest.param("Asterix-MinAtar", marks=_SLOW),
-                                  pytest.param("Freeway-MinAtar", marks=_SLOW),
-                                  pytest.param("SpaceInvaders-MinAtar", marks=_SLOW)])
+@pytest.mark.parametrize(
+  "name",
+  [
+    "CartPole-v1",
+    "Breakout-MinAtar",
+    pytest.param("Acrobot-v1", marks=_SLOW),
+    pytest.param("Asterix-MinAtar", marks=_SLOW),
+    pytest.param("Freeway-MinAtar", marks=_SLOW),
+    pytest.param("SpaceInvaders-MinAtar", marks=_SLOW),
+  ],
+)
 def test_gymnax_envs_step(name):
   env = _env("gymnax/" + name, num_envs=2)
   actions = np.random.default_rng(0).integers(0, env.spec.num_actions, size=(20, 2))
@@ -186,15 +204,25 @@ def test_gymnax_envs_step(name):
 
 
 def test_unknown_gymnax_id_names_close_matches():
-  with pytest.raises(ValueError, match=r"Unknown env id 'gymnax/Breakout-Minatar'.*"
-                                       r"gymnax/Breakout-MinAtar"):
+  with pytest.raises(
+    ValueError,
+    match=r"Unknown env id 'gymnax/Breakout-Minatar'.*"
+    r"gymnax/Breakout-MinAtar",
+  ):
     validate(_config("gymnax/Breakout-Minatar"))
   with pytest.raises(ValueError, match=r"gymnax has it as 'gymnax/Breakout-MinAtar'"):
     validate(_config("Breakout-MinAtar"))
 
 
-@pytest.mark.parametrize("field,value", [("episodic_life", True), ("reward_clip", True),
-                                         ("num_threads", 2), ("options", {"noop_max": 0})])
+@pytest.mark.parametrize(
+  "field,value",
+  [
+    ("episodic_life", True),
+    ("reward_clip", True),
+    ("num_threads", 2),
+    ("options", {"noop_max": 0}),
+  ],
+)
 def test_envpool_only_options_are_rejected_on_gymnax(field, value):
   config = _config("gymnax/Breakout-MinAtar")
   if field == "options":
@@ -207,9 +235,13 @@ def test_envpool_only_options_are_rejected_on_gymnax(field, value):
 
 @pytest.mark.slow
 def test_cli_prints_one_line_for_a_bad_gymnax_id():
-  proc = subprocess.run([sys.executable, os.path.join(ROOT, "run.py"),
-                         "--config.env.id=gymnax/Cartpole-v1"],
-                        capture_output=True, text=True, cwd=ROOT, timeout=120)
+  proc = subprocess.run(
+    [sys.executable, os.path.join(ROOT, "run.py"), "--config.env.id=gymnax/Cartpole-v1"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=120,
+  )
   assert proc.returncode != 0 and "Traceback" not in proc.stderr
   errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
   assert len(errors) == 1 and "gymnax/CartPole-v1" in errors[0]
@@ -220,11 +252,13 @@ def test_evaluator_plays_full_gymnax_episodes():
 
   config = _config("gymnax/CartPole-v1", seed=7)
   config.eval.episodes, config.eval.num_envs = 6, 3
-  always_right = lambda params, obs: (jnp.stack([jnp.zeros(obs.shape[:-1]),
-                                                 jnp.ones(obs.shape[:-1])], -1),
-                                      jnp.zeros(obs.shape[:-1]))
-  evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, always_right,
-                                   num_policies=1)
+  always_right = lambda params, obs: (
+    jnp.stack([jnp.zeros(obs.shape[:-1]), jnp.ones(obs.shape[:-1])], -1),
+    jnp.zeros(obs.shape[:-1]),
+  )
+  evaluator = evaluation.Evaluator(
+    RunSettings.from_config(config).eval, always_right, num_policies=1
+  )
   out = evaluator.evaluate({"w": np.zeros((1,))})
   assert out.completed.all() and out.returns.shape == (1, 6)
   np.testing.assert_array_equal(out.lengths[0], out.returns[0])  # CartPole: 1 per step
@@ -271,15 +305,15 @@ def test_scripted_breakout_player_scores_as_much_through_galax_as_in_raw_gymnax(
     def body(carry, k):
       obs, state, total, done_before = carry
       obs, state, reward, terminated, truncated, _ = raw_env.step(
-          k, state, _breakout_tracker(obs), params)
+        k, state, _breakout_tracker(obs), params
+      )
       total = total + reward * (1 - done_before)
       return (obs, state, total, done_before | terminated | truncated), None
 
     carry = (obs, state, jnp.float32(0), jnp.bool_(False))
     return jax.lax.scan(body, carry, jax.random.split(key, steps))[0][2]
 
-  raw = np.asarray(jax.jit(jax.vmap(raw_returns))(jax.random.split(jax.random.PRNGKey(0),
-                                                                   envs)))
+  raw = np.asarray(jax.jit(jax.vmap(raw_returns))(jax.random.split(jax.random.PRNGKey(0), envs)))
   env = _env("gymnax/Breakout-MinAtar", envs)
 
   @jax.jit
@@ -287,6 +321,7 @@ def test_scripted_breakout_player_scores_as_much_through_galax_as_in_raw_gymnax(
     def body(state, _):
       state, ts = env.step(state, jax.vmap(_breakout_tracker)(state.obs))
       return state, (ts.episode_over, ts.episode_return, ts.episode_length)
+
     return jax.lax.scan(body, state, None, steps)[1]
 
   over, returns, lengths = map(np.asarray, galax_games(env.reset()))

@@ -26,25 +26,31 @@ def _one_error_line(proc, needle):
 
 @pytest.mark.slow
 def test_not_a_run_directory_is_one_line(tmp_path):
-  _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"),
-                  "no config.json")
+  _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"), "no config.json")
 
 
 @pytest.mark.slow
 def test_run_without_checkpoints_is_one_line(tmp_path):
   (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
-  _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"),
-                  "holds no complete checkpoint")
+  _one_error_line(
+    run_cli(f"--workdir={tmp_path}", module="galax.evaluate"), "holds no complete checkpoint"
+  )
 
 
-@pytest.mark.parametrize("path,needle", [("out.avi", "unknown extension '.avi'"),
-                                         ("out", "unknown extension '(none)'"),
-                                         ("missing/out.mp4", "does not exist")])
+@pytest.mark.parametrize(
+  "path,needle",
+  [
+    ("out.avi", "unknown extension '.avi'"),
+    ("out", "unknown extension '(none)'"),
+    ("missing/out.mp4", "does not exist"),
+  ],
+)
 @pytest.mark.slow
 def test_bad_video_path_is_one_line(tmp_path, path, needle):
   (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
-  _one_error_line(run_cli(f"--workdir={tmp_path}", f"--video={tmp_path / path}",
-                          module="galax.evaluate"), needle)
+  _one_error_line(
+    run_cli(f"--workdir={tmp_path}", f"--video={tmp_path / path}", module="galax.evaluate"), needle
+  )
 
 
 def test_unwritable_video_directory_is_rejected(tmp_path, monkeypatch):
@@ -85,8 +91,13 @@ def cartpole_run(tmp_path_factory):
 @pytest.mark.slow
 def test_evaluate_writes_json_and_a_gif(cartpole_run, tmp_path):
   gif = tmp_path / "cp.gif"
-  proc = run_cli(f"--workdir={cartpole_run}", "--episodes=5", f"--video={gif}",
-                 "--greedy=false", module="galax.evaluate")
+  proc = run_cli(
+    f"--workdir={cartpole_run}",
+    "--episodes=5",
+    f"--video={gif}",
+    "--greedy=false",
+    module="galax.evaluate",
+  )
   assert proc.returncode == 0, proc.stderr
   steps = evaluate_lib.checkpoint_steps(cartpole_run)
   record = json.loads(open(os.path.join(cartpole_run, f"eval_step{steps[0]}.json")).read())
@@ -112,8 +123,10 @@ def test_damaged_checkpoints_fall_back_or_fail_with_step(cartpole_run, tmp_path)
   said = []
   _, step = evaluate_lib.restore_params(workdir, warn=said.append)
   assert step == older and f"checkpoint {newest} does not restore" in said[0]
-  _one_error_line(run_cli(f"--workdir={workdir}", f"--step={newest}", "--episodes=2",
-                          module="galax.evaluate"), "is damaged")
+  _one_error_line(
+    run_cli(f"--workdir={workdir}", f"--step={newest}", "--episodes=2", module="galax.evaluate"),
+    "is damaged",
+  )
 
 
 @pytest.mark.slow
@@ -137,8 +150,12 @@ def test_evaluate_with_an_mp4_prints_no_library_warnings(cartpole_run, tmp_path)
   config = json.loads((workdir / "config.json").read_text())
   config["env"]["id"] = "CartPole-v1"  # envpool's, whose spaces warn; the same network
   (workdir / "config.json").write_text(json.dumps(config))
-  proc = run_cli(f"--workdir={workdir}", "--episodes=2", f"--video={tmp_path / 'cp.mp4'}",
-                 module="galax.evaluate")
+  proc = run_cli(
+    f"--workdir={workdir}",
+    "--episodes=2",
+    f"--video={tmp_path / 'cp.mp4'}",
+    module="galax.evaluate",
+  )
   assert proc.returncode == 0 and not proc.stderr.strip(), proc.stderr[-2000:]
   assert (tmp_path / "cp.mp4").stat().st_size > 0
 
@@ -147,8 +164,9 @@ def test_evaluate_with_an_mp4_prints_no_library_warnings(cartpole_run, tmp_path)
 def test_atari_video_frames_come_from_envpool(tmp_path):
   config = load_config("pong_paac")
   config.env.max_episode_steps = 30
-  frames = video.record(EnvSettings.from_config(config),
-                        lambda obs, key: np.zeros((1,), np.int32), 1, seed=0)
+  frames = video.record(
+    EnvSettings.from_config(config), lambda obs, key: np.zeros((1,), np.int32), 1, seed=0
+  )
   assert 20 <= len(frames) <= 40 and frames[0].shape == (240, 160, 3)
   path = str(tmp_path / "pong.mp4")
   video.write_video(path, frames)
@@ -182,5 +200,7 @@ def test_the_best_evaluation_is_kept_and_evaluate_best_reads_it(tmp_path):
   proc = run_cli(f"--workdir={tmp_path}", "--step=best", "--episodes=2", module="galax.evaluate")
   assert proc.returncode == 0, proc.stderr
   assert f"step {best_step}:" in proc.stdout
-  _one_error_line(run_cli(f"--workdir={tmp_path}", "--step=last", module="galax.evaluate"),
-                  "--step=last: give a step number or 'best'")
+  _one_error_line(
+    run_cli(f"--workdir={tmp_path}", "--step=last", module="galax.evaluate"),
+    "--step=last: give a step number or 'best'",
+  )

@@ -21,9 +21,11 @@ from galax.training.loop import train
 
 def _always(action: int, num_actions: int = 2):
   """An apply_fn whose greedy action is always `action`."""
+
   def apply_fn(params, obs):
     logits = jnp.zeros((obs.shape[0], num_actions)).at[:, action].set(5.0) + 0 * params["w"]
     return logits, jnp.zeros(obs.shape[0])
+
   return apply_fn
 
 
@@ -50,8 +52,7 @@ def test_greedy_episodes_match_envpool():
   config.seed = 7
   config.eval.episodes = 6
   config.eval.num_envs = 3  # 2 episodes per env
-  evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, _always(1),
-                                   num_policies=1)
+  evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, _always(1), num_policies=1)
   out = evaluator.evaluate({"w": np.zeros((1,))})
   evaluator.close()
   assert out.returns.shape == (1, 6) and out.completed.all()
@@ -123,8 +124,9 @@ def test_training_with_evaluation(tmp_path):
   lines = []
   on = train(_small(load_config("cartpole_a2c")), workdir=str(tmp_path), log=lines.append)
   # Evaluation never touches the training state.
-  for a, b in zip(jax.tree.leaves(to_host(off.state.params)),
-                  jax.tree.leaves(to_host(on.state.params))):
+  for a, b in zip(
+    jax.tree.leaves(to_host(off.state.params)), jax.tree.leaves(to_host(on.state.params))
+  ):
     np.testing.assert_array_equal(a, b)
   # Every 1600 steps (at the first call boundary after each multiple) and the final policy.
   assert [r.env_steps for r in on.evaluations] == [1600, 3200, 4000]
@@ -190,7 +192,11 @@ def test_per_learner_params_and_evaluating_every_learner(tmp_path):
 
   result = train(config, workdir=str(tmp_path), log=lambda _: None)
   assert [(r.env_steps, r.learner) for r in result.evaluations] == [
-      (1600, 0), (1600, 1), (3200, 0), (3200, 1)]
+    (1600, 0),
+    (1600, 1),
+    (3200, 0),
+    (3200, 1),
+  ]
   assert all(len(r.returns) == 3 for r in result.evaluations)
   assert len(result.learner_returns) == 2
   with open(tmp_path / "metrics.csv") as f:

@@ -55,8 +55,9 @@ def main_thread():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", ["gymnax/CartPole-v1"])
-def test_gymnax_run_stopped_and_resumed_is_the_uninterrupted_run(tmp_path, monkeypatch,
-                                                                main_thread, env_id):
+def test_gymnax_run_stopped_and_resumed_is_the_uninterrupted_run(
+  tmp_path, monkeypatch, main_thread, env_id
+):
   config = tiny_config(total_env_steps=CALLS * STEPS_PER_CALL, checkpoint_every_steps=0)
   config.env.id = env_id
   whole = train(config, workdir=str(tmp_path / "whole"), log=_quiet)
@@ -69,10 +70,10 @@ def test_gymnax_run_stopped_and_resumed_is_the_uninterrupted_run(tmp_path, monke
 
 
 @pytest.mark.slow
-def test_envpool_resume_is_deterministic_given_the_checkpoint(tmp_path, monkeypatch,
-                                                             main_thread):
-  config = tiny_config(total_env_steps=CALLS * STEPS_PER_CALL, checkpoint_every_steps=0,
-                       env__id="CartPole-v1")  # envpool's, whose env state is not saved
+def test_envpool_resume_is_deterministic_given_the_checkpoint(tmp_path, monkeypatch, main_thread):
+  config = tiny_config(
+    total_env_steps=CALLS * STEPS_PER_CALL, checkpoint_every_steps=0, env__id="CartPole-v1"
+  )  # envpool's, whose env state is not saved
   with monkeypatch.context() as patch:
     _sigterm_on_call(patch, 2)
     with pytest.raises(SystemExit):

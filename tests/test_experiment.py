@@ -17,8 +17,12 @@ def test_parse_seeds():
   assert experiment.parse_seeds("0,1,2") == [0, 1, 2]
   assert experiment.parse_seeds("3-5") == [3, 4, 5]
   assert experiment.parse_seeds("0-1, 7") == [0, 1, 7]
-  for bad, message in [("", "names no seed"), ("1,1", "repeats"), ("a", "cannot read 'a'"),
-                       ("5-3", "cannot read '5-3'")]:
+  for bad, message in [
+    ("", "names no seed"),
+    ("1,1", "repeats"),
+    ("a", "cannot read 'a'"),
+    ("5-3", "cannot read '5-3'"),
+  ]:
     with pytest.raises(ValueError, match=message):
       experiment.parse_seeds(bad)
 
@@ -28,9 +32,14 @@ def test_choose_mode():
 
   def choose(seeds, requested="auto"):
     return seed_runs.choose_mode(
-        seeds, requested, num_learners=config.num_learners, combine=config.combine,
-        lr_scaling=config.optimizer.lr_scaling, target_return=config.target_return,
-        time_limit_s=config.time_limit_s)
+      seeds,
+      requested,
+      num_learners=config.num_learners,
+      combine=config.combine,
+      lr_scaling=config.optimizer.lr_scaling,
+      target_return=config.target_return,
+      time_limit_s=config.time_limit_s,
+    )
 
   mode, why = choose([0, 1])
   assert mode == "sequential" and "target_return" in why
@@ -70,15 +79,20 @@ def _config():
 
 @pytest.mark.slow
 def test_seeds_as_learners_match_sequential_runs(tmp_path):
-  joint = experiment.run_experiment(_config(), [0, 1], str(tmp_path / "a"), "cp",
-                                    log=lambda _: None)
-  alone = experiment.run_experiment(_config(), [0], str(tmp_path / "b"), "cp",
-                                    best_policy_episodes=0, log=lambda _: None)
+  joint = experiment.run_experiment(
+    _config(), [0, 1], str(tmp_path / "a"), "cp", log=lambda _: None
+  )
+  alone = experiment.run_experiment(
+    _config(), [0], str(tmp_path / "b"), "cp", best_policy_episodes=0, log=lambda _: None
+  )
   assert [r["seed_mode"] for r in joint] == ["learners", "learners"]
   assert alone[0]["seed_mode"] == "sequential"
   # Learner 0 of the joint run is the seed-0 run: same params, envs and sampling keys.
-  assert joint[0]["train_curve"]["env_steps"] == alone[0]["train_curve"]["env_steps"] == [
-      800, 1600, 2400, 3200]
+  assert (
+    joint[0]["train_curve"]["env_steps"]
+    == alone[0]["train_curve"]["env_steps"]
+    == [800, 1600, 2400, 3200]
+  )
   assert joint[0]["train_curve"]["mean_return"] == alone[0]["train_curve"]["mean_return"]
   assert joint[1]["train_curve"]["mean_return"] != joint[0]["train_curve"]["mean_return"]
   # Evaluations per seed at per-seed env steps; the first one sees identical starts.
@@ -95,9 +109,9 @@ def test_seeds_as_learners_match_sequential_runs(tmp_path):
   assert saved["git"]["commit"] and len(saved["git"]["commit"]) == 40
   assert saved["steps_per_second"] > 0 and saved["train_time_s"] > 0
   assert saved["final_metric"] == pytest.approx(
-      sum(sum(e["returns"]) for e in saved["evaluations"]) / 10)
-  assert set(saved["train_curve"]) == {"env_steps", "wall_time_s", "train_time_s",
-                                       "mean_return"}
+    sum(sum(e["returns"]) for e in saved["evaluations"]) / 10
+  )
+  assert set(saved["train_curve"]) == {"env_steps", "wall_time_s", "train_time_s", "mean_return"}
 
   # GALA's best policy: the seed whose final evaluation scored best, re-evaluated.
   summary = json.load(open(tmp_path / "a" / "cp" / "summary.json"))
@@ -111,17 +125,39 @@ def test_seeds_as_learners_match_sequential_runs(tmp_path):
 
 @pytest.mark.slow
 def test_cli(tmp_path):
-  args = [sys.executable, "-m", "galax.experiment", "--seeds=2", f"--out={tmp_path}",
-          "--config.env.id=gymnax/CartPole-v1", "--config.total_env_steps=800",
-          "--config.updates_per_call=10",
-          "--config.tensorboard=False", "--config.eval.every_steps=800",
-          "--config.eval.episodes=2", "--best_policy_episodes=2", "--method=A2C-test"]
-  proc = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300,
-                        env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)})
+  args = [
+    sys.executable,
+    "-m",
+    "galax.experiment",
+    "--seeds=2",
+    f"--out={tmp_path}",
+    "--config.env.id=gymnax/CartPole-v1",
+    "--config.total_env_steps=800",
+    "--config.updates_per_call=10",
+    "--config.tensorboard=False",
+    "--config.eval.every_steps=800",
+    "--config.eval.episodes=2",
+    "--best_policy_episodes=2",
+    "--method=A2C-test",
+  ]
+  proc = subprocess.run(
+    args,
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=300,
+    env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)},
+  )
   assert proc.returncode == 0, proc.stderr[-2000:]
   record = json.load(open(tmp_path / "cartpole_a2c" / "seed2.json"))
   assert record["method"] == "A2C-test" and record["env_steps"] == 800
   assert len(record["evaluations"]) == 1
-  bad = subprocess.run(args[:3] + ["--seeds=x"], capture_output=True, text=True, cwd=ROOT,
-                       timeout=300, env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)})
+  bad = subprocess.run(
+    args[:3] + ["--seeds=x"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=300,
+    env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)},
+  )
   assert bad.returncode == 2 and "--seeds: cannot read 'x'" in bad.stderr

@@ -18,8 +18,10 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def _strict_json(path):
   """json.load that rejects NaN/Infinity (not JSON)."""
+
   def reject(token):
     raise ValueError(f"{path}: {token} is not JSON")
+
   with open(path) as f:
     return json.load(f, parse_constant=reject)
 
@@ -46,16 +48,30 @@ def test_paac_lr_is_linear_in_the_number_of_envs(settings):
   about them), up to the paper's diverging n_e = 256."""
   per_env = 0.0007
   variants = claims.paac_variants(minatar.GAMES[0], 1000, settings)
-  lrs = {v.config.envs_per_learner: scaled_learning_rate(
-      v.config.optimizer.learning_rate, v.config.optimizer.lr_scaling,
-      v.config.envs_per_learner, v.config.num_learners) for v in variants}
+  lrs = {
+    v.config.envs_per_learner: scaled_learning_rate(
+      v.config.optimizer.learning_rate,
+      v.config.optimizer.lr_scaling,
+      v.config.envs_per_learner,
+      v.config.num_learners,
+    )
+    for v in variants
+  }
   assert sorted(lrs) == [16, 32, 64, 128, 256]
   for n, lr in lrs.items():
     assert lr == pytest.approx(per_env * n)
   assert {v.config.optimizer.name for v in variants} == {"rmsprop"}
-  authors = {(c.loss.entropy_coef, c.loss.value_coef, c.loss.sum_over_time,
-              c.optimizer.max_grad_norm, c.network.init, c.optimizer.anneal_steps)
-             for c in (v.config for v in variants)}
+  authors = {
+    (
+      c.loss.entropy_coef,
+      c.loss.value_coef,
+      c.loss.sum_over_time,
+      c.optimizer.max_grad_norm,
+      c.network.init,
+      c.optimizer.anneal_steps,
+    )
+    for c in (v.config for v in variants)
+  }
   assert authors == {(0.02, 0.25, True, 3.0, "paac", None)}
   networks = {v.config.network.name for v in variants}
   assert networks == ({"mlp"} if settings == "learning" else {"minatar"})
@@ -68,21 +84,24 @@ def test_gala_compares_the_same_learners_and_envs(settings, t_max):
   for c in variants.values():
     assert (c.num_learners, c.envs_per_learner, c.t_max) == (4, 16, t_max)
   assert {variants[f"gala_{t}"].gossip.topology for t in ("ring", "exponential", "full")} == {
-      "ring", "exponential", "full"}
+    "ring",
+    "exponential",
+    "full",
+  }
   assert all(variants[f"gala_{t}"].gossip.metrics for t in ("ring", "exponential", "full"))
 
 
 def test_lr_scale_multiplies_the_base_rate_and_keeps_the_scaling_rule():
   for v in claims.gala_variants(minatar.GAMES[0], 1000, "paper"):
-    scaled = claims.with_lr_scale(
-        claims.Variant(v.name, v.method, copy.deepcopy(v.config)), 2.0)
+    scaled = claims.with_lr_scale(claims.Variant(v.name, v.method, copy.deepcopy(v.config)), 2.0)
     assert scaled.config.optimizer.learning_rate == 2 * v.config.optimizer.learning_rate
     assert scaled.config.optimizer.lr_scaling == v.config.optimizer.lr_scaling
     assert scaled.method == v.method + " (lr x2)"
   ring = claims.with_lr_scale(claims.gala_variants(minatar.GAMES[0], 1000, "paper")[0], 2.0)
   opt = ring.config.optimizer
   assert scaled_learning_rate(opt.learning_rate, opt.lr_scaling, 16, 4) == pytest.approx(
-      0.0007 * 2 * 2)
+    0.0007 * 2 * 2
+  )
   unchanged = claims.gala_variants(minatar.GAMES[0], 1000)[0]
   assert claims.with_lr_scale(unchanged, 1.0) is unchanged
 
@@ -91,7 +110,12 @@ def test_ba3c_adam_settings_and_stragglers():
   variants = {v.name: v.config for v in claims.ba3c_variants(minatar.GAMES[0], 1000)}
   adam = variants["adam_large"].optimizer
   assert (adam.name, adam.learning_rate, adam.adam_b1, adam.adam_b2, adam.eps) == (
-      "adam", 1e-3, 0.8, 0.75, 1e-8)
+    "adam",
+    1e-3,
+    0.8,
+    0.75,
+    1e-8,
+  )
   assert variants["drop_1"].stragglers.num_kept == 3
   assert variants["wait_all"].stragglers.num_kept == 0
 
@@ -100,19 +124,29 @@ def test_bootstrap_two_groups():
   a, b = np.array([2.0, 2.0, 2.0]), np.array([1.0, 1.0])
   assert verdicts.bootstrap_two_groups(a, b, "diff", 500) == (1.0, 1.0, 1.0)
   assert verdicts.bootstrap_two_groups(a, b, "ratio", 500) == (2.0, 2.0, 2.0)
-  diff, lo, hi = verdicts.bootstrap_two_groups(np.array([0.0, 1.0]), np.array([0.0]), "diff",
-                                               2000)
+  diff, lo, hi = verdicts.bootstrap_two_groups(np.array([0.0, 1.0]), np.array([0.0]), "diff", 2000)
   assert diff == 0.5 and lo == 0.0 and hi == 1.0
 
 
 def _run(name, seed, values, minutes=1.0, config=None, workdir=""):
   """A run record with one evaluation per value (10 equal episodes each)."""
-  evaluations = [dict(env_steps=320 * (e + 1), train_time_s=10.0 + 60.0 * minutes * (e + 1),
-                      returns=[v] * 10) for e, v in enumerate(values)]
-  return dict(kind="galax-run", name=name, method=name, env_id="gymnax/Breakout-MinAtar",
-              seed=seed, evaluations=evaluations, compile_time_s=10.0,
-              steps_per_second=100.0, env_steps=320 * len(values), config=config or {},
-              workdir=workdir)
+  evaluations = [
+    dict(env_steps=320 * (e + 1), train_time_s=10.0 + 60.0 * minutes * (e + 1), returns=[v] * 10)
+    for e, v in enumerate(values)
+  ]
+  return dict(
+    kind="galax-run",
+    name=name,
+    method=name,
+    env_id="gymnax/Breakout-MinAtar",
+    seed=seed,
+    evaluations=evaluations,
+    compile_time_s=10.0,
+    steps_per_second=100.0,
+    env_steps=320 * len(values),
+    config=config or {},
+    workdir=workdir,
+  )
 
 
 def test_target_and_required_times_skip_compilation():
@@ -127,11 +161,20 @@ def test_target_and_required_times_skip_compilation():
 
 
 def test_simulated_times_follow_the_step_time_law():
-  config = dict(num_learners=4, envs_per_learner=16, t_max=5, seed=3,
-                stragglers=dict(num_kept=3, step_time="exponential", scale=1.0))
+  config = dict(
+    num_learners=4,
+    envs_per_learner=16,
+    t_max=5,
+    seed=3,
+    stragglers=dict(num_kept=3, step_time="exponential", scale=1.0),
+  )
   drop = _run("breakout_drop", 3, [0.0, 1.0, 2.0], config=config)
-  wait = _run("breakout_wait", 3, [0.0, 1.0, 2.0],
-              config=dict(config, stragglers=dict(config["stragglers"], num_kept=0)))
+  wait = _run(
+    "breakout_wait",
+    3,
+    [0.0, 1.0, 2.0],
+    config=dict(config, stragglers=dict(config["stragglers"], num_kept=0)),
+  )
   model = StragglerModel(4, 3, "exponential", 1.0, 3)
   draws = [np.sort(np.asarray(model.draw(u)[0])) for u in range(3)]
   expected_drop = np.cumsum([d[2] for d in draws])
@@ -162,8 +205,11 @@ def test_verdict_json_has_no_nan(tmp_path):
 
 
 def test_hts_verdict_compares_each_hts_variant_with_its_base(tmp_path):
-  runs = [_run(f"breakout_{name}", s, [0.0, 1.0 + (name == "hts_a2c")])
-          for name in ("a2c", "hts_a2c", "ppo", "hts_ppo") for s in range(2)]
+  runs = [
+    _run(f"breakout_{name}", s, [0.0, 1.0 + (name == "hts_a2c")])
+    for name in ("a2c", "hts_a2c", "ppo", "hts_ppo")
+    for s in range(2)
+  ]
   data = claim_checks.write_verdict("hts", runs, str(tmp_path), resamples=200)
   checks = data["games"]["breakout"]["checks"]
   assert set(checks) == {"hts_a2c_vs_a2c", "hts_ppo_vs_ppo"}
@@ -175,13 +221,16 @@ def test_hts_verdict_compares_each_hts_variant_with_its_base(tmp_path):
   assert "hts_a2c vs a2c" in verdict and "hts_ppo vs ppo" in verdict
 
 
-@pytest.mark.parametrize("argv, message", [
+@pytest.mark.parametrize(
+  "argv, message",
+  [
     (["paac", "--steps=0"], "--steps must be > 0"),
     (["gala", "--seeds=x"], "--seeds: cannot read 'x'"),
     (["hts", "--envs=gymnax/Nope-MinAtar", "--steps=10", "--seeds=0"], "Nope-MinAtar"),
     (["ba3c", "--variants=drop_2", "--steps=10", "--seeds=0"], "ba3c has no variant ['drop_2']"),
     (["gala", "--lr_scale=0", "--steps=10", "--seeds=0"], "--lr_scale must be > 0"),
-])
+  ],
+)
 def test_bad_input_is_one_line(argv, message, tmp_path, capsys):
   with pytest.raises(SystemExit) as exit_info:
     claims.main(argv + [f"--out={tmp_path}"])
@@ -200,16 +249,30 @@ def test_claim_command_writes_results_tables_and_plots(tmp_path):
   test_hts_verdict_compares_each_hts_variant_with_its_base, and HTS's algorithms train on
   MinAtar in test_gymnax_algorithms."""
   claim = "gala"
-  claims.main([claim, "--steps=3000", "--seeds=0", "--tiny", "--resamples=200",
-               "--envs=gymnax/Breakout-MinAtar", f"--out={tmp_path}"])
+  claims.main(
+    [
+      claim,
+      "--steps=3000",
+      "--seeds=0",
+      "--tiny",
+      "--resamples=200",
+      "--envs=gymnax/Breakout-MinAtar",
+      f"--out={tmp_path}",
+    ]
+  )
   claim_dir = tmp_path / claim
   for variant in claims.VARIANTS[claim]("gymnax/Breakout-MinAtar", 3000):
     record = _strict_json(claim_dir / f"breakout_{variant.name}" / "seed0.json")
     assert record["kind"] == "galax-run" and record["method"] == variant.method
     assert record["env_steps"] >= 3000 and len(record["evaluations"]) >= 2
   report = (claim_dir / "report.md").read_text()
-  for section in ("## Runs", "## Final metric", "## Final time metric",
-                  "## Required time metric", "## Plots"):
+  for section in (
+    "## Runs",
+    "## Final metric",
+    "## Final time metric",
+    "## Required time metric",
+    "## Plots",
+  ):
     assert section in report
   for plot in ("gymnax_Breakout-MinAtar_steps.png", "gymnax_Breakout-MinAtar_time.png"):
     assert (claim_dir / plot).read_bytes()[:8] == PNG_MAGIC
@@ -217,12 +280,25 @@ def test_claim_command_writes_results_tables_and_plots(tmp_path):
   assert verdict["claim"] == claim and set(verdict["games"]) == {"breakout"}
   assert "## breakout" in (claim_dir / "verdict.md").read_text()
   # A second call finds every experiment done and only rewrites the summaries.
-  before = (claim_dir / f"breakout_{claims.VARIANTS[claim]('x/y', 1)[0].name}" /
-            "seed0.json").stat().st_mtime
-  claims.main([claim, "--steps=3000", "--seeds=0", "--tiny", "--resamples=200",
-               "--envs=gymnax/Breakout-MinAtar", f"--out={tmp_path}"])
-  assert (claim_dir / f"breakout_{claims.VARIANTS[claim]('x/y', 1)[0].name}" /
-          "seed0.json").stat().st_mtime == before
+  before = (
+    (claim_dir / f"breakout_{claims.VARIANTS[claim]('x/y', 1)[0].name}" / "seed0.json")
+    .stat()
+    .st_mtime
+  )
+  claims.main(
+    [
+      claim,
+      "--steps=3000",
+      "--seeds=0",
+      "--tiny",
+      "--resamples=200",
+      "--envs=gymnax/Breakout-MinAtar",
+      f"--out={tmp_path}",
+    ]
+  )
+  assert (
+    claim_dir / f"breakout_{claims.VARIANTS[claim]('x/y', 1)[0].name}" / "seed0.json"
+  ).stat().st_mtime == before
 
 
 @pytest.mark.slow
@@ -245,9 +321,12 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
     c.eval.every_steps = 0
     result = train(c, workdir=None, log=lambda s: None)
     params[combine, opt] = [np.asarray(x) for x in jax.tree.leaves(result.state.params)]
-  gap = {opt: max(float(np.max(np.abs(a - b))) for a, b in zip(params["gossip", opt],
-                                                                params["allreduce", opt]))
-         for opt in ("sgd", "rmsprop")}
+  gap = {
+    opt: max(
+      float(np.max(np.abs(a - b))) for a, b in zip(params["gossip", opt], params["allreduce", opt])
+    )
+    for opt in ("sgd", "rmsprop")
+  }
   assert gap["sgd"] < 1e-5 and gap["rmsprop"] > 1e-3
 
 
@@ -258,8 +337,9 @@ def test_training_curve_before_the_first_episode_is_json(tmp_path):
   from galax.results.report import curves  # pylint: disable=g-import-not-at-top
 
   path = tmp_path / "metrics.csv"
-  path.write_text("env_steps,wall_time_s,train_time_s,mean_return\n80,1.0,1.0,nan\n"
-                  "160,2.0,2.0,0.5\n")
+  path.write_text(
+    "env_steps,wall_time_s,train_time_s,mean_return\n80,1.0,1.0,nan\n160,2.0,2.0,0.5\n"
+  )
   curve = seed_runs.read_curve(str(path))
   assert curve["mean_return"] == [None, 0.5]
   json.dumps(curve, allow_nan=False)
@@ -270,9 +350,11 @@ def test_training_curve_before_the_first_episode_is_json(tmp_path):
 @pytest.mark.slow
 def test_gala_step_size_prints_each_variant_and_the_ratio(capsys):
   from experiments import gala_step_size  # pylint: disable=g-import-not-at-top
+
   # CartPole: the script is the subject, not the game (MinAtar's env compiles ~4 s longer).
-  gala_step_size.main(["--env=gymnax/CartPole-v1", "--windows=2", "--window=2",
-                       "--variants=allreduce,gala_full"])
+  gala_step_size.main(
+    ["--env=gymnax/CartPole-v1", "--windows=2", "--window=2", "--variants=allreduce,gala_full"]
+  )
   out = capsys.readouterr().out
   for name in ("allreduce", "gala_full"):
     line = next(l for l in out.splitlines() if l.startswith(name + " "))
@@ -283,6 +365,7 @@ def test_gala_step_size_prints_each_variant_and_the_ratio(capsys):
 
 def test_gala_step_size_bad_variant_is_one_line(capsys):
   from experiments import gala_step_size  # pylint: disable=g-import-not-at-top
+
   with pytest.raises(SystemExit) as exit_info:
     gala_step_size.main(["--variants=allreduce,gossip_ring"])
   assert exit_info.value.code == 2

@@ -12,9 +12,16 @@ def _write(root, folder, game, lr, seed, value):
   d = os.path.join(root, folder, f"env.id=gymnax/{game}__optimizer.learning_rate={lr}")
   os.makedirs(d, exist_ok=True)
   with open(os.path.join(d, f"seed{seed}.json"), "w") as f:
-    json.dump(dict(kind="galax-run", env_id=f"gymnax/{game}", seed=seed,
-                   train_mean_return=value,
-                   config=dict(optimizer=dict(learning_rate=lr))), f)
+    json.dump(
+      dict(
+        kind="galax-run",
+        env_id=f"gymnax/{game}",
+        seed=seed,
+        train_mean_return=value,
+        config=dict(optimizer=dict(learning_rate=lr)),
+      ),
+      f,
+    )
 
 
 def test_best_rate_uses_the_sweep_seeds_and_extensions(tmp_path):
@@ -36,10 +43,8 @@ def test_best_rate_uses_the_sweep_seeds_and_extensions(tmp_path):
 
 
 def test_difference_is_labelled_by_its_ci():
-  assert gala_best.diff_cell(np.array([1.0, 3.0]), np.array([2.0, 2.5])).endswith(
-      "inconclusive")
-  assert gala_best.diff_cell(np.array([10.0, 11.0]), np.array([1.0, 2.0])).endswith(
-      "different")
+  assert gala_best.diff_cell(np.array([1.0, 3.0]), np.array([2.0, 2.5])).endswith("inconclusive")
+  assert gala_best.diff_cell(np.array([10.0, 11.0]), np.array([1.0, 2.0])).endswith("different")
 
 
 def test_held_out_values_leave_out_the_seeds_that_picked_the_rate(tmp_path):

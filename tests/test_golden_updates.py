@@ -43,8 +43,9 @@ from unittest import mock
 if __name__ == "__main__":  # as a script: the test setup of conftest.py
   os.environ.setdefault("JAX_PLATFORMS", "cpu")
   if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                               + " --xla_force_host_platform_device_count=8").strip()
+    os.environ["XLA_FLAGS"] = (
+      os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+    ).strip()
 
 import jax
 import numpy as np
@@ -64,65 +65,105 @@ TOLERANCE = 5e-4
 A2C_RMSPROP = {"optimizer.name": "rmsprop", "optimizer.learning_rate": 1e-2}
 HTS = {"t_max": 2, "hts.alpha": 4, "envs_per_learner": 16}
 CASES: dict[str, dict] = {
-    "a2c": {},
-    "a2c_gae_sum_over_time": {"returns": "gae", "loss.sum_over_time": True},
-    "a2c_clip_average_norm": {"optimizer.clip_average_norm": 0.01},
-    "allreduce": {"num_learners": 2, "combine": "allreduce"},
-    "allreduce_clip_average_norm": {"num_learners": 2, "combine": "allreduce",
-                                    "optimizer.clip_average_norm": 0.01},
-    "allreduce_sharded_state": {"num_learners": 4, "combine": "allreduce",
-                                "optimizer.sharded_state": True,
-                                "optimizer.clip_average_norm": 0.01, **A2C_RMSPROP},
-    "allreduce_stragglers": {"num_learners": 4, "combine": "allreduce",
-                             "stragglers.num_kept": 3, "grad_similarity": True},
-    "gossip_delay0": {"num_learners": 4, "combine": "gossip", "gossip.metrics": True},
-    "gossip_delay1": {"num_learners": 4, "combine": "gossip", "gossip.delay": 1},
-    "gossip_delay2_two_peers": {"num_learners": 4, "combine": "gossip", "gossip.delay": 2,
-                                  "gossip.peers": 2},
-    "independent_per_learner": {"num_learners": 2, "initial_params": "per_learner"},
-    "a3c": {"algorithm": "a3c", "num_learners": 2, "a3c.max_staleness": 1, **A2C_RMSPROP},
-    "impala": {"algorithm": "impala", "impala.policy_lag": 1},
-    "impala_allreduce_sum": {"algorithm": "impala", "num_learners": 2,
-                             "combine": "allreduce", "impala.reduction": "sum",
-                             "optimizer.clip_average_norm": 0.01},
-    "ppo": {"algorithm": "ppo"},
-    "ppo_allreduce_clip_average_norm": {"algorithm": "ppo", "num_learners": 2,
-                                        "combine": "allreduce",
-                                        "optimizer.clip_average_norm": 0.01},
-    "hts_a2c": {"algorithm": "hts_a2c", **HTS},
-    "hts_a2c_actors_microbatches": {"algorithm": "hts_a2c", "hts.num_actors": 2,
-                                    "hts.microbatches": 2, "num_learners": 2,
-                                    "combine": "allreduce", **HTS},
-    "hts_a2c_clip_average_norm": {"algorithm": "hts_a2c", "num_learners": 2,
-                                  "combine": "allreduce",
-                                  "optimizer.clip_average_norm": 0.01, **HTS},
-    "hts_a2c_not_delayed": {"algorithm": "hts_a2c", "hts.delayed": False, **HTS},
-    "hts_ppo": {"algorithm": "hts_ppo", **HTS},
-    "hts_ppo_actors_microbatches_gossip": {"algorithm": "hts_ppo", "hts.num_actors": 2,
-                                           "hts.microbatches": 2, "num_learners": 2,
-                                           "combine": "gossip", **HTS},
-    "hts_ppo_clip_average_norm": {"algorithm": "hts_ppo", "optimizer.clip_average_norm": 0.01,
-                                  **HTS},
+  "a2c": {},
+  "a2c_gae_sum_over_time": {"returns": "gae", "loss.sum_over_time": True},
+  "a2c_clip_average_norm": {"optimizer.clip_average_norm": 0.01},
+  "allreduce": {"num_learners": 2, "combine": "allreduce"},
+  "allreduce_clip_average_norm": {
+    "num_learners": 2,
+    "combine": "allreduce",
+    "optimizer.clip_average_norm": 0.01,
+  },
+  "allreduce_sharded_state": {
+    "num_learners": 4,
+    "combine": "allreduce",
+    "optimizer.sharded_state": True,
+    "optimizer.clip_average_norm": 0.01,
+    **A2C_RMSPROP,
+  },
+  "allreduce_stragglers": {
+    "num_learners": 4,
+    "combine": "allreduce",
+    "stragglers.num_kept": 3,
+    "grad_similarity": True,
+  },
+  "gossip_delay0": {"num_learners": 4, "combine": "gossip", "gossip.metrics": True},
+  "gossip_delay1": {"num_learners": 4, "combine": "gossip", "gossip.delay": 1},
+  "gossip_delay2_two_peers": {
+    "num_learners": 4,
+    "combine": "gossip",
+    "gossip.delay": 2,
+    "gossip.peers": 2,
+  },
+  "independent_per_learner": {"num_learners": 2, "initial_params": "per_learner"},
+  "a3c": {"algorithm": "a3c", "num_learners": 2, "a3c.max_staleness": 1, **A2C_RMSPROP},
+  "impala": {"algorithm": "impala", "impala.policy_lag": 1},
+  "impala_allreduce_sum": {
+    "algorithm": "impala",
+    "num_learners": 2,
+    "combine": "allreduce",
+    "impala.reduction": "sum",
+    "optimizer.clip_average_norm": 0.01,
+  },
+  "ppo": {"algorithm": "ppo"},
+  "ppo_allreduce_clip_average_norm": {
+    "algorithm": "ppo",
+    "num_learners": 2,
+    "combine": "allreduce",
+    "optimizer.clip_average_norm": 0.01,
+  },
+  "hts_a2c": {"algorithm": "hts_a2c", **HTS},
+  "hts_a2c_actors_microbatches": {
+    "algorithm": "hts_a2c",
+    "hts.num_actors": 2,
+    "hts.microbatches": 2,
+    "num_learners": 2,
+    "combine": "allreduce",
+    **HTS,
+  },
+  "hts_a2c_clip_average_norm": {
+    "algorithm": "hts_a2c",
+    "num_learners": 2,
+    "combine": "allreduce",
+    "optimizer.clip_average_norm": 0.01,
+    **HTS,
+  },
+  "hts_a2c_not_delayed": {"algorithm": "hts_a2c", "hts.delayed": False, **HTS},
+  "hts_ppo": {"algorithm": "hts_ppo", **HTS},
+  "hts_ppo_actors_microbatches_gossip": {
+    "algorithm": "hts_ppo",
+    "hts.num_actors": 2,
+    "hts.microbatches": 2,
+    "num_learners": 2,
+    "combine": "gossip",
+    **HTS,
+  },
+  "hts_ppo_clip_average_norm": {"algorithm": "hts_ppo", "optimizer.clip_average_norm": 0.01, **HTS},
 }
 
 
 def _negated_advantages(real):
   def negated(*args, **kwargs):
     return -real(*args, **kwargs)
+
   return negated
 
 
 def _no_bootstrap(real):
   def no_bootstrap(rewards, discounts, values, truncated):  # V(x_{t+n}) dropped
     return real(rewards, discounts, values.at[-1].set(0.0), truncated)
+
   return no_bootstrap
 
 
 @contextlib.contextmanager
 def _patched(target: str, wrap) -> Iterator[None]:
   module_name, attr = target.rsplit(".", 1)
-  module = sys.modules[module_name] if module_name in sys.modules else __import__(
-      module_name, fromlist=[attr])
+  module = (
+    sys.modules[module_name]
+    if module_name in sys.modules
+    else __import__(module_name, fromlist=[attr])
+  )
   with mock.patch.object(module, attr, wrap(getattr(module, attr))):
     yield
 
@@ -131,29 +172,39 @@ def _patched(target: str, wrap) -> Iterator[None]:
 def _wrong_mixing_weight() -> Iterator[None]:
   from galax.parallel import topology  # pylint: disable=g-import-not-at-top
 
-  with mock.patch.object(topology.Topology, "weight",
-                         property(lambda self: 0.95 / (1 + len(self.shifts)))):
+  with mock.patch.object(
+    topology.Topology, "weight", property(lambda self: 0.95 / (1 + len(self.shifts)))
+  ):
     yield
 
 
 # (case, config overrides, code patch or None): each a bug an update could acquire.
 MUTATIONS: dict[str, tuple[str, dict, object]] = {
-    "a2c_discount_0.98": ("a2c", {"gamma": 0.98}, None),
-    "a2c_entropy_sign": ("a2c", {"loss.entropy_coef": -0.01}, None),
-    "a2c_no_entropy_term": ("a2c", {"loss.entropy_coef": 0.0}, None),
-    "a2c_value_coef_halved": ("a2c", {"loss.value_coef": 0.25}, None),
-    "a2c_lr_plus_10pct": ("a2c", {"optimizer.learning_rate": 1.1e-2}, None),
-    "a2c_no_bootstrap": ("a2c", {}, lambda: _patched("galax.core.returns.nstep_returns",
-                                                     _no_bootstrap)),
-    "gae_lambda_0.9": ("a2c_gae_sum_over_time", {"gae_lambda": 0.9}, None),
-    "gossip_mixing_weight": ("gossip_delay0", {}, _wrong_mixing_weight),
-    "allreduce_grad_clip_off": ("allreduce_clip_average_norm",
-                                {"optimizer.clip_average_norm": 0.0}, None),
-    "ppo_clip_0.1": ("ppo", {"ppo.clip": 0.1}, None),
-    "ppo_advantage_sign": ("ppo", {}, lambda: _patched("galax.core.losses.normalize_advantages",
-                                                       _negated_advantages)),
-    "impala_rho_bar_0.5": ("impala", {"impala.rho_bar": 0.5}, None),
-    "hts_a2c_not_delayed": ("hts_a2c", {"hts.delayed": False}, None),
+  "a2c_discount_0.98": ("a2c", {"gamma": 0.98}, None),
+  "a2c_entropy_sign": ("a2c", {"loss.entropy_coef": -0.01}, None),
+  "a2c_no_entropy_term": ("a2c", {"loss.entropy_coef": 0.0}, None),
+  "a2c_value_coef_halved": ("a2c", {"loss.value_coef": 0.25}, None),
+  "a2c_lr_plus_10pct": ("a2c", {"optimizer.learning_rate": 1.1e-2}, None),
+  "a2c_no_bootstrap": (
+    "a2c",
+    {},
+    lambda: _patched("galax.core.returns.nstep_returns", _no_bootstrap),
+  ),
+  "gae_lambda_0.9": ("a2c_gae_sum_over_time", {"gae_lambda": 0.9}, None),
+  "gossip_mixing_weight": ("gossip_delay0", {}, _wrong_mixing_weight),
+  "allreduce_grad_clip_off": (
+    "allreduce_clip_average_norm",
+    {"optimizer.clip_average_norm": 0.0},
+    None,
+  ),
+  "ppo_clip_0.1": ("ppo", {"ppo.clip": 0.1}, None),
+  "ppo_advantage_sign": (
+    "ppo",
+    {},
+    lambda: _patched("galax.core.losses.normalize_advantages", _negated_advantages),
+  ),
+  "impala_rho_bar_0.5": ("impala", {"impala.rho_bar": 0.5}, None),
+  "hts_a2c_not_delayed": ("hts_a2c", {"hts.delayed": False}, None),
 }
 
 
@@ -175,9 +226,13 @@ def portable_init():
 
   def portable(network, spec, key):
     leaves, tree = jax.tree.flatten(jax.eval_shape(lambda: real(network, spec, key)))
-    return jax.tree.unflatten(tree, [
+    return jax.tree.unflatten(
+      tree,
+      [
         0.1 * jax.random.normal(jax.random.fold_in(key, i), x.shape, x.dtype)
-        for i, x in enumerate(leaves)])
+        for i, x in enumerate(leaves)
+      ],
+    )
 
   with mock.patch.object(networks, "init_params", portable):
     yield
@@ -213,8 +268,12 @@ def cached_run_case(overrides: dict) -> tuple[np.ndarray, np.ndarray]:
   return _frozen_run(tuple(sorted(overrides.items())))
 
 
-def deviation(after: np.ndarray, golden_before: np.ndarray, golden_after: np.ndarray,
-              expected: np.ndarray | None = None) -> float:
+def deviation(
+  after: np.ndarray,
+  golden_before: np.ndarray,
+  golden_after: np.ndarray,
+  expected: np.ndarray | None = None,
+) -> float:
   """max |after - expected| (expected: golden_after) relative to the largest recorded
   parameter change, max |golden_after - golden_before|."""
   expected = golden_after if expected is None else expected
@@ -237,8 +296,9 @@ def golden_for_this_jax() -> dict[str, np.ndarray]:
   """The recorded values; skips the test if they were recorded with another jax."""
   golden = load_golden()
   if golden_jax_version(golden) != jax.__version__:
-    pytest.skip(f"golden values recorded with jax {golden_jax_version(golden)}, "
-                f"not {jax.__version__}")
+    pytest.skip(
+      f"golden values recorded with jax {golden_jax_version(golden)}, not {jax.__version__}"
+    )
   return golden
 
 
@@ -252,10 +312,13 @@ def test_update_matches_golden(name):
     np.testing.assert_array_equal(after, g_after, err_msg=f"{name}: parameters changed")
     return
   assert deviation(before, g_before, g_after, expected=g_before) <= TOLERANCE, (
-      f"{name}: initial parameters changed")
+    f"{name}: initial parameters changed"
+  )
   dev = deviation(after, g_before, g_after)
-  assert dev <= TOLERANCE, (f"{name}: parameters after {UPDATES} updates changed (deviation "
-                            f"{dev:.3g} of the recorded change > tolerance {TOLERANCE})")
+  assert dev <= TOLERANCE, (
+    f"{name}: parameters after {UPDATES} updates changed (deviation "
+    f"{dev:.3g} of the recorded change > tolerance {TOLERANCE})"
+  )
 
 
 @pytest.mark.slow
@@ -279,14 +342,25 @@ def test_other_instruction_set_stays_within_tolerance(tmp_path):
   the tolerance of the recorded values: what another machine's vector units do."""
   golden_for_this_jax()  # skips where the recording is another jax version's
   # The three that deviate most (all cases: run this file with --deviations by hand).
-  names = ["allreduce_sharded_state", "hts_a2c_clip_average_norm",
-           "ppo_allreduce_clip_average_norm"]
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8 "
-             "--xla_cpu_max_isa=SSE4_2", JAX_PLATFORMS="cpu")
+  names = [
+    "allreduce_sharded_state",
+    "hts_a2c_clip_average_norm",
+    "ppo_allreduce_clip_average_norm",
+  ]
+  env = dict(
+    os.environ,
+    XLA_FLAGS="--xla_force_host_platform_device_count=8 --xla_cpu_max_isa=SSE4_2",
+    JAX_PLATFORMS="cpu",
+  )
   env.pop("JAX_COMPILATION_CACHE_DIR", None)  # compile for the capped ISA, not from cache
   out = tmp_path / "deviations.json"
-  subprocess.run([sys.executable, __file__, "--deviations", str(out), *names], env=env,
-                 check=True, cwd=os.path.dirname(__file__), timeout=600)
+  subprocess.run(
+    [sys.executable, __file__, "--deviations", str(out), *names],
+    env=env,
+    check=True,
+    cwd=os.path.dirname(__file__),
+    timeout=600,
+  )
   deviations = json.loads(out.read_text())
   assert set(deviations) == set(names)
   for name, dev in deviations.items():
@@ -297,8 +371,10 @@ def main(argv: list[str]) -> None:
   if "--deviations" in argv:  # the cases named after the output path, as JSON
     i = argv.index("--deviations")
     golden = load_golden()
-    result = {name: deviation(run_case(CASES[name])[1], golden[f"{name}/before"],
-                              golden[f"{name}/after"]) for name in argv[i + 2:]}
+    result = {
+      name: deviation(run_case(CASES[name])[1], golden[f"{name}/before"], golden[f"{name}/after"])
+      for name in argv[i + 2 :]
+    }
     with open(argv[i + 1], "w") as f:
       json.dump(result, f)
     return
@@ -312,8 +388,11 @@ def main(argv: list[str]) -> None:
       print(f"{name:40s} new")
   if "--write" in argv:
     os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
-    arrays = {f"{name}/{when}": values for name, run in runs.items()
-              for when, values in zip(("before", "after"), run)}
+    arrays = {
+      f"{name}/{when}": values
+      for name, run in runs.items()
+      for when, values in zip(("before", "after"), run)
+    }
     np.savez_compressed(GOLDEN, jax_version=np.array(jax.__version__), **arrays)
 
 

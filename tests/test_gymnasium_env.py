@@ -32,7 +32,7 @@ class Corridor(gymnasium.Env):
 
   def render(self):
     frame = np.zeros((16, 16 * LENGTH, 3), np.uint8)
-    frame[:, 16 * self.cell:16 * (self.cell + 1)] = 255
+    frame[:, 16 * self.cell : 16 * (self.cell + 1)] = 255
     return frame
 
   def reset(self, *, seed=None, options=None):
@@ -76,18 +76,28 @@ class VectorCorridor(gymnasium.vector.VectorEnv):
 
 
 gymnasium.register("GalaxCorridor-v0", entry_point=Corridor, max_episode_steps=LIMIT)
-gymnasium.register("GalaxVectorCorridor-v0", vector_entry_point=VectorCorridor,
-                   max_episode_steps=LIMIT)
+gymnasium.register(
+  "GalaxVectorCorridor-v0", vector_entry_point=VectorCorridor, max_episode_steps=LIMIT
+)
 
 
 @pytest.mark.slow  # a whole (short) training run of 2 learners on 2 devices
 def test_a_registered_env_trains_and_its_episodes_come_through(tmp_path):
   from galax.training.loop import train  # pylint: disable=g-import-not-at-top
 
-  config = load("cartpole_a2c", env__id="gymnasium/GalaxCorridor-v0", num_learners=2,
-                envs_per_learner=8, updates_per_call=10, total_env_steps=1600,
-                log_every_steps=800, target_return=0.0, tensorboard=False,
-                eval__every_steps=800, eval__episodes=4)
+  config = load(
+    "cartpole_a2c",
+    env__id="gymnasium/GalaxCorridor-v0",
+    num_learners=2,
+    envs_per_learner=8,
+    updates_per_call=10,
+    total_env_steps=1600,
+    log_every_steps=800,
+    target_return=0.0,
+    tensorboard=False,
+    eval__every_steps=800,
+    eval__episodes=4,
+  )
   result = train(config, workdir=str(tmp_path), log=quiet)
   # 16 envs x 100 steps, at most LIMIT steps and an auto-reset step per episode
   assert result.episodes >= 16 * (100 // (LIMIT + 1))

@@ -24,20 +24,28 @@ def make_config(**overrides):
 
 
 CASES = {
-    "a2c": {},
-    "allreduce": {"num_learners": 2, "combine": "allreduce"},
-    "gossip": {"num_learners": 4, "num_devices": 2, "combine": "gossip"},
-    "ppo": {"algorithm": "ppo"},
-    # The config of `_hts_run(num_actors=2)` below: gymnax programs hold no env handle, so
-    # the persistent compile cache serves the second of the two tests the same program.
-    "hts_a2c": {"algorithm": "hts_a2c", "updates_per_call": 1, "hts": {"num_actors": 2},
-                "optimizer": {"name": "sgd", "learning_rate": 0.05, "max_grad_norm": 0.0}},
-    "hts_ppo": {"algorithm": "hts_ppo", "hts": {"num_actors": 2}},
-    "a3c": {"algorithm": "a3c", "num_learners": 2},
-    "impala": {"algorithm": "impala"},
-    "ba3c_sharded_stragglers": {"num_learners": 4, "num_devices": 2, "combine": "allreduce",
-                                "optimizer": {"sharded_state": True},
-                                "stragglers": {"num_kept": 3}},
+  "a2c": {},
+  "allreduce": {"num_learners": 2, "combine": "allreduce"},
+  "gossip": {"num_learners": 4, "num_devices": 2, "combine": "gossip"},
+  "ppo": {"algorithm": "ppo"},
+  # The config of `_hts_run(num_actors=2)` below: gymnax programs hold no env handle, so
+  # the persistent compile cache serves the second of the two tests the same program.
+  "hts_a2c": {
+    "algorithm": "hts_a2c",
+    "updates_per_call": 1,
+    "hts": {"num_actors": 2},
+    "optimizer": {"name": "sgd", "learning_rate": 0.05, "max_grad_norm": 0.0},
+  },
+  "hts_ppo": {"algorithm": "hts_ppo", "hts": {"num_actors": 2}},
+  "a3c": {"algorithm": "a3c", "num_learners": 2},
+  "impala": {"algorithm": "impala"},
+  "ba3c_sharded_stragglers": {
+    "num_learners": 4,
+    "num_devices": 2,
+    "combine": "allreduce",
+    "optimizer": {"sharded_state": True},
+    "stragglers": {"num_kept": 3},
+  },
 }
 
 
@@ -50,8 +58,12 @@ def _train(algorithm, calls):
   return to_host(state), metrics
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow)
-                                  if name.startswith("hts") else name for name in CASES])
+@pytest.mark.parametrize(
+  "name",
+  [
+    pytest.param(name, marks=pytest.mark.slow) if name.startswith("hts") else name for name in CASES
+  ],
+)
 @pytest.mark.slow  # every case: a whole training program to compile
 def test_algorithm_trains_on_gymnax(name):
   algorithm = make_algorithm(make_config(**CASES[name]))
@@ -61,8 +73,10 @@ def test_algorithm_trains_on_gymnax(name):
   assert any(isinstance(x, GymnaxCarry) for x in carries)
   for m in metrics:
     assert np.all(np.isfinite(m["loss"]["total"]))
-  moved = max(float(np.max(np.abs(a - b))) for a, b in zip(jax.tree.leaves(state.params),
-                                                           jax.tree.leaves(initial)))
+  moved = max(
+    float(np.max(np.abs(a - b)))
+    for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(initial))
+  )
   assert moved > 1e-4
   # A seed reproduces the run bit for bit.
   again, _ = _train(algorithm, 2)
@@ -120,10 +134,10 @@ MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_pp
 
 # Parameters on Breakout-MinAtar (10x10x4 images, 3 actions) of each config's network.
 MINATAR_PARAMS = {
-    # the MinAtar paper's: conv 16 3x3 on 4 channels, fc 128 on 8x8x16, policy and value heads
-    "minatar": (3 * 3 * 4 * 16 + 16) + (8 * 8 * 16 * 128 + 128) + (128 * 3 + 3) + (128 + 1),
-    # PureJaxRL's: 64x64 on the flattened 400 inputs, policy and value heads
-    "mlp": (400 * 64 + 64) + (64 * 64 + 64) + (64 * 3 + 3) + (64 + 1),
+  # the MinAtar paper's: conv 16 3x3 on 4 channels, fc 128 on 8x8x16, policy and value heads
+  "minatar": (3 * 3 * 4 * 16 + 16) + (8 * 8 * 16 * 128 + 128) + (128 * 3 + 3) + (128 + 1),
+  # PureJaxRL's: 64x64 on the flattened 400 inputs, policy and value heads
+  "mlp": (400 * 64 + 64) + (64 * 64 + 64) + (64 * 3 + 3) + (64 + 1),
 }
 
 
@@ -158,8 +172,7 @@ def test_minatar_config_trains_one_call(name):
 def test_mlp_on_minatar_images_trains_without_conv_workarounds():
   """network 'mlp' on a MinAtar id (PureJaxRL's shape) builds and trains; the CPU's
   convolution workarounds (patches, gradient chunks, unrolled learners) stay off."""
-  c = small_mlp_config("gymnax/Breakout-MinAtar", (64, 64), envs_per_learner=8,
-                       updates_per_call=2)
+  c = small_mlp_config("gymnax/Breakout-MinAtar", (64, 64), envs_per_learner=8, updates_per_call=2)
   c.algorithm, c.num_learners, c.combine = "ppo", 2, "allreduce"
   c.network.activation = "relu"
   algorithm = make_algorithm(validate(c))

@@ -68,8 +68,15 @@ SEGMENTS = 4
 
 
 def sgd_a2c_config(**overrides):
-  return make_config("hts_a2c", **{"optimizer.name": "sgd", "optimizer.learning_rate": 0.05,
-                                   "optimizer.max_grad_norm": 0.0, **overrides})
+  return make_config(
+    "hts_a2c",
+    **{
+      "optimizer.name": "sgd",
+      "optimizer.learning_rate": 0.05,
+      "optimizer.max_grad_norm": 0.0,
+      **overrides,
+    },
+  )
 
 
 A2C_HLO = []  # the compiled segment of `a2c_sgd_run` (4 micro-batches)
@@ -120,12 +127,15 @@ def test_updates_follow_eq6(a2c_sgd_run):
     grads = grad_fn(theta_prev, storage)
     step = jax.tree.map(lambda new, old: new - old, squeeze(states[k + 1].params), theta_k)
     expected = jax.tree.map(lambda g: -lr * g, grads)
-    jax.tree.map(lambda s, e: np.testing.assert_allclose(s, e, rtol=1e-4, atol=1e-6),
-                 step, expected)
+    jax.tree.map(
+      lambda s, e: np.testing.assert_allclose(s, e, rtol=1e-4, atol=1e-6), step, expected
+    )
     if k >= 2:  # the gradient at theta_k (no delay) would give another step
       wrong = grad_fn(theta_k, storage)
-      diff = max(float(np.max(np.abs(-lr * w - s)))
-                 for w, s in zip(jax.tree.leaves(wrong), jax.tree.leaves(step)))
+      diff = max(
+        float(np.max(np.abs(-lr * w - s)))
+        for w, s in zip(jax.tree.leaves(wrong), jax.tree.leaves(step))
+      )
       assert diff > 1e-5
 
 
@@ -145,8 +155,9 @@ def test_hts_ppo_versions(ppo_run):
     assert v["data_version"] == k - 1  # ... on D_{k-1}, ratios against theta_{k-1}
     assert v["learned"] == (k > 0)
     assert int(states[k + 1].extra.storage_version[0]) == k
-  assert not np.array_equal(states[3].params["params"]["Dense_0"]["kernel"],
-                            states[2].params["params"]["Dense_0"]["kernel"])
+  assert not np.array_equal(
+    states[3].params["params"]["Dense_0"]["kernel"], states[2].params["params"]["Dense_0"]["kernel"]
+  )
 
 
 # --- determinism --------------------------------------------------------------------
@@ -199,8 +210,11 @@ def test_delay_off_reduces_to_plain(algorithm, plain):
   for k in range(1, 4):
     assert int(hts[2][k - 1]["hts"]["data_version"][0, 0]) == k - 1
     assert int(hts[2][k - 1]["hts"]["grad_version"][0, 0]) == k - 1
-    jax.tree.map(lambda x, y: np.testing.assert_allclose(x, y, rtol=2e-5, atol=1e-6),
-                 hts[1][k].params, ref[1][k].params)
+    jax.tree.map(
+      lambda x, y: np.testing.assert_allclose(x, y, rtol=2e-5, atol=1e-6),
+      hts[1][k].params,
+      ref[1][k].params,
+    )
   # The same envs took the same actions: identical episode statistics.
   for m_hts, m_ref in zip(hts[2], ref[2]):
     assert_trees_equal(m_hts["episodes"], m_ref["episodes"])
@@ -210,8 +224,12 @@ def test_delay_off_reduces_to_plain(algorithm, plain):
 
 
 def test_after_is_a_bitwise_identity():
-  x = dict(f=jnp.array([0.0, -0.0, jnp.nan, jnp.inf, 1.5]), i=jnp.arange(3, dtype=jnp.uint8),
-           b=jnp.array([True, False]), z=jnp.int32(0))
+  x = dict(
+    f=jnp.array([0.0, -0.0, jnp.nan, jnp.inf, 1.5]),
+    i=jnp.arange(3, dtype=jnp.uint8),
+    b=jnp.array([True, False]),
+    z=jnp.int32(0),
+  )
   dep = jnp.array([jnp.nan, 2.0])
   y = jax.jit(after)(x, dep)
   for a, b in zip(jax.tree.leaves(x), jax.tree.leaves(y)):
@@ -249,14 +267,17 @@ def test_learner_runs_between_send_and_recv(a2c_sgd_run):
   def grad_inside(name, seen=()):
     if name not in has_grad:
       lines = comps.get(name, [])
-      has_grad[name] = (any(re.search(r'op_name="[^"]*transpose\(jvp', l) for l in lines)
-                        or any(grad_inside(c) for l in lines for c in _called(l)
-                               if c not in seen))
+      has_grad[name] = any(re.search(r'op_name="[^"]*transpose\(jvp', l) for l in lines) or any(
+        grad_inside(c) for l in lines for c in _called(l) if c not in seen
+      )
     return has_grad[name]
 
   # The computation holding the env steps: the one with the send custom calls.
-  segment = [n for n, lines in comps.items()
-             if any("custom_call_target" in l and "_send" in l for l in lines)]
+  segment = [
+    n
+    for n, lines in comps.items()
+    if any("custom_call_target" in l and "_send" in l for l in lines)
+  ]
   assert len(segment) == 1
   events = []
   for line in comps[segment[0]]:
@@ -265,7 +286,8 @@ def test_learner_runs_between_send_and_recv(a2c_sgd_run):
     elif "custom_call_target" in line and "_recv" in line:
       events.append("recv")
     elif re.search(r'op_name="[^"]*transpose\(jvp', line) or any(
-        grad_inside(c) for c in _called(line)):
+      grad_inside(c) for c in _called(line)
+    ):
       events.append("grad")
   assert events.count("send") == 4, events  # alpha = 4 hosted steps
   inside, outside, open_window = 0, 0, False
@@ -305,8 +327,12 @@ def test_experiment_configs_validate(name):
   config = validate(module.get_config())
   assert config.algorithm in ("hts_a2c", "hts_ppo", "ppo")
   if config.algorithm == "hts_ppo":  # Table A6 / the authors' 3 vs 1 script
-    assert (config.t_max, config.hts.alpha, config.gamma, config.ppo.clip) == (128, 128, 0.993,
-                                                                             0.08)
+    assert (config.t_max, config.hts.alpha, config.gamma, config.ppo.clip) == (
+      128,
+      128,
+      0.993,
+      0.08,
+    )
     assert (config.ppo.epochs, config.ppo.minibatches, config.loss.entropy_coef) == (2, 8, 0.003)
     assert config.optimizer.max_grad_norm == 0.64 and config.optimizer.anneal == "linear"
 

@@ -81,17 +81,20 @@ def test_stale_epochs_start_on_policy_and_current_ones_do_not():
   """The first minibatch's clip fraction: 0 where the epochs start at the behaviour
   parameters theta_{k-1} (ratio 1 up to rounding), above 0 where they start at theta_k
   (one update of lag)."""
-  config = lambda point: make_config("hts_ppo", **{"hts.gradient_point": point,
-                                                   "optimizer.learning_rate": 3e-3,
-                                                   "ppo.clip": 1e-3})  # any lag shows
+  config = lambda point: make_config(
+    "hts_ppo", **{"hts.gradient_point": point, "optimizer.learning_rate": 3e-3, "ppo.clip": 1e-3}
+  )  # any lag shows
   stale, current = run(config("stale"), 4), run(config("current"), 4)
   first = lambda r, k: float(np.mean(r[2][k]["first_clip_fraction"]))
   for k in range(1, 4):  # k = 0 learns nothing (no D_{-1})
     assert first(stale, k) == 0.0
   assert max(first(current, k) for k in range(1, 4)) > 0.0
   # theta_{k-1} is what the stale learner keeps; the two points give different runs.
-  for a, b in zip(jax.tree.leaves(stale[1][3].extra.behaviour_params),
-                  jax.tree.leaves(stale[1][2].params)):
+  for a, b in zip(
+    jax.tree.leaves(stale[1][3].extra.behaviour_params), jax.tree.leaves(stale[1][2].params)
+  ):
     np.testing.assert_array_equal(a, b)
-  assert any(not np.array_equal(a, b) for a, b in zip(
-      jax.tree.leaves(stale[1][4].params), jax.tree.leaves(current[1][4].params)))
+  assert any(
+    not np.array_equal(a, b)
+    for a, b in zip(jax.tree.leaves(stale[1][4].params), jax.tree.leaves(current[1][4].params))
+  )

@@ -10,8 +10,12 @@ def _write(root, algorithm, point, game, returns):
   for seed, value in enumerate(returns):
     folder = os.path.join(root, f"{algorithm}_{point}_{game}")
     os.makedirs(folder, exist_ok=True)
-    run = dict(config=dict(algorithm=algorithm, env=dict(id=f"gymnax/{game}"),
-                           hts=dict(gradient_point=point)), train_mean_return=value)
+    run = dict(
+      config=dict(
+        algorithm=algorithm, env=dict(id=f"gymnax/{game}"), hts=dict(gradient_point=point)
+      ),
+      train_mean_return=value,
+    )
     with open(os.path.join(folder, f"seed{seed}.json"), "w") as f:
       json.dump(run, f)
 

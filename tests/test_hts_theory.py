@@ -33,11 +33,11 @@ def test_claim1_tolerance_with_few_envs():
 def test_claim1_hand_computed_cases():
   # alpha = 1: F^-1(1 - 1/n) = ln(n) / beta, so E[max] = (ln n + gamma_e) / beta.
   n, beta = 16, 2.0
-  assert hts.expected_max_gamma(n, 1, beta) == pytest.approx(
-      (math.log(n) + np.euler_gamma) / beta)
+  assert hts.expected_max_gamma(n, 1, beta) == pytest.approx((math.log(n) + np.euler_gamma) / beta)
   # K / (n alpha) synchronisations, plus K c / n of actor compute.
   assert hts.expected_runtime(n, 1600, 1, beta, c=0.5) == pytest.approx(
-      100 * (math.log(n) + np.euler_gamma) / beta + 1600 * 0.5 / n)
+    100 * (math.log(n) + np.euler_gamma) / beta + 1600 * 0.5 / n
+  )
   # One env never waits for another: runtime is K steps of mean 1 / beta.
   assert hts.expected_runtime(1, 100, 4, 2.0) == pytest.approx(50.0)
   assert hts.simulate_runtime(1, 100, 4, 2.0, trials=400).mean == pytest.approx(50.0, rel=0.03)
@@ -56,8 +56,9 @@ def test_claim1_shape_of_fig3():
 
 def test_claim2_formula_and_simulation():
   lambda0, mu = 100.0, 4000.0  # the paper's GFootball numbers
-  np.testing.assert_allclose(hts.expected_latency(np.array([1, 10, 20, 30]), lambda0, mu),
-                             [1 / 39, 1 / 3, 1.0, 3.0])
+  np.testing.assert_allclose(
+    hts.expected_latency(np.array([1, 10, 20, 30]), lambda0, mu), [1 / 39, 1 / 3, 1.0, 3.0]
+  )
   for n in (4, 20, 30):
     sim = hts.simulate_latency(n, lambda0, mu, events=3000, chains=400, seed=n)
     expected = hts.expected_latency(n, lambda0, mu)

@@ -39,8 +39,9 @@ def a2c_calls():
 
 @pytest.mark.slow
 def test_lag_zero_is_a2c(a2c_calls):
-  impala = _single_update_calls(_config("impala", updates_per_call=1,
-                                        impala=dict(policy_lag=0, reduction="mean")))
+  impala = _single_update_calls(
+    _config("impala", updates_per_call=1, impala=dict(policy_lag=0, reduction="mean"))
+  )
   chex.assert_trees_all_close(impala[-1][0], a2c_calls[-1][0], rtol=1e-5, atol=1e-6)
   losses = lambda run: np.concatenate([m["loss"]["total"] for _, m in run])  # [3, 1]
   np.testing.assert_allclose(losses(impala), losses(a2c_calls), rtol=1e-5, atol=1e-6)
@@ -49,8 +50,9 @@ def test_lag_zero_is_a2c(a2c_calls):
 
 @pytest.mark.slow
 def test_lag_two_acts_with_parameters_two_updates_old(a2c_calls):
-  algorithm = make_algorithm(_config("impala", updates_per_call=1,
-                                     impala=dict(policy_lag=2, reduction="mean")))
+  algorithm = make_algorithm(
+    _config("impala", updates_per_call=1, impala=dict(policy_lag=2, reduction="mean"))
+  )
   state, params, abs_log_rho = algorithm.init(), [], []
   for _ in range(3):
     state, metrics = algorithm.step(state)
@@ -63,8 +65,9 @@ def test_lag_two_acts_with_parameters_two_updates_old(a2c_calls):
   assert abs_log_rho[0] < 1e-5
   assert min(abs_log_rho[1:]) > 1e-4
   # After 3 updates the queue holds theta_2 in slot 2 mod 2 = 0 and theta_1 in slot 1.
-  for q, p2, p1 in zip(jax.tree.leaves(queue), jax.tree.leaves(params[1]),
-                       jax.tree.leaves(params[0])):
+  for q, p2, p1 in zip(
+    jax.tree.leaves(queue), jax.tree.leaves(params[1]), jax.tree.leaves(params[0])
+  ):
     np.testing.assert_array_equal(q[:, 0], p2)
     np.testing.assert_array_equal(q[:, 1], p1)
   # The first update is on-policy: the same as A2C's first update.
@@ -73,8 +76,9 @@ def test_lag_two_acts_with_parameters_two_updates_old(a2c_calls):
 
 @pytest.mark.slow
 def test_allreduce_learners_with_sharded_state_match_replicated():
-  base = dict(num_learners=4, num_devices=2, combine="allreduce",
-              impala=dict(policy_lag=1, reduction="sum"))
+  base = dict(
+    num_learners=4, num_devices=2, combine="allreduce", impala=dict(policy_lag=1, reduction="sum")
+  )
   replicated, _ = _run(_config("impala", **base))
   config = _config("impala", **base)
   config.optimizer.sharded_state = True
@@ -83,11 +87,14 @@ def test_allreduce_learners_with_sharded_state_match_replicated():
   assert np.all(np.isfinite(metrics["loss"]["total"]))
 
 
-@pytest.mark.parametrize("overrides,message", [
+@pytest.mark.parametrize(
+  "overrides,message",
+  [
     (dict(impala=dict(policy_lag=-1)), "policy_lag must be >= 0"),
     (dict(impala=dict(reduction="max")), "impala.reduction='max'"),
     (dict(impala=dict(rho_bar=0.0)), "impala.rho_bar must be > 0"),
-])
+  ],
+)
 def test_bad_impala_config_is_rejected(overrides, message):
   with pytest.raises(ValueError, match=message):
     validate(_config("impala", **overrides))
@@ -101,15 +108,20 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunk
 
   from galax.algorithms.impala import VTraceSettings, impala_grads
   from galax.config.settings import RunSettings
+
   config = load_config("cartpole_a2c", impala__reduction=reduction)
-  settings = (VTraceSettings(float(config.gamma), 1.0, 1.0, reduction),
-              RunSettings.from_config(config).loss)
+  settings = (
+    VTraceSettings(float(config.gamma), 1.0, 1.0, reduction),
+    RunSettings.from_config(config).loss,
+  )
 
   def apply_fn(params, obs):  # a linear actor-critic
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
 
-  params = {"pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
-            "v": np.array([[0.2], [-0.4], [1.5]], np.float32)}
+  params = {
+    "pi": np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]], np.float32),
+    "v": np.array([[0.2], [-0.4], [1.5]], np.float32),
+  }
   traj = random_trajectory(jax.random.PRNGKey(5), steps=6, envs=8, random_behaviour=True)
   last_obs = jax.random.normal(jax.random.PRNGKey(6), (8, 3))
   whole = impala_grads(apply_fn, *settings, params, traj, last_obs)

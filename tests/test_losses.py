@@ -12,7 +12,6 @@ from galax.core import losses
 
 
 class A2CLossTest(chex.TestCase):
-
   @chex.variants(with_jit=True, without_jit=True)
   def test_a2c_loss_hand_computed(self):
     # T = 1, B = 2, two actions. Env 0: uniform policy, action 0, G = 2, V = 1 (A = 1).
@@ -66,5 +65,10 @@ class A2CLossTest(chex.TestCase):
   def test_rank_mismatch_is_rejected(self):
     loss = self.variant(functools.partial(losses.a2c_loss, entropy_coef=0.01, value_coef=0.5))
     with self.assertRaises(AssertionError):
-      loss(jnp.zeros((5, 2)), jnp.zeros((5, 2)), jnp.zeros((5, 2), jnp.int32),
-           jnp.zeros((5, 2)), jnp.ones((5, 2)))
+      loss(
+        jnp.zeros((5, 2)),
+        jnp.zeros((5, 2)),
+        jnp.zeros((5, 2), jnp.int32),
+        jnp.zeros((5, 2)),
+        jnp.ones((5, 2)),
+      )

@@ -20,15 +20,32 @@ BOUND_S = PEER_TIMEOUT_S + 20  # the watchdog's timeout, its period and the exit
 
 def _job(tmp_path):
   port = _free_port()
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-             JAX_PLATFORMS="cpu")
-  return [subprocess.Popen(
-      [sys.executable, os.path.join(ROOT, "run.py"), *CALLS, "--config.total_env_steps=10000000",
-       "--config.num_learners=4", "--config.envs_per_learner=4", "--config.combine=gossip",
-       "--config.distributed=True", f"--peer_timeout_s={PEER_TIMEOUT_S}",
-       f"--coordinator_address=localhost:{port}", "--num_processes=2", f"--process_id={i}",
-       f"--workdir={tmp_path}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-      stderr=subprocess.PIPE, text=True) for i in range(2)]
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
+  return [
+    subprocess.Popen(
+      [
+        sys.executable,
+        os.path.join(ROOT, "run.py"),
+        *CALLS,
+        "--config.total_env_steps=10000000",
+        "--config.num_learners=4",
+        "--config.envs_per_learner=4",
+        "--config.combine=gossip",
+        "--config.distributed=True",
+        f"--peer_timeout_s={PEER_TIMEOUT_S}",
+        f"--coordinator_address=localhost:{port}",
+        "--num_processes=2",
+        f"--process_id={i}",
+        f"--workdir={tmp_path}",
+      ],
+      cwd=ROOT,
+      env=env,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.PIPE,
+      text=True,
+    )
+    for i in range(2)
+  ]
 
 
 @pytest.mark.slow
@@ -43,8 +60,10 @@ def test_the_survivor_of_a_killed_process_exits_75_with_one_line(tmp_path, victi
     out, err = survivor.communicate(timeout=BOUND_S)
   except subprocess.TimeoutExpired:
     survivor.kill()
-    raise AssertionError(f"the survivor still ran {BOUND_S} s after its peer died: "
-                         + survivor.communicate()[1][-2000:]) from None
+    raise AssertionError(
+      f"the survivor still ran {BOUND_S} s after its peer died: "
+      + survivor.communicate()[1][-2000:]
+    ) from None
   took = time.monotonic() - killed_at
   procs[victim].communicate()
   assert survivor.returncode == peers.EXIT_LOST_PEER, (out[-2000:], err[-3000:])
@@ -59,8 +78,10 @@ def test_the_survivor_of_a_killed_process_exits_75_with_one_line(tmp_path, victi
 
 
 def test_a_runtime_abort_is_named_with_the_lost_peer_status():
-  fatal = ("Terminating process because the JAX distributed service detected fatal errors. "
-           "absl::Status: UNAVAILABLE: Failed to send RPC to coordination service.")
+  fatal = (
+    "Terminating process because the JAX distributed service detected fatal errors. "
+    "absl::Status: UNAVAILABLE: Failed to send RPC to coordination service."
+  )
   what, status = supervise.describe_death(signal.SIGABRT, fatal)
   assert status == peers.EXIT_LOST_PEER and "lost process 0" in what and "SIGABRT" in what
   what, status = supervise.describe_death(signal.SIGSEGV, "")
@@ -68,7 +89,9 @@ def test_a_runtime_abort_is_named_with_the_lost_peer_status():
 
 
 def test_the_service_error_names_the_unhealthy_processes():
-  message = ("UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):\n"
-             "1\n3\nThe tasks have crashed.")
+  message = (
+    "UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):\n"
+    "1\n3\nThe tasks have crashed."
+  )
   assert peers._unhealthy(message) == [1, 3]  # pylint: disable=protected-access
   assert peers._unhealthy("Connection reset by peer") == []  # pylint: disable=protected-access

@@ -13,8 +13,9 @@ RANDOM_RETURN = 0.4
 
 @pytest.mark.slow
 def test_minatar_a2c_learns_breakout(tmp_path):
-  config = load_config("minatar_a2c", total_env_steps=300_000, log_every_steps=100_000,
-                       checkpoint_every_steps=0)
+  config = load_config(
+    "minatar_a2c", total_env_steps=300_000, log_every_steps=100_000, checkpoint_every_steps=0
+  )
   result = train(config, workdir=str(tmp_path), log=lambda _: None)
   assert result.episodes >= 100
   assert result.mean_return > 3 * RANDOM_RETURN, result.summary()
@@ -26,8 +27,13 @@ def test_minatar_ppo_leaves_the_old_plateau_early(tmp_path):
   Breakout-MinAtar within 426k agent steps (measured 22.5, seed 0). Its earlier settings
   (Adam 5e-4, conv torso) were near 2 there and ended 2M steps at 6-9: the plateau every
   claim in docs/results.md was judged on until 2026-11."""
-  config = load_config("minatar_ppo", total_env_steps=425_984, log_every_steps=212_992,
-                       checkpoint_every_steps=0, tensorboard=False)
+  config = load_config(
+    "minatar_ppo",
+    total_env_steps=425_984,
+    log_every_steps=212_992,
+    checkpoint_every_steps=0,
+    tensorboard=False,
+  )
   config.optimizer.anneal = "none"  # the first 426k steps of the 5M run, near its lr
   result = train(config, workdir=str(tmp_path), log=lambda _: None)
   assert result.episodes >= 100

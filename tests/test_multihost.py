@@ -30,9 +30,16 @@ def multihost_results(tmp_path_factory):
   port = _free_port()
   env = dict(os.environ, PYTHONPATH=os.path.join(HERE, ".."))
   env.pop("XLA_FLAGS", None)
-  procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "multihost_worker.py"), str(i),
-                             "2", str(port), str(out)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True) for i in range(2)]
+  procs = [
+    subprocess.Popen(
+      [sys.executable, os.path.join(HERE, "multihost_worker.py"), str(i), "2", str(port), str(out)],
+      env=env,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.STDOUT,
+      text=True,
+    )
+    for i in range(2)
+  ]
   logs = []
   for p in procs:
     try:
@@ -43,8 +50,10 @@ def multihost_results(tmp_path_factory):
       raise
   for p, log in zip(procs, logs):
     assert p.returncode == 0, log[-3000:]
-  return {name: [dict(np.load(out / f"{name}.{i}.npz")) for i in range(2)]
-          for name in multihost_worker.RUNS}
+  return {
+    name: [dict(np.load(out / f"{name}.{i}.npz")) for i in range(2)]
+    for name in multihost_worker.RUNS
+  }
 
 
 @pytest.mark.parametrize("name", list(multihost_worker.RUNS))
@@ -53,8 +62,9 @@ def test_two_processes_agree_with_one(multihost_results, name):
   for process, got in enumerate(multihost_results[name]):
     assert sorted(got) == sorted(reference)
     for key, want in reference.items():
-      np.testing.assert_allclose(got[key], want, rtol=1e-5, atol=1e-6,
-                                 err_msg=f"process {process}: {key}")
+      np.testing.assert_allclose(
+        got[key], want, rtol=1e-5, atol=1e-6, err_msg=f"process {process}: {key}"
+      )
   params = {k: v for k, v in reference.items() if k.startswith("['params']")}
   if name == "allreduce":
     assert all(np.all(v == v[0]) for v in params.values())

@@ -10,16 +10,26 @@ from galax.envs import EnvSpec
 
 
 def _spec(obs_shape, layout, dtype=np.float32):
-  return EnvSpec(env_id="test", family="test", obs_shape=obs_shape, obs_dtype=np.dtype(dtype),
-                 num_actions=4, obs_layout=layout, max_episode_steps=100)
+  return EnvSpec(
+    env_id="test",
+    family="test",
+    obs_shape=obs_shape,
+    obs_dtype=np.dtype(dtype),
+    num_actions=4,
+    obs_layout=layout,
+    max_episode_steps=100,
+  )
 
 
-@pytest.mark.parametrize("name,spec", [
+@pytest.mark.parametrize(
+  "name,spec",
+  [
     ("mlp", _spec((6,), "flat")),
     # flax's op-by-op init compiles ~70 programs per image net (5-7 s each case):
     pytest.param("minatar", _spec((10, 10, 4), "HWC"), marks=pytest.mark.slow),
     pytest.param("archnips", _spec((4, 84, 84), "CHW", np.uint8), marks=pytest.mark.slow),
-])
+  ],
+)
 @pytest.mark.slow  # flax's eager init is the slow half
 def test_init_params_equals_flax_init_and_compiles_once(name, spec):
   network = networks.make_network(name, spec)
@@ -34,12 +44,15 @@ def test_init_params_equals_flax_init_and_compiles_once(name, spec):
   assert networks._jitted_init(network)._cache_size() == programs  # pylint: disable=protected-access
 
 
-@pytest.mark.parametrize("name,spec", [  # frames smaller than Atari's 84x84: the same
+@pytest.mark.parametrize(
+  "name,spec",
+  [  # frames smaller than Atari's 84x84: the same
     ("minatar", _spec((10, 10, 4), "HWC")),  # layers, strides and paddings, less compile
     pytest.param("archnips", _spec((4, 44, 44), "CHW", np.uint8), marks=pytest.mark.slow),
     # archnature: archnips' layer kinds plus a third conv (14 s more on 2 cores).
     pytest.param("ba3c", _spec((52, 52, 12), "HWC", np.uint8), marks=pytest.mark.slow),
-])
+  ],
+)
 @pytest.mark.slow
 def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(name, spec):
   """conv_impl='patches' is the same network: same parameter tree and init, same outputs
@@ -58,7 +71,8 @@ def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(nam
   def outputs_and_grads(apply):  # one compile per network (op by op: one per op and shape)
     def loss(p):
       logits, values = apply(p, obs)
-      return jnp.sum(jnp.sin(logits)) + jnp.sum(values ** 2)
+      return jnp.sum(jnp.sin(logits)) + jnp.sum(values**2)
+
     return jax.jit(lambda p: (apply(p, obs), jax.grad(loss)(p)))(params)
 
   outs_xla, grads_xla = outputs_and_grads(xla.apply)
@@ -96,11 +110,16 @@ def test_mlp_flattens_image_observations():
 
   @jax.jit  # one compile, not one per op
   def run(params, obs):
-    hidden = jax.nn.relu(obs.reshape(2, 3, 400) @ params["params"]["torso"]["Dense_0"]["kernel"]
-                         + params["params"]["torso"]["Dense_0"]["bias"])
+    hidden = jax.nn.relu(
+      obs.reshape(2, 3, 400) @ params["params"]["torso"]["Dense_0"]["kernel"]
+      + params["params"]["torso"]["Dense_0"]["bias"]
+    )
     layer1 = params["params"]["torso"]["Dense_1"]
-    return (net.apply(params, obs), net.apply(params, obs, method=lambda m, x: m.torso(x)),
-            jax.nn.relu(hidden @ layer1["kernel"] + layer1["bias"]))
+    return (
+      net.apply(params, obs),
+      net.apply(params, obs, method=lambda m, x: m.torso(x)),
+      jax.nn.relu(hidden @ layer1["kernel"] + layer1["bias"]),
+    )
 
   (logits, values), first, by_hand = run(params, obs)
   assert logits.shape == (2, 3, 4) and values.shape == (2, 3)
@@ -108,15 +127,19 @@ def test_mlp_flattens_image_observations():
   np.testing.assert_allclose(first, by_hand, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("name,spec", [("mlp", _spec((6,), "flat")),
-                                       ("minatar", _spec((10, 10, 4), "HWC"))])
+@pytest.mark.parametrize(
+  "name,spec", [("mlp", _spec((6,), "flat")), ("minatar", _spec((10, 10, 4), "HWC"))]
+)
 @pytest.mark.slow
 def test_activation_acts_and_default_is_the_networks_own(name, spec):
   obs = jax.random.uniform(jax.random.PRNGKey(2), (5, *spec.obs_shape))
   nets = {a: networks.make_network(name, spec, activation=a) for a in ("", "relu", "tanh")}
   params = {a: networks.init_params(net, spec, jax.random.PRNGKey(3)) for a, net in nets.items()}
-  outputs = jax.jit(lambda params: {  # the three networks in one compile
-      a: net.apply(params[a], obs)[1] for a, net in nets.items()})(params)
+  outputs = jax.jit(
+    lambda params: {  # the three networks in one compile
+      a: net.apply(params[a], obs)[1] for a, net in nets.items()
+    }
+  )(params)
   outputs = {a: np.asarray(x) for a, x in outputs.items()}
   own = "tanh" if name == "mlp" else "relu"
   other = "relu" if name == "mlp" else "tanh"
@@ -139,35 +162,49 @@ def test_separate_critic_torso_keeps_the_value_loss_out_of_the_policy_features(n
   params = networks.init_params(net, spec, jax.random.PRNGKey(0))
   assert set(params["params"]) == {"torso", "critic_torso", "Dense_0", "Dense_1"}
   obs = jax.random.bernoulli(jax.random.PRNGKey(1), 0.3, (5, 10, 10, 4)).astype(jnp.float32)
-  value_grads, logit_grads = jax.jit(lambda p: (  # one compile, not one per op
+  value_grads, logit_grads = jax.jit(
+    lambda p: (  # one compile, not one per op
       jax.grad(lambda p: net.apply(p, obs)[1].sum())(p)["params"],
-      jax.grad(lambda p: net.apply(p, obs)[0].sum())(p)["params"]))(params)
+      jax.grad(lambda p: net.apply(p, obs)[0].sum())(p)["params"],
+    )
+  )(params)
   norm = lambda tree: float(sum(np.abs(np.asarray(x)).sum() for x in jax.tree.leaves(tree)))
   assert norm(value_grads["torso"]) == 0 and norm(value_grads["critic_torso"]) > 0
   assert norm(logit_grads["critic_torso"]) == 0 and norm(logit_grads["torso"]) > 0
   shared = networks.make_network(name, spec, activation="relu")
-  assert "critic_torso" not in networks.init_params(shared, spec, jax.random.PRNGKey(0))[
-      "params"]
+  assert "critic_torso" not in networks.init_params(shared, spec, jax.random.PRNGKey(0))["params"]
 
 
-@pytest.mark.parametrize("name,spec,message", [
+@pytest.mark.parametrize(
+  "name,spec,message",
+  [
     ("archnips", _spec((4,), "flat"), "is convolutional and expects image observations"),
     ("ba3c", _spec((4, 42, 42), "CHW", np.uint8), r"convolution 3 \(3x3, stride 1\) leaves no"),
     ("archnature", _spec((4, 24, 24), "CHW", np.uint8), r"convolution 2 \(3x3, stride 1\)"),
-])
+  ],
+)
 def test_a_conv_torso_that_does_not_fit_the_observations_is_one_line(name, spec, message):
   with pytest.raises(ValueError, match=message):
     networks.make_network(name, spec)
 
 
-@pytest.mark.parametrize("name,shape", [("archnips", (4, 42, 42)), ("archnature", (4, 42, 42)),
-                                        ("ba3c", (4, 84, 84)), ("minatar", (10, 10, 4))])
+@pytest.mark.parametrize(
+  "name,shape",
+  [
+    ("archnips", (4, 42, 42)),
+    ("archnature", (4, 42, 42)),
+    ("ba3c", (4, 84, 84)),
+    ("minatar", (10, 10, 4)),
+  ],
+)
 def test_conv_torsos_take_the_images_they_fit(name, shape):
   spec = _spec(shape, "HWC" if name == "minatar" else "CHW", np.uint8)
   net = networks.make_network(name, spec)
   # Traced, not compiled: a torso that does not fit fails (or gives other shapes) in the
   # trace already; the patch-convolution test above runs these layers.
   logits, value = jax.eval_shape(
-      lambda: net.apply(networks.init_params(net, spec, jax.random.PRNGKey(0)),
-                        jnp.zeros((2, *shape), np.uint8)))
+    lambda: net.apply(
+      networks.init_params(net, spec, jax.random.PRNGKey(0)), jnp.zeros((2, *shape), np.uint8)
+    )
+  )
   assert logits.shape == (2, 4) and value.shape == (2,)

@@ -17,9 +17,9 @@ NOTEBOOKS = sorted(f for f in os.listdir(os.path.join(ROOT, "colabs")) if f.ends
 FIGURES = {"quickstart.ipynb": 2, "hts_analysis.ipynb": 3, "gala_epsilon_ball.ipynb": 3}
 # Lines each notebook prints only after its own checks (asserts in its cells) passed.
 PRINTS = {
-    "quickstart.ipynb": ["each return equal to its length", "report checks passed"],
-    "hts_analysis.ipynb": ["agree with their simulations at every one of"],
-    "gala_epsilon_ball.ipynb": ["within the Prop. 1 bound at every one of"],
+  "quickstart.ipynb": ["each return equal to its length", "report checks passed"],
+  "hts_analysis.ipynb": ["agree with their simulations at every one of"],
+  "gala_epsilon_ball.ipynb": ["within the Prop. 1 bound at every one of"],
 }
 
 
@@ -79,6 +79,7 @@ def test_notebook_runs(name, tmp_path, monkeypatch):
   for cell in notebook.cells:  # run from scratch, not on top of the committed outputs
     if cell.cell_type == "code":
       cell.outputs, cell.execution_count = [], None
-  NotebookClient(notebook, timeout=240, kernel_name="python3",
-                 resources={"metadata": {"path": str(tmp_path)}}).execute()
+  NotebookClient(
+    notebook, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+  ).execute()
   _assert_checks_passed(notebook, name)

@@ -32,12 +32,22 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
   events = []
   clip = learner_optimizer.clip_each_learner
   mean = combine_lib.AllReduce.grads
-  monkeypatch.setattr(learner_optimizer, "clip_each_learner",
-                      lambda g, c: (events.append(("clip", c)), clip(g, c))[1])
-  monkeypatch.setattr(combine_lib.AllReduce, "grads",
-                      lambda self, g, w=None: (events.append(("combine",)), mean(self, g, w))[1])
-  config = validate(small_config(algorithm=algorithm, num_learners=2, combine="allreduce",
-                                 **{"optimizer.clip_average_norm": 0.1}))
+  monkeypatch.setattr(
+    learner_optimizer, "clip_each_learner", lambda g, c: (events.append(("clip", c)), clip(g, c))[1]
+  )
+  monkeypatch.setattr(
+    combine_lib.AllReduce,
+    "grads",
+    lambda self, g, w=None: (events.append(("combine",)), mean(self, g, w))[1],
+  )
+  config = validate(
+    small_config(
+      algorithm=algorithm,
+      num_learners=2,
+      combine="allreduce",
+      **{"optimizer.clip_average_norm": 0.1},
+    )
+  )
   algo = make_algorithm(config)
   try:  # traced on the abstract state (test_aot checks it is the real one's): no compile
     algo.step.lower(algo.abstract_init())
@@ -48,13 +58,19 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
   assert events.count(("clip", 0.1)) == events.count(("combine",))
 
 
-@pytest.mark.parametrize("overrides,match", [
-    ({"algorithm": "ppo", "num_learners": 2, "combine": "gossip", "grad_similarity": True},
-     "grad_similarity"),
+@pytest.mark.parametrize(
+  "overrides,match",
+  [
+    (
+      {"algorithm": "ppo", "num_learners": 2, "combine": "gossip", "grad_similarity": True},
+      "grad_similarity",
+    ),
     ({"num_learners": 2, "combine": "allreduce", "gossip.metrics": True}, "gossip.metrics"),
     ({"num_learners": 2, "gossip.delay": 1}, "gossip.delay"),
-    ({"num_learners": 4, "combine": "gossip", "gossip.delay": 2,
-      "initial_params": "per_learner"}, "initial_params"),
+    (
+      {"num_learners": 4, "combine": "gossip", "gossip.delay": 2, "initial_params": "per_learner"},
+      "initial_params",
+    ),
     ({"learner_map": "grouped"}, "learner_map"),
     ({"algorithm": "ppo", "learner_map": "loop"}, "acts on A2C-family"),
     ({"update_loop": "python"}, "update_loop"),
@@ -64,7 +80,8 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
     ({"algorithm": "hts_a2c", "grad_chunks": 2}, "HTS-A2C"),
     ({"algorithm": "ppo", "ppo.minibatches": 5}, "ppo.minibatches=5"),
     ({"algorithm": "hts_ppo", "hts.microbatches": 3}, "hts.microbatches=3"),
-])
+  ],
+)
 def test_flags_that_would_do_nothing_or_break_are_rejected(overrides, match):
   with pytest.raises(ValueError, match=match):
     validate(small_config(**overrides))
@@ -73,8 +90,9 @@ def test_flags_that_would_do_nothing_or_break_are_rejected(overrides, match):
 @pytest.mark.slow
 def test_gossip_metrics_act_outside_a2c():
   """gossip.metrics reports GALA's consensus metrics in every algorithm that gossips."""
-  config = validate(small_config(algorithm="impala", num_learners=2, combine="gossip",
-                                 **{"gossip.metrics": True}))
+  config = validate(
+    small_config(algorithm="impala", num_learners=2, combine="gossip", **{"gossip.metrics": True})
+  )
   algo = make_algorithm(config)
   try:
     _, metrics = algo.step(algo.init())
@@ -94,7 +112,9 @@ def test_auto_choices_are_resolved_once_into_the_algorithms_plan():
   assert plan.update_loop == "scan"  # vector observations: one XLA loop everywhere
 
 
-@pytest.mark.parametrize("algorithm,layout,learners,conv_impl,expected", [
+@pytest.mark.parametrize(
+  "algorithm,layout,learners,conv_impl,expected",
+  [
     # Many learners: one learner's program in an XLA loop, with patch convolutions.
     ("a2c", "HWC", 16, "auto", ("loop", "patches", "scan")),
     ("a2c", "CHW", 64, "auto", ("loop", "patches", "scan")),
@@ -103,14 +123,17 @@ def test_auto_choices_are_resolved_once_into_the_algorithms_plan():
     ("a2c", "HWC", 16, "xla", ("loop", "xla", "host")),  # as asked: XLA convs in the loop
     ("ppo", "HWC", 16, "auto", ("vmap", "xla", "host")),  # PPO vmaps its learners
     ("a2c", "flat", 16, "auto", ("vmap", "xla", "scan")),
-])
-def test_cpu_auto_rules_for_learners_and_convolutions(algorithm, layout, learners, conv_impl,
-                                                      expected):
+  ],
+)
+def test_cpu_auto_rules_for_learners_and_convolutions(
+  algorithm, layout, learners, conv_impl, expected
+):
   """On CPU (the test platform) with image observations, 'auto' loops over more than 8
   learners per device with patch convolutions (unrolled they took minutes to compile)."""
   network = "mlp" if layout == "flat" else "minatar"  # the rules are for conv networks
-  config = small_config(algorithm=algorithm, **{"network.conv_impl": conv_impl,
-                                                "network.name": network})
+  config = small_config(
+    algorithm=algorithm, **{"network.conv_impl": conv_impl, "network.name": network}
+  )
   target = PlanContext("cpu", layout, False, learners)
   plan = make_plan(config, spec_for(config.algorithm), target)
   assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected

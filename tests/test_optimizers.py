@@ -61,10 +61,20 @@ def test_linear_annealing_reaches_zero():
 
 def test_make_optimizer_clips_global_norm():
   cfg = optimizers.OptimizerSettings(
-      name="sgd", learning_rate=1.0, lr_scaling="none", anneal="none", eps=1e-5,
-      rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
-      adam_b1=0.9, adam_b2=0.999, max_grad_norm=1.0, clip_average_norm=0.0,
-      sharded_state=False)
+    name="sgd",
+    learning_rate=1.0,
+    lr_scaling="none",
+    anneal="none",
+    eps=1e-5,
+    rmsprop_decay=0.99,
+    rmsprop_convention="torch",
+    rmsprop_initial_scale=0.0,
+    adam_b1=0.9,
+    adam_b2=0.999,
+    max_grad_norm=1.0,
+    clip_average_norm=0.0,
+    sharded_state=False,
+  )
   opt, _ = optimizers.make_optimizer(cfg, num_envs=1, num_learners=1, total_updates=1)
   updates, _ = opt.update(jnp.array([3.0, 4.0]), opt.init(jnp.zeros(2)))
   np.testing.assert_allclose(updates, [-0.6, -0.8], rtol=1e-6)

@@ -54,10 +54,12 @@ def batch(seed: int = 0) -> dict[str, np.ndarray]:
   """Random frames, actions and clipped rewards; mostly won points, so that the value error
   is large enough for the clip to act on some updates; about one step in six ends a game."""
   rng = np.random.default_rng(seed)
-  return dict(obs=rng.integers(0, 256, (T + 1, B, *SPEC.obs_shape), np.uint8),
-              actions=rng.integers(0, SPEC.num_actions, (T, B)),
-              rewards=rng.choice([-1.0, 0.0, 1.0, 1.0], (T, B)),
-              over=rng.random((T, B)) < 0.17)
+  return dict(
+    obs=rng.integers(0, 256, (T + 1, B, *SPEC.obs_shape), np.uint8),
+    actions=rng.integers(0, SPEC.num_actions, (T, B)),
+    rewards=rng.choice([-1.0, 0.0, 1.0, 1.0], (T, B)),
+    over=rng.random((T, B)) < 0.17,
+  )
 
 
 def authors_targets(rewards, over, values, bootstrap):
@@ -79,6 +81,7 @@ def make_authors_grad(apply: Callable) -> Callable:
     actor = jnp.mean(-(log_selected * adv + ENTROPY * entropy))
     critic = jnp.mean(0.25 * jnp.square(y - v))
     return SCALE * (actor + critic)
+
   return jax.jit(jax.value_and_grad(loss))
 
 
@@ -94,8 +97,13 @@ def authors_run(apply: Callable, params0: Any, data: dict[str, np.ndarray]):
     params = jax.tree.unflatten(tree, [np.float32(x) for x in w])
     values = np.asarray(forward(params, data["obs"])[1], np.float64)  # [T + 1, B]
     y, adv = authors_targets(data["rewards"], data["over"], values[:T], values[T])
-    loss, grads = loss_grad(params, obs, data["actions"].reshape(-1),
-                            np.float32(y.reshape(-1)), np.float32(adv.reshape(-1)))
+    loss, grads = loss_grad(
+      params,
+      obs,
+      data["actions"].reshape(-1),
+      np.float32(y.reshape(-1)),
+      np.float32(adv.reshape(-1)),
+    )
     g = [np.asarray(x, np.float64) for x in jax.tree.leaves(grads)]
     norm = np.sqrt(sum(np.sum(np.square(x)) for x in g))
     g = [x * CLIP / max(norm, CLIP) for x in g]
@@ -118,19 +126,30 @@ def galax_run(config, data: dict[str, np.ndarray]):
   env_steps_per_update = T * int(config.envs_per_learner)
   total_updates = int(config.total_env_steps) // env_steps_per_update
   optimizer, _ = optimizers.make_optimizer(
-      settings, int(config.envs_per_learner), 1,
-      settings.anneal_updates(total_updates, env_steps_per_update))
+    settings,
+    int(config.envs_per_learner),
+    1,
+    settings.anneal_updates(total_updates, env_steps_per_update),
+  )
   returns, loss = run.returns, run.loss
   over = jnp.asarray(data["over"])
 
   @jax.jit
   def update(params, opt_state):
     logits, values = network.apply(params, data["obs"])
-    traj = Trajectory(obs=data["obs"][:T], actions=jnp.asarray(data["actions"], jnp.int32),
-                      rewards=jnp.asarray(data["rewards"], jnp.float32), terminated=over,
-                      truncated=jnp.zeros_like(over), valid=jnp.ones_like(over),
-                      behaviour_logits=logits[:T], values=values, episode_over=over,
-                      episode_return=jnp.zeros((T, B)), episode_length=jnp.zeros((T, B), jnp.int32))
+    traj = Trajectory(
+      obs=data["obs"][:T],
+      actions=jnp.asarray(data["actions"], jnp.int32),
+      rewards=jnp.asarray(data["rewards"], jnp.float32),
+      terminated=over,
+      truncated=jnp.zeros_like(over),
+      valid=jnp.ones_like(over),
+      behaviour_logits=logits[:T],
+      values=values,
+      episode_over=over,
+      episode_return=jnp.zeros((T, B)),
+      episode_length=jnp.zeros((T, B), jnp.int32),
+    )
     grads, terms = a2c_grads(network.apply, returns, loss, params, traj)
     updates, opt_state = optimizer.update(grads, opt_state, params)
     norm = jnp.sqrt(sum(jnp.sum(jnp.square(g)) for g in jax.tree.leaves(grads)))
@@ -148,12 +167,16 @@ def assert_updates_close(actual, expected, start) -> None:
   """|actual - expected| <= 1e-5 max|expected - start| + U float32 ulps, per tensor: 1e-5 of
   the U updates' largest step in the tensor (single elements whose gradient nearly cancels
   carry float32 sums' rounding), plus galax's float32 rounding of each update's result."""
-  for (path, a), r, p0 in zip(jax.tree_util.tree_flatten_with_path(actual)[0],
-                              jax.tree.leaves(expected), jax.tree.leaves(start)):
+  for (path, a), r, p0 in zip(
+    jax.tree_util.tree_flatten_with_path(actual)[0],
+    jax.tree.leaves(expected),
+    jax.tree.leaves(start),
+  ):
     ulp = np.spacing(np.maximum(np.abs(p0), np.abs(r)).astype(np.float32))
     excess = np.abs(np.asarray(a, np.float64) - r) - (1e-5 * np.abs(r - p0).max() + U * ulp)
-    assert excess.max() <= 0, (f"{jax.tree_util.keystr(path)}: off by {excess.max():.3g} "
-                               "beyond 1e-5 of the update")
+    assert excess.max() <= 0, (
+      f"{jax.tree_util.keystr(path)}: off by {excess.max():.3g} beyond 1e-5 of the update"
+    )
 
 
 def test_pong_paac_initialises_as_the_authors():
@@ -183,8 +206,8 @@ def test_pong_paac_anneals_as_the_authors():
     settings = RunSettings.from_config(config).optimizer
     per_update = T * config.envs_per_learner
     schedule = optimizers.make_schedule(
-        settings, config.envs_per_learner, 1,
-        settings.anneal_updates(total // per_update, per_update))
+      settings, config.envs_per_learner, 1, settings.anneal_updates(total // per_update, per_update)
+    )
     for u in (0, 1, 99_999, 249_999, 499_998, 499_999, 500_000, 700_000):
       error = abs(float(schedule(u)) - authors_lr((u + 1) * per_update))
       assert error <= LR0 * per_update / ANNEAL + 1e-9, u

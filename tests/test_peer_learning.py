@@ -16,9 +16,16 @@ LEARNERS = "galax,rejax" if importlib.util.find_spec("rejax") else "galax"
 
 @pytest.mark.slow
 def test_peer_learning_writes_table_curves_and_resumes(tmp_path):
-  args = ["--games=Breakout-MinAtar", "--seeds=1", "--steps=16384", "--evals=2",
-          "--eval_episodes=4", f"--learners={LEARNERS}", f"--out={tmp_path}",
-          "--galax_set=updates_per_call=1"]
+  args = [
+    "--games=Breakout-MinAtar",
+    "--seeds=1",
+    "--steps=16384",
+    "--evals=2",
+    "--eval_episodes=4",
+    f"--learners={LEARNERS}",
+    f"--out={tmp_path}",
+    "--galax_set=updates_per_call=1",
+  ]
   peer_learning.main(args)
   results = json.loads((tmp_path / "results.json").read_text())
   assert len(results) == len(LEARNERS.split(","))
@@ -32,5 +39,7 @@ def test_peer_learning_writes_table_curves_and_resumes(tmp_path):
   results["Breakout-MinAtar|galax|0"]["final"] = 123.0  # kept on a rerun: not trained again
   (tmp_path / "results.json").write_text(json.dumps(results))
   peer_learning.main(args)
-  assert json.loads((tmp_path / "results.json").read_text())[
-      "Breakout-MinAtar|galax|0"]["final"] == 123.0
+  assert (
+    json.loads((tmp_path / "results.json").read_text())["Breakout-MinAtar|galax|0"]["final"]
+    == 123.0
+  )

@@ -19,8 +19,15 @@ GALAX = pathlib.Path(__file__).resolve().parents[1] / "galax"
 
 
 def _config(**overrides):
-  return load_config("cartpole_a2c", envs_per_learner=4, t_max=4, updates_per_call=1,
-                     total_env_steps=16, log_every_steps=16, **overrides)
+  return load_config(
+    "cartpole_a2c",
+    envs_per_learner=4,
+    t_max=4,
+    updates_per_call=1,
+    total_env_steps=16,
+    log_every_steps=16,
+    **overrides,
+  )
 
 
 class _SawThePlan(Exception):
@@ -69,8 +76,9 @@ def test_one_plan_field_changes_the_header_and_the_program(header_lines):
 
 
 def test_explicit_choices_pass_through_and_auto_depends_on_the_target():
-  config = load_config("cartpole_a2c", network__name="archnips", num_learners=4,
-                       envs_per_learner=32)
+  config = load_config(
+    "cartpole_a2c", network__name="archnips", num_learners=4, envs_per_learner=32
+  )
   a2c = spec_for(config.algorithm)
   cpu = make_plan(config, a2c, PlanContext("cpu", "HWC", False, 4))
   gpu = make_plan(config, a2c, PlanContext("gpu", "HWC", False, 4))
@@ -79,13 +87,17 @@ def test_explicit_choices_pass_through_and_auto_depends_on_the_target():
   assert gpu.unit_call == "isolated"
   config.update_loop, config.learner_map = "scan", "vmap"
   assert make_plan(config, a2c, PlanContext("cpu", "HWC", False, 4)).replace(
-      grad_chunks=1, unit_call="isolated") == gpu.replace(platform="cpu")
+    grad_chunks=1, unit_call="isolated"
+  ) == gpu.replace(platform="cpu")
 
 
 def test_no_algorithm_reads_the_platform():
   """The platform is the plan's: no module under galax/algorithms/ but the plan's own names it."""
-  found = [f"{path.relative_to(GALAX)}:{i}: {line.strip()}"
-           for path in (GALAX / "algorithms").rglob("*.py") if path.name != "plan.py"
-           for i, line in enumerate(path.read_text().splitlines(), 1)
-           if "platform" in line or '== "cpu"' in line]
+  found = [
+    f"{path.relative_to(GALAX)}:{i}: {line.strip()}"
+    for path in (GALAX / "algorithms").rglob("*.py")
+    if path.name != "plan.py"
+    for i, line in enumerate(path.read_text().splitlines(), 1)
+    if "platform" in line or '== "cpu"' in line
+  ]
   assert not found, "\n".join(found)

@@ -23,9 +23,12 @@ def plugin_path():
     pytest.skip("an NVIDIA driver is present: the plugin would start")
   marker = os.path.join(TARGET, ".installed")
   if not os.path.exists(marker):
-    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                           "--target", TARGET, *PLUGINS], capture_output=True, text=True,
-                          timeout=900)
+    proc = subprocess.run(
+      [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", TARGET, *PLUGINS],
+      capture_output=True,
+      text=True,
+      timeout=900,
+    )
     if proc.returncode != 0:
       pytest.skip(f"could not install {PLUGINS}: {proc.stderr.strip()[-300:]}")
     open(marker, "w").close()
@@ -34,8 +37,9 @@ def plugin_path():
 
 def _run(plugin_path, *args):
   env = dict(os.environ, PYTHONPATH=plugin_path)
-  return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=ROOT,
-                        env=env, timeout=300)
+  return subprocess.run(
+    [sys.executable, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300
+  )
 
 
 @pytest.mark.slow
@@ -46,12 +50,22 @@ def test_the_plugin_is_noisy_without_galax(plugin_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args,message", [
+@pytest.mark.parametrize(
+  "args,message",
+  [
     (["run.py", "--workdir=/dev/null/x"], "is not a writable directory"),
-    (["run.py", "--config=minatar_ppo", "--config.network.name=mlp",
-      "--config.network.activation=gelu"], "config.network.activation='gelu' is not one of"),
+    (
+      [
+        "run.py",
+        "--config=minatar_ppo",
+        "--config.network.name=mlp",
+        "--config.network.activation=gelu",
+      ],
+      "config.network.activation='gelu' is not one of",
+    ),
     (["-m", "galax.evaluate", "--workdir=/nonexistent"], "has no config.json"),
-])
+  ],
+)
 def test_bad_input_is_one_line_with_the_plugin(plugin_path, tmp_path, args, message):
   if "--workdir" not in " ".join(args):
     args = [*args, f"--workdir={tmp_path}"]

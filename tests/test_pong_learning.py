@@ -58,9 +58,15 @@ def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(tmp_path, monk
   import galax.training.loop as train_lib  # pylint: disable=g-import-not-at-top
   from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
 
-  config = load_config("pong_fast", total_env_steps=STEPS, target_return=0.0,
-                       log_every_steps=STEPS, checkpoint_every_steps=0, tensorboard=False,
-                       updates_per_call=50)
+  config = load_config(
+    "pong_fast",
+    total_env_steps=STEPS,
+    target_return=0.0,
+    log_every_steps=STEPS,
+    checkpoint_every_steps=0,
+    tensorboard=False,
+    updates_per_call=50,
+  )
   real_make, start = train_lib.make_algorithm, {}
 
   def make(config):
@@ -74,14 +80,17 @@ def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(tmp_path, monk
 
   monkeypatch.setattr(train_lib, "make_algorithm", make)
   result = train_lib.train(config, log=lambda _: None)
-  said = (f"{result.episodes} games finished in {STEPS} steps from step {start['step']} of a "
-          f"pong_fast run (whose running mean was {start['mean']:.2f}) averaged "
-          f"{result.mean_return:.2f}")
+  said = (
+    f"{result.episodes} games finished in {STEPS} steps from step {start['step']} of a "
+    f"pong_fast run (whose running mean was {start['mean']:.2f}) averaged "
+    f"{result.mean_return:.2f}"
+  )
   print(said)
   assert result.episodes >= 16, said  # games last about 2,000 agent steps here
   assert result.mean_return > THRESHOLD, (
-      f"games finished in {STEPS} steps from step {start['step']} of a pong_fast run "
-      f"(whose running mean was {start['mean']:.2f}) averaged {result.mean_return:.2f}")
+    f"games finished in {STEPS} steps from step {start['step']} of a pong_fast run "
+    f"(whose running mean was {start['mean']:.2f}) averaged {result.mean_return:.2f}"
+  )
 
 
 def export(step_dir: str) -> None:
@@ -101,13 +110,17 @@ def export(step_dir: str) -> None:
   returns = json.loads(json.dumps(meta["tracker"]))["returns"]
   # Params in float16; the RMSProp state stays float32 (its small squares would flush to
   # zero in float16, and a zero square divides the gradient by eps alone).
-  arrays = {f"{name}{path}": np.asarray(leaf, np.float16 if name == "params" else np.float32)
-            for name in ("params", "opt_state")
-            for path, leaf in _paths_and_leaves(to_host(getattr(state, name)))}
+  arrays = {
+    f"{name}{path}": np.asarray(leaf, np.float16 if name == "params" else np.float32)
+    for name in ("params", "opt_state")
+    for path, leaf in _paths_and_leaves(to_host(getattr(state, name)))
+  }
   np.savez_compressed(DATA, running_mean=np.float32(np.mean(returns)), env_steps=step, **arrays)
   algorithm.env.close()
-  print(f"wrote {DATA}: step {step}, running mean {np.mean(returns):.2f} over "
-        f"{len(returns)} games, {os.path.getsize(DATA) / 1e6:.1f} MB")
+  print(
+    f"wrote {DATA}: step {step}, running mean {np.mean(returns):.2f} over "
+    f"{len(returns)} games, {os.path.getsize(DATA) / 1e6:.1f} MB"
+  )
 
 
 if __name__ == "__main__":

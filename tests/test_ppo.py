@@ -42,10 +42,17 @@ RETURNS = np.array([2.0, 0.0], np.float32)
 def _loss(mask, **kw):
   args = dict(clip=0.2, entropy_coef=0.01, value_coef=0.5)
   args.update(kw)
-  return losses.ppo_loss(jnp.asarray(LOGITS), jnp.asarray(VALUES), jnp.asarray(ACTIONS),
-                         jnp.asarray(BEHAVIOUR), jnp.asarray(OLD_VALUES),
-                         jnp.asarray(ADVANTAGES), jnp.asarray(RETURNS),
-                         jnp.asarray(mask, jnp.float32), **args)
+  return losses.ppo_loss(
+    jnp.asarray(LOGITS),
+    jnp.asarray(VALUES),
+    jnp.asarray(ACTIONS),
+    jnp.asarray(BEHAVIOUR),
+    jnp.asarray(OLD_VALUES),
+    jnp.asarray(ADVANTAGES),
+    jnp.asarray(RETURNS),
+    jnp.asarray(mask, jnp.float32),
+    **args,
+  )
 
 
 def test_ppo_loss_hand_computed():
@@ -67,34 +74,64 @@ def test_ppo_loss_masks_and_normalizes_by_collected_entries():
 @pytest.mark.slow
 def test_ppo_entropy_is_a_bonus():
   """Descending the loss with only the entropy term raises the entropy (correct sign)."""
+
   def total(logits):
-    return losses.ppo_loss(logits, jnp.asarray(VALUES), jnp.asarray(ACTIONS),
-                           jnp.asarray(BEHAVIOUR), jnp.asarray(OLD_VALUES),
-                           jnp.zeros(2), jnp.asarray(VALUES), jnp.ones(2), clip=0.2,
-                           entropy_coef=1.0, value_coef=0.0).total
+    return losses.ppo_loss(
+      logits,
+      jnp.asarray(VALUES),
+      jnp.asarray(ACTIONS),
+      jnp.asarray(BEHAVIOUR),
+      jnp.asarray(OLD_VALUES),
+      jnp.zeros(2),
+      jnp.asarray(VALUES),
+      jnp.ones(2),
+      clip=0.2,
+      entropy_coef=1.0,
+      value_coef=0.0,
+    ).total
 
   logits = jnp.asarray(LOGITS)
   stepped = logits - 0.1 * jax.grad(total)(logits)
   assert float(losses.categorical_entropy(stepped)[0]) > float(
-      losses.categorical_entropy(logits)[0])
+    losses.categorical_entropy(logits)[0]
+  )
 
 
 def test_ppo_ratio_clipping_stops_the_gradient():
   """Sample 0's ratio 1.6 > 1 + eps with A > 0: the clipped branch is active, no gradient."""
+
   def policy_loss(logits):
-    return losses.ppo_loss(logits, jnp.asarray(VALUES), jnp.asarray(ACTIONS),
-                           jnp.asarray(BEHAVIOUR), jnp.asarray(OLD_VALUES),
-                           jnp.asarray(ADVANTAGES), jnp.asarray(RETURNS),
-                           jnp.asarray([1.0, 0.0]), clip=0.2, entropy_coef=0.0,
-                           value_coef=0.0).total
+    return losses.ppo_loss(
+      logits,
+      jnp.asarray(VALUES),
+      jnp.asarray(ACTIONS),
+      jnp.asarray(BEHAVIOUR),
+      jnp.asarray(OLD_VALUES),
+      jnp.asarray(ADVANTAGES),
+      jnp.asarray(RETURNS),
+      jnp.asarray([1.0, 0.0]),
+      clip=0.2,
+      entropy_coef=0.0,
+      value_coef=0.0,
+    ).total
 
   np.testing.assert_array_equal(jax.grad(policy_loss)(jnp.asarray(LOGITS)), 0.0)
   # With a wide clip the surrogate is unclipped: d/dlogits of -ratio * A / 2 is nonzero.
-  wide = lambda l: losses.ppo_loss(l, jnp.asarray(VALUES), jnp.asarray(ACTIONS),
-                                   jnp.asarray(BEHAVIOUR), jnp.asarray(OLD_VALUES),
-                                   jnp.asarray(ADVANTAGES), jnp.asarray(RETURNS),
-                                   jnp.asarray([1.0, 0.0]), clip=10.0, entropy_coef=0.0,
-                                   value_coef=0.0).total
+  wide = lambda l: (
+    losses.ppo_loss(
+      l,
+      jnp.asarray(VALUES),
+      jnp.asarray(ACTIONS),
+      jnp.asarray(BEHAVIOUR),
+      jnp.asarray(OLD_VALUES),
+      jnp.asarray(ADVANTAGES),
+      jnp.asarray(RETURNS),
+      jnp.asarray([1.0, 0.0]),
+      clip=10.0,
+      entropy_coef=0.0,
+      value_coef=0.0,
+    ).total
+  )
   # d(-1.6 / 2)/dlogit_0 = -0.8 * (1 - 0.8) = -0.16
   np.testing.assert_allclose(jax.grad(wide)(jnp.asarray(LOGITS))[0], [-0.16, 0.16], rtol=1e-5)
 
@@ -118,21 +155,29 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   n = learners * envs
   ids = jnp.arange(steps * n, dtype=jnp.float32).reshape(steps, n)
   zeros = jnp.zeros((steps, n))
-  traj = Trajectory(obs=ids[..., None], actions=zeros.astype(jnp.int32), rewards=zeros,
-                    terminated=zeros.astype(bool), truncated=zeros.astype(bool),
-                    valid=jnp.ones((steps, n), bool), behaviour_logits=jnp.zeros((steps, n, 2)),
-                    values=jnp.zeros((steps + 1, n)), episode_over=zeros, episode_return=zeros,
-                    episode_length=zeros)
+  traj = Trajectory(
+    obs=ids[..., None],
+    actions=zeros.astype(jnp.int32),
+    rewards=zeros,
+    terminated=zeros.astype(bool),
+    truncated=zeros.astype(bool),
+    valid=jnp.ones((steps, n), bool),
+    behaviour_logits=jnp.zeros((steps, n, 2)),
+    values=jnp.zeros((steps + 1, n)),
+    episode_over=zeros,
+    episode_return=zeros,
+    episode_length=zeros,
+  )
   params = {"w": jnp.ones((learners, 1))}
   carry = jax.jit(learner.begin)(  # one compile, not one per op
-      params, learner.optimizer.init(params), traj,
-      jax.random.split(jax.random.PRNGKey(0), learners))
+    params, learner.optimizer.init(params), traj, jax.random.split(jax.random.PRNGKey(0), learners)
+  )
   size = learner.minibatch_size
   assert size == steps * envs // 4
   for epoch in range(3):
     seen = [[] for _ in range(learners)]
     for index in range(4):
-      perms = np.asarray(carry.perms)[:, epoch, index * size:(index + 1) * size]
+      perms = np.asarray(carry.perms)[:, epoch, index * size : (index + 1) * size]
       for l in range(learners):
         seen[l] += np.asarray(carry.batch.obs)[l, perms[l], 0].tolist()
     for l in range(learners):  # learner l owns envs l*envs .. l*envs + envs - 1
@@ -143,6 +188,7 @@ def test_minibatches_cover_every_sample_once_per_epoch():
 @pytest.mark.slow
 def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   from trajectories import random_trajectory
+
   c = base_config()
   c.ppo.epochs, c.ppo.minibatches = 1, 2
   c.grad_chunks = 4
@@ -157,21 +203,26 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
 
   whole, chunked = learner(1), learner(c.grad_chunks)
   assert (whole.chunks, chunked.chunks) == (1, 4)
-  params = {"pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),
-            "v": jnp.array([[0.2], [-0.4], [1.5]])}
+  params = {
+    "pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),
+    "v": jnp.array([[0.2], [-0.4], [1.5]]),
+  }
   traj = random_trajectory(jax.random.PRNGKey(7), steps=8, envs=4, random_behaviour=True)
   stacked = jax.tree.map(lambda x: x[None], params)
-  carry = jax.jit(whole.begin)(stacked, whole.optimizer.init(stacked), traj,
-                               jax.random.PRNGKey(1)[None])
-  mb = jax.tree.map(lambda x: x[0, :whole.minibatch_size], carry.batch)
+  carry = jax.jit(whole.begin)(
+    stacked, whole.optimizer.init(stacked), traj, jax.random.PRNGKey(1)[None]
+  )
+  mb = jax.tree.map(lambda x: x[0, : whole.minibatch_size], carry.batch)
   # Both in one compile (op by op, every op of both compiles apart).
-  expected, chunked_result = jax.jit(lambda params, mb: (
-      whole._grads(params, mb), chunked._chunked_grads(params, mb)))(params, mb)
+  expected, chunked_result = jax.jit(
+    lambda params, mb: (whole._grads(params, mb), chunked._chunked_grads(params, mb))
+  )(params, mb)
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
   from galax.algorithms.plan import PlanContext, make_plan
   from galax.algorithms.registry import spec_for
+
   c.algorithm, c.t_max, c.envs_per_learner, c.grad_chunks = "ppo", 8, 4, 3
   with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):
     make_plan(c, spec_for(c.algorithm), PlanContext("cpu", "CHW", False, 1))
@@ -202,12 +253,14 @@ def test_ppo_learns_cartpole():
   assert math.isfinite(result.steps_per_second)
 
 
-@pytest.mark.parametrize("field, value", [("ppo.clip", 0.0), ("ppo.epochs", 0),
-                                          ("ppo.minibatches", -1)])
+@pytest.mark.parametrize(
+  "field, value", [("ppo.clip", 0.0), ("ppo.epochs", 0), ("ppo.minibatches", -1)]
+)
 def test_ppo_owns_its_section_checks(field, value):
   """PPO's validate hook rejects its own section's bad values (for PPO and HTS-PPO); the
   other algorithms leave the section alone."""
   from galax.config import load, validate
+
   for algorithm in ("ppo", "hts_ppo"):
     with pytest.raises(ValueError, match=f"config.{field} must be > 0"):
       validate(load("cartpole_a2c", algorithm=algorithm, **{field.replace(".", "__"): value}))

@@ -18,8 +18,10 @@ from galax.parallel.combine import Independent
 from galax.parallel.learner_optimizer import ReplicatedOptimizer
 
 STEPS, ENVS = 8, 4
-PARAMS = {"pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),
-          "v": jnp.array([[0.2], [-0.4], [1.5]])}
+PARAMS = {
+  "pi": jnp.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]),
+  "v": jnp.array([[0.2], [-0.4], [1.5]]),
+}
 
 
 def _apply(params, obs):  # a linear actor-critic
@@ -53,8 +55,9 @@ def _compiled(epochs, minibatches, lr):
 
 def _begin(learner, traj, begin=None):
   stacked = jax.tree.map(lambda x: x[None], PARAMS)
-  return (begin or jax.jit(learner.begin))(stacked, learner.optimizer.init(stacked), traj,
-                                           jax.random.PRNGKey(1)[None])
+  return (begin or jax.jit(learner.begin))(
+    stacked, learner.optimizer.init(stacked), traj, jax.random.PRNGKey(1)[None]
+  )
 
 
 def _log_softmax(x):
@@ -65,20 +68,24 @@ def _log_softmax(x):
 def test_approx_kl_hand_computed():
   # Ratios 1.6 and 2.0 (test_ppo's two samples): (r - 1) - ln r = 0.1299964, 0.3068528.
   log_ratio = jnp.log(jnp.array([1.6, 2.0]))
-  np.testing.assert_allclose(ppo.approx_kl(log_ratio, jnp.ones(2)),
-                             (0.1299964 + 0.3068528) / 2, rtol=1e-5)
+  np.testing.assert_allclose(
+    ppo.approx_kl(log_ratio, jnp.ones(2)), (0.1299964 + 0.3068528) / 2, rtol=1e-5
+  )
   # Masked entries count as 0 over all collected entries, as in the clip fraction.
-  np.testing.assert_allclose(ppo.approx_kl(log_ratio, jnp.array([1.0, 0.0])),
-                             0.1299964 / 2, rtol=1e-5)
+  np.testing.assert_allclose(
+    ppo.approx_kl(log_ratio, jnp.array([1.0, 0.0])), 0.1299964 / 2, rtol=1e-5
+  )
   # Unchanged policy: exactly 0; ratios below 1 count too (ln 0.5: 0.1931472).
   assert float(ppo.approx_kl(jnp.zeros(3), jnp.ones(3))) == 0.0
-  np.testing.assert_allclose(ppo.approx_kl(jnp.log(jnp.array([0.5])), jnp.ones(1)),
-                             0.1931472, rtol=1e-5)
+  np.testing.assert_allclose(
+    ppo.approx_kl(jnp.log(jnp.array([0.5])), jnp.ones(1)), 0.1931472, rtol=1e-5
+  )
 
 
 def test_approx_kl_is_never_negative():
-  log_ratio = jnp.concatenate([jax.random.normal(jax.random.PRNGKey(0), (1000,)),
-                               jnp.array([1e-8, -1e-8, 1e-30, -3e-4])])
+  log_ratio = jnp.concatenate(
+    [jax.random.normal(jax.random.PRNGKey(0), (1000,)), jnp.array([1e-8, -1e-8, 1e-30, -3e-4])]
+  )
   terms = jax.vmap(lambda x: ppo.approx_kl(x[None], jnp.ones(1)))(log_ratio)
   assert np.all(np.asarray(terms) >= 0.0)
 
@@ -104,7 +111,7 @@ def test_approx_kl_is_the_mean_over_the_update_of_a_hand_computation():
   batch = jax.tree.map(lambda x: np.asarray(x[0]), carry.batch)
   size, expected = learner.minibatch_size, []
   for u in range(learner.num_units):
-    idx = np.asarray(carry.perms)[0, u // 2, (u % 2) * size:(u % 2 + 1) * size]
+    idx = np.asarray(carry.perms)[0, u // 2, (u % 2) * size : (u % 2 + 1) * size]
     params = jax.tree.map(lambda x: x[0], carry.params)
     logits, _ = _apply(params, jnp.asarray(batch.obs[idx]))
     pick = lambda lp: np.take_along_axis(lp, batch.actions[idx, None], -1)[:, 0]
@@ -122,16 +129,18 @@ def test_explained_variance_hand_computed():
   assert float(ppo.explained_variance(targets, targets, ones)) == 1.0  # perfect values
   values = jnp.array([1.5, 1.5, 3.5, 3.0])
   expected = 1.0 - np.var(np.array([1, 2, 3, 4]) - np.array([1.5, 1.5, 3.5, 3.0])) / np.var(
-      [1, 2, 3, 4])  # 1 - 0.421875 / 1.25 = 0.6625
-  np.testing.assert_allclose(ppo.explained_variance(targets, values, ones), expected,
-                             rtol=1e-6)
+    [1, 2, 3, 4]
+  )  # 1 - 0.421875 / 1.25 = 0.6625
+  np.testing.assert_allclose(ppo.explained_variance(targets, values, ones), expected, rtol=1e-6)
   np.testing.assert_allclose(expected, 0.6625)
   # Masked entries are left out: the last target (garbage after an auto-reset) is not data.
   garbage = targets.at[3].set(100.0)
   mask = jnp.array([1.0, 1.0, 1.0, 0.0])
   np.testing.assert_allclose(
-      ppo.explained_variance(garbage, values, mask),
-      1.0 - np.var([-0.5, 0.5, -0.5]) / np.var([1.0, 2.0, 3.0]), rtol=1e-6)
+    ppo.explained_variance(garbage, values, mask),
+    1.0 - np.var([-0.5, 0.5, -0.5]) / np.var([1.0, 2.0, 3.0]),
+    rtol=1e-6,
+  )
   # The mean as a constant guess explains nothing; worse guesses go below 0.
   np.testing.assert_allclose(ppo.explained_variance(targets, jnp.full(4, 2.5), ones), 0.0)
   assert float(ppo.explained_variance(targets, -targets, ones)) < 0.0
@@ -162,7 +171,8 @@ def test_hts_ppo_reports_the_same_metrics():
   segment = PPOSegmentLearner(learner)
   stacked = jax.tree.map(lambda x: x[None], PARAMS)
   carry = jax.jit(segment.begin, static_argnums=0)(  # jitted: eager compiles every op
-      None, stacked, learner.optimizer.init(stacked), _traj(), jax.random.PRNGKey(1)[None])
+    None, stacked, learner.optimizer.init(stacked), _traj(), jax.random.PRNGKey(1)[None]
+  )
   unit = jax.jit(segment.unit)
   for u in range(segment.num_units):
     carry = unit(carry, u)

@@ -24,10 +24,15 @@ from galax.training.loop import train
 # CartPole in calls of 800 env steps (16 envs x t_max 5 x 10 updates), a row per call, no
 # periodic checkpoints. gymnax's CartPole, as run_helpers.tiny_config: the compile cache
 # serves its program to every process (an envpool program carries its pool's handle).
-CALLS = ["--config=cartpole_a2c", "--config.env.id=gymnax/CartPole-v1",
-         "--config.updates_per_call=10", "--config.log_every_steps=800",
-         "--config.target_return=0", "--config.checkpoint_every_steps=0",
-         "--config.tensorboard=False"]
+CALLS = [
+  "--config=cartpole_a2c",
+  "--config.env.id=gymnax/CartPole-v1",
+  "--config.updates_per_call=10",
+  "--config.log_every_steps=800",
+  "--config.target_return=0",
+  "--config.checkpoint_every_steps=0",
+  "--config.tensorboard=False",
+]
 
 
 class SigtermReachedTheTest(Exception):
@@ -83,14 +88,16 @@ def _preempted(config, workdir):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("call", [1, 3])  # 1: during compilation
-def test_sigterm_finishes_the_call_saves_it_and_exits_143(tmp_path, monkeypatch,
-                                                         test_sigterm_handler, call):
+def test_sigterm_finishes_the_call_saves_it_and_exits_143(
+  tmp_path, monkeypatch, test_sigterm_handler, call
+):
   _sigterm_on_call(monkeypatch, call)
   status, lines = _preempted(tiny_config(checkpoint_every_steps=0), tmp_path)
   step = call * STEPS_PER_CALL
   assert status == 143
-  assert lines[-1] == (f"preempted: saved checkpoint at step {step} in "
-                       f"{tmp_path / 'checkpoints'}; rerun with --resume")
+  assert lines[-1] == (
+    f"preempted: saved checkpoint at step {step} in {tmp_path / 'checkpoints'}; rerun with --resume"
+  )
   assert [l for l in lines if l.startswith("preempted")] == lines[-1:]
   assert _checkpoints(tmp_path) == [step]
   assert (tmp_path / "checkpoints" / str(step) / ckpt_lib.COMMIT_MARKER).exists()
@@ -107,8 +114,9 @@ def test_sigterm_without_workdir_says_nothing_was_saved(monkeypatch, test_sigter
 
 
 @pytest.mark.slow
-def test_a_second_sigterm_while_saving_does_not_cut_the_save(tmp_path, monkeypatch,
-                                                             test_sigterm_handler):
+def test_a_second_sigterm_while_saving_does_not_cut_the_save(
+  tmp_path, monkeypatch, test_sigterm_handler
+):
   """The save after a SIGTERM gets another SIGTERM (a scheduler that repeats it): the
   handler only notes it, so the save runs whole and the checkpoint restores."""
   real_save = ckpt_lib.Checkpointer.save
@@ -127,8 +135,9 @@ def test_a_second_sigterm_while_saving_does_not_cut_the_save(tmp_path, monkeypat
   assert lines[-1].startswith(f"preempted: saved checkpoint at step {2 * STEPS_PER_CALL} ")
   monkeypatch.undo()  # the plain step and save
   lines = []
-  resumed = train(tiny_config(checkpoint_every_steps=0), workdir=str(tmp_path), resume=True,
-                  log=lines.append)
+  resumed = train(
+    tiny_config(checkpoint_every_steps=0), workdir=str(tmp_path), resume=True, log=lines.append
+  )
   assert lines[0].startswith(f"resumed from {tmp_path / 'checkpoints' / str(2 * STEPS_PER_CALL)}")
   assert resumed.env_steps == 4 * STEPS_PER_CALL
 
@@ -144,8 +153,9 @@ def _wait_for_row(path, procs, timeout=180):
     time.sleep(0.05)
   for p in procs:
     p.kill()
-  raise AssertionError(f"no metrics row in {path}: " +
-                       " | ".join(p.communicate()[0][-2000:] for p in procs))
+  raise AssertionError(
+    f"no metrics row in {path}: " + " | ".join(p.communicate()[0][-2000:] for p in procs)
+  )
 
 
 def _preempted_lines(text):
@@ -154,10 +164,15 @@ def _preempted_lines(text):
 
 @pytest.mark.slow
 def test_cli_sigterm_saves_exits_143_and_resume_finishes(tmp_path):
-  args = [os.path.join(ROOT, "run.py"), *CALLS, "--config.total_env_steps=160000",
-          f"--workdir={tmp_path}"]  # 200 calls: the signal comes long before the end
-  proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+  args = [
+    os.path.join(ROOT, "run.py"),
+    *CALLS,
+    "--config.total_env_steps=160000",
+    f"--workdir={tmp_path}",
+  ]  # 200 calls: the signal comes long before the end
+  proc = subprocess.Popen(
+    [sys.executable, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+  )
   _wait_for_row(tmp_path / "metrics.csv", [proc])
   proc.send_signal(signal.SIGTERM)
   out = proc.communicate(timeout=120)[0]
@@ -166,17 +181,22 @@ def test_cli_sigterm_saves_exits_143_and_resume_finishes(tmp_path):
   (line,) = _preempted_lines(out)
   step = _checkpoints(tmp_path)[-1]
   assert _checkpoints(tmp_path) == [step] and 0 < step < 160000
-  assert line == (f"preempted: saved checkpoint at step {step} in "
-                  f"{tmp_path / 'checkpoints'}; rerun with --resume")
+  assert line == (
+    f"preempted: saved checkpoint at step {step} in {tmp_path / 'checkpoints'}; rerun with --resume"
+  )
   assert json.loads((tmp_path / "result.json").read_text())["stopped"] == "preempted"
   assert csv_steps(tmp_path / "metrics.csv")[-1] == step
 
   # The resume finishes 4 calls past the checkpoint (not the 200 calls of the budget above,
   # about 10 s of training; the budget only had to outlast the signal).
   budget = step + 4 * 800
-  resumed = subprocess.run([sys.executable, *args, "--resume",
-                            f"--config.total_env_steps={budget}"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=300)
+  resumed = subprocess.run(
+    [sys.executable, *args, "--resume", f"--config.total_env_steps={budget}"],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
   assert resumed.returncode == 0, resumed.stderr[-3000:]
   assert f"resumed from {tmp_path / 'checkpoints' / str(step)}" in resumed.stdout
   result = json.loads((tmp_path / "result.json").read_text())
@@ -200,15 +220,35 @@ def test_two_processes_save_the_same_step_when_one_gets_sigterm(tmp_path, servic
   only. With JAX's preemption service (the default) the processes agree on the step
   through its sync point; without it, through a gathered flag."""
   port = _free_port()
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
-             JAX_PLATFORMS="cpu",
-             JAX_ENABLE_PREEMPTION_SERVICE=str(service == "sync_point").lower())
-  procs = [subprocess.Popen(
-      [sys.executable, os.path.join(ROOT, "run.py"), *CALLS, "--config.total_env_steps=10000000",
-       "--config.num_learners=4", "--config.envs_per_learner=4", "--config.distributed=True",
-       f"--coordinator_address=localhost:{port}", "--num_processes=2", f"--process_id={i}",
-       f"--workdir={tmp_path}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-      stderr=subprocess.STDOUT, text=True) for i in range(2)]
+  env = dict(
+    os.environ,
+    XLA_FLAGS="--xla_force_host_platform_device_count=2",
+    JAX_PLATFORMS="cpu",
+    JAX_ENABLE_PREEMPTION_SERVICE=str(service == "sync_point").lower(),
+  )
+  procs = [
+    subprocess.Popen(
+      [
+        sys.executable,
+        os.path.join(ROOT, "run.py"),
+        *CALLS,
+        "--config.total_env_steps=10000000",
+        "--config.num_learners=4",
+        "--config.envs_per_learner=4",
+        "--config.distributed=True",
+        f"--coordinator_address=localhost:{port}",
+        "--num_processes=2",
+        f"--process_id={i}",
+        f"--workdir={tmp_path}",
+      ],
+      cwd=ROOT,
+      env=env,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.STDOUT,
+      text=True,
+    )
+    for i in range(2)
+  ]
   _wait_for_row(tmp_path / "metrics.csv", procs)
   procs[1].send_signal(signal.SIGTERM)
   try:
@@ -216,14 +256,17 @@ def test_two_processes_save_the_same_step_when_one_gets_sigterm(tmp_path, servic
   except subprocess.TimeoutExpired:
     for p in procs:
       p.kill()
-    raise AssertionError("the job did not stop within 120 s of the SIGTERM: " +
-                         " | ".join(p.communicate()[0][-2000:] for p in procs)) from None
+    raise AssertionError(
+      "the job did not stop within 120 s of the SIGTERM: "
+      + " | ".join(p.communicate()[0][-2000:] for p in procs)
+    ) from None
   assert [p.returncode for p in procs] == [143, 143], [out[-3000:] for out in outs]
   assert not any("Traceback" in out for out in outs), outs
   (step,) = _checkpoints(tmp_path)
   # Process 0 says it (the job's one progress log); process 1 says nothing.
-  assert _preempted_lines(outs[0]) == [f"preempted: saved checkpoint at step {step} in "
-                                       f"{tmp_path / 'checkpoints'}; rerun with --resume"]
+  assert _preempted_lines(outs[0]) == [
+    f"preempted: saved checkpoint at step {step} in {tmp_path / 'checkpoints'}; rerun with --resume"
+  ]
   assert _preempted_lines(outs[1]) == []
   # JAX's C++ notifier speaks in process 1's log (run.py's supervisor keeps the terminal
   # for galax's lines).

@@ -23,7 +23,9 @@ def _progress(updates: int, returns: list[float]) -> Progress:
   return progress
 
 
-@pytest.mark.parametrize("updates, returns, train_s, want", [
+@pytest.mark.parametrize(
+  "updates, returns, train_s, want",
+  [
     (5, [1.0], 0.0, Stop.NONE),
     (10, [1.0], 0.0, Stop.BUDGET),
     (5, [20.0], 0.0, Stop.TARGET_RETURN),
@@ -31,7 +33,8 @@ def _progress(updates: int, returns: list[float]) -> Progress:
     (5, [1.0], 60.0, Stop.TIME_LIMIT),
     (10, [1.0], 60.0, Stop.TIME_LIMIT),
     (5, [], 0.0, Stop.NONE),  # no finished episode: no target reached
-])
+  ],
+)
 def test_stop_reason(updates, returns, train_s, want):
   rules = StopRules(total_updates=10, target_return=18.0, time_limit_s=60.0)
   assert _progress(updates, returns).stop_reason(rules, train_s) is want

@@ -27,8 +27,12 @@ def test_train_calls_on_call_after_every_call(tmp_path):
   from galax.training.loop import train
 
   seen = []
-  result = train(tiny_config(total_env_steps=3 * STEPS_PER_CALL), workdir=str(tmp_path),
-                 log=lambda _: None, on_call=lambda *a: seen.append(a))
+  result = train(
+    tiny_config(total_env_steps=3 * STEPS_PER_CALL),
+    workdir=str(tmp_path),
+    log=lambda _: None,
+    on_call=lambda *a: seen.append(a),
+  )
   assert [s[0] for s in seen] == [STEPS_PER_CALL * k for k in (1, 2, 3)]
   assert {s[1] for s in seen} == {result.planned_env_steps}
   assert seen[0][2] is None  # no steady rate after the compiling call alone

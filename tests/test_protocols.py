@@ -134,8 +134,7 @@ def test_bootstrap_ci_edge_cases_and_seed():
   # A seed reproduces the interval; another seed draws other resamples.
   y = np.random.default_rng(0).normal(size=(6, 3))
   first = np.stack(protocols.bootstrap_ci(y, resamples=200, seed=3))
-  np.testing.assert_array_equal(np.stack(protocols.bootstrap_ci(y, resamples=200, seed=3)),
-                                first)
+  np.testing.assert_array_equal(np.stack(protocols.bootstrap_ci(y, resamples=200, seed=3)), first)
   assert np.all(np.stack(protocols.bootstrap_ci(y, resamples=200, seed=4))[1:] != first[1:])
   _one_line_error(lambda: protocols.bootstrap_ci(np.zeros(0)), "at least one run")
   _one_line_error(lambda: protocols.bootstrap_ci(np.zeros((2, 2, 2))), "shape")
@@ -183,8 +182,9 @@ def test_aggregate_iqm_hand_computed():
   assert lo < iqm < hi and 0.25 <= lo and hi <= 1.0
   # A seed reproduces the interval; another seed draws other resamples.
   noisy = np.random.default_rng(0).normal(size=(3, 6))
-  ci = lambda seed: across_games.aggregate_iqm(noisy, [0, 0, 0], [1, 1, 1], resamples=200,
-                                            seed=seed)
+  ci = lambda seed: across_games.aggregate_iqm(
+    noisy, [0, 0, 0], [1, 1, 1], resamples=200, seed=seed
+  )
   assert ci(3) == ci(3) and ci(3)[1:] != ci(4)[1:] and ci(3)[0] == ci(4)[0]
   # One run per game: nothing to resample.
   assert across_games.aggregate_iqm([[1.0], [3.0]], [0, 0], [2, 2]) == (1.0, 1.0, 1.0)
@@ -207,8 +207,9 @@ def test_performance_profile_hand_computed():
   # 0.9, 0 at 1.
   scores = [[1, 2, 3, 4], [10, 20, 30], [5]]
   taus = [0.0, 0.3, 0.5, 0.9, 1.0]
-  frac, lo, hi = across_games.performance_profile(scores, [0, 0, 0], [4, 30, 10], taus,
-                                               resamples=2000)
+  frac, lo, hi = across_games.performance_profile(
+    scores, [0, 0, 0], [4, 30, 10], taus, resamples=2000
+  )
   np.testing.assert_allclose(frac, [1.0, 7 / 8, 4 / 8, 2 / 8, 0.0])
   assert np.all(lo <= frac) and np.all(frac <= hi) and np.all(hi - lo <= 1.0)
   assert lo[2] < frac[2] < hi[2]  # the runs vary about tau = 0.5

@@ -10,8 +10,10 @@ import nbformat
 import tomllib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-DOCS = ["README.md", *sorted(os.path.relpath(p, ROOT)
-                             for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))]
+DOCS = [
+  "README.md",
+  *sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))),
+]
 LINK = re.compile(r"\[([^\]]*)\]\(([^)#\s]+)[^)]*\)")
 
 
@@ -28,8 +30,11 @@ def _distribution_name():
 def test_readme_starts_with_setup_and_run_then_the_tests():
   first_block = _read("README.md").split("```")[1].splitlines()
   assert first_block[0] == "bash"
-  assert first_block[1].startswith("python3 -m venv .venv") and "pip install -e '.[test]'" in \
-      first_block[1] and first_block[1].endswith("python run.py")
+  assert (
+    first_block[1].startswith("python3 -m venv .venv")
+    and "pip install -e '.[test]'" in first_block[1]
+    and first_block[1].endswith("python run.py")
+  )
   assert first_block[2] == "python -m pytest -n 2 tests"
   assert 'python -m pytest -n 2 -m "not slow" tests' in _read("README.md")
 

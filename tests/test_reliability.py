@@ -39,8 +39,9 @@ quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
 
 
 def _diverging(**overrides):
-  return tiny_config(optimizer__name="sgd", optimizer__learning_rate=1e6,
-                     optimizer__max_grad_norm=0.0, **overrides)
+  return tiny_config(
+    optimizer__name="sgd", optimizer__learning_rate=1e6, optimizer__max_grad_norm=0.0, **overrides
+  )
 
 
 def _step_wrapper(monkeypatch, wrap):
@@ -55,6 +56,7 @@ def _step_wrapper(monkeypatch, wrap):
 
 
 # 1. Divergence.
+
 
 @pytest.mark.slow
 def test_divergence_stops_without_saving_a_nonfinite_checkpoint(tmp_path):
@@ -150,6 +152,7 @@ def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatc
 
 # 2. Resume after a kill: no duplicated rows, statistics and clocks continue.
 
+
 @pytest.mark.slow
 def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
   config = tiny_config(tensorboard=True)
@@ -175,6 +178,7 @@ def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
 
 
 # 3. Damaged checkpoints.
+
 
 def _two_checkpoints_config():
   return tiny_config(total_env_steps=2 * STEPS_PER_CALL, checkpoint_every_steps=STEPS_PER_CALL)
@@ -204,8 +208,9 @@ def _truncate(path):
     f.truncate(os.path.getsize(path) // 2)
 
 
-@pytest.mark.parametrize("damage", ["array_file", "meta/metadata", "state/_METADATA",
-                                    "commit_success.txt"])
+@pytest.mark.parametrize(
+  "damage", ["array_file", "meta/metadata", "state/_METADATA", "commit_success.txt"]
+)
 @pytest.mark.slow
 def test_resume_falls_back_past_a_damaged_checkpoint(two_checkpoints, damage, capsys):
   config, ckpt_dir = two_checkpoints
@@ -267,6 +272,7 @@ def test_a_save_killed_before_its_rename_is_ignored(tmp_path, two_checkpoints):
 
 # 4. Ctrl-C.
 
+
 def _interrupt_on_call(n):
   def wrap(step):
     calls = []
@@ -288,8 +294,9 @@ def test_ctrl_c_saves_and_says_where(tmp_path, monkeypatch):
   lines = []
   with pytest.raises(KeyboardInterrupt):
     train(tiny_config(checkpoint_every_steps=0), workdir=str(tmp_path), log=lines.append)
-  assert lines[-1] == (f"interrupted: saved checkpoint at step 1600 in {tmp_path / 'checkpoints'}"
-                       "; rerun with --resume"), lines[-1]
+  assert lines[-1] == (
+    f"interrupted: saved checkpoint at step 1600 in {tmp_path / 'checkpoints'}; rerun with --resume"
+  ), lines[-1]
   assert sorted(os.listdir(tmp_path / "checkpoints")) == ["1600"]
 
 
@@ -317,6 +324,7 @@ def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl
   """A Ctrl-C that lands mid-save must not cut a periodic save short, nor be dropped
   (ignoring it let the run go on); during the save of a stopping run it is dropped."""
   from galax.runtime.checkpoint import sigint_deferred  # pylint: disable=g-import-not-at-top
+
   finished = []
   with pytest.raises(KeyboardInterrupt):
     with sigint_deferred():
@@ -334,8 +342,9 @@ def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl
 # Slow tier: a whole training run (about 2-8 s). The fast tier checks the mechanism, the
 # deferred Ctrl-C around a save, in test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it.
 @pytest.mark.slow
-def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypatch,
-                                                              default_ctrl_c):
+def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(
+  tmp_path, monkeypatch, default_ctrl_c
+):
   real_save = ckpt_lib.Checkpointer.save
 
   saves = []
@@ -360,14 +369,24 @@ def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(tmp_path, monkeypa
 @pytest.mark.slow
 def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
   proc = subprocess.Popen(
-      [sys.executable, os.path.join(ROOT, "run.py"), f"--workdir={tmp_path}",
-       "--config.env.id=gymnax/CartPole-v1", "--config.total_env_steps=100000000",
-       "--config.updates_per_call=10",
-       "--config.log_every_steps=800", "--config.target_return=0"],
-      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-      # As from a terminal: a child inherits an ignored SIGINT, and a pytest-xdist worker
-      # may ignore it (the run then never stopped, and this test timed out).
-      preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    [
+      sys.executable,
+      os.path.join(ROOT, "run.py"),
+      f"--workdir={tmp_path}",
+      "--config.env.id=gymnax/CartPole-v1",
+      "--config.total_env_steps=100000000",
+      "--config.updates_per_call=10",
+      "--config.log_every_steps=800",
+      "--config.target_return=0",
+    ],
+    cwd=ROOT,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.PIPE,
+    text=True,
+    # As from a terminal: a child inherits an ignored SIGINT, and a pytest-xdist worker
+    # may ignore it (the run then never stopped, and this test timed out).
+    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+  )
   for line in proc.stdout:
     if line.startswith("steps"):
       break
@@ -380,6 +399,7 @@ def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
 # 5 and 7. Config names and paths; the experiment CLI shares run.py's guard.
 
+
 def test_config_path_accepts_names_and_lists_them():
   from galax.config import config_path  # pylint: disable=g-import-not-at-top
 
@@ -390,19 +410,21 @@ def test_config_path_accepts_names_and_lists_them():
 
 # run.py's guard answers before jax is imported (fast); galax.experiment's imports jax first.
 _BAD_CONFIGS = [
-    (["--config=configs/nope.py"], "not one of"),
-    (["--config=pong_paacc"], "cartpole_a2c"),
-    (["--config.envs_per_lerner=4"],
-     "Unknown config key 'config.envs_per_lerner' (from --config.envs_per_lerner)."
-     " Did you mean 'config.envs_per_learner'"),
-    (["--config=pong_paac", "--config.optimizer.anneal_steps=0"], "anneal_steps must be > 0"),
-    (["--config=pong_paac", "--config.optimizer.anneal_steps=-5"], "anneal_steps must be > 0"),
-    (["--config.optimizer.anneal_steps=100"], "acts only with optimizer.anneal='linear'"),
-    (["--config=pong_paac", "--config.network.init=xavier"], "network.init='xavier'"),
-    (["--config.env.batch_size=6"], "env.batch_size=6 must divide the 16 envs per learner"),
-    (["--config.env.batch_size=32"], "env.batch_size=32 must divide the 16 envs per learner"),
-    (["--config=hts_a2c_atari", "--config.env.batch_size=8"], "acts in 'a2c' and 'ppo' only"),
-    (["--config.num_learners=2", "--config.env.batch_size=8"], "needs num_learners=1"),
+  (["--config=configs/nope.py"], "not one of"),
+  (["--config=pong_paacc"], "cartpole_a2c"),
+  (
+    ["--config.envs_per_lerner=4"],
+    "Unknown config key 'config.envs_per_lerner' (from --config.envs_per_lerner)."
+    " Did you mean 'config.envs_per_learner'",
+  ),
+  (["--config=pong_paac", "--config.optimizer.anneal_steps=0"], "anneal_steps must be > 0"),
+  (["--config=pong_paac", "--config.optimizer.anneal_steps=-5"], "anneal_steps must be > 0"),
+  (["--config.optimizer.anneal_steps=100"], "acts only with optimizer.anneal='linear'"),
+  (["--config=pong_paac", "--config.network.init=xavier"], "network.init='xavier'"),
+  (["--config.env.batch_size=6"], "env.batch_size=6 must divide the 16 envs per learner"),
+  (["--config.env.batch_size=32"], "env.batch_size=32 must divide the 16 envs per learner"),
+  (["--config=hts_a2c_atari", "--config.env.batch_size=8"], "acts in 'a2c' and 'ppo' only"),
+  (["--config.num_learners=2", "--config.env.batch_size=8"], "needs num_learners=1"),
 ]
 # galax.experiment runs the same two guards as run.py (galax.config.cli.prepare_argv, before
 # jax, for args0-2; cli.guarded around the same config checks, for args3-10): one case of
@@ -410,10 +432,16 @@ _BAD_CONFIGS = [
 _EXPERIMENT_CASES = (0, 3)
 
 
-@pytest.mark.parametrize("module,args,message", [
+@pytest.mark.parametrize(
+  "module,args,message",
+  [
     *[(None, *case) for case in _BAD_CONFIGS],
-    *[pytest.param("galax.experiment", *_BAD_CONFIGS[i], marks=pytest.mark.slow)
-      for i in _EXPERIMENT_CASES]])
+    *[
+      pytest.param("galax.experiment", *_BAD_CONFIGS[i], marks=pytest.mark.slow)
+      for i in _EXPERIMENT_CASES
+    ],
+  ],
+)
 def test_cli_bad_config_is_one_line(module, args, message):
   proc = run_cli(*args, module=module)
   assert proc.returncode == 2
@@ -421,6 +449,7 @@ def test_cli_bad_config_is_one_line(module, args, message):
 
 
 # 6. Unwritable workdir: one line, before envs are built.
+
 
 def test_unwritable_workdir_is_rejected_before_setup(tmp_path, monkeypatch):
   def no_setup(config):
@@ -454,11 +483,13 @@ def test_cli_unwritable_workdir_is_one_line(tmp_path):
 
 # 8. Resuming a finished run.
 
+
 @pytest.mark.parametrize("how", ["budget", "target"])
 @pytest.mark.slow
 def test_resume_of_a_finished_run_does_nothing(tmp_path, monkeypatch, how):
-  config = tiny_config(total_env_steps=40 * STEPS_PER_CALL, target_return=10.0,
-                       checkpoint_every_steps=0)
+  config = tiny_config(
+    total_env_steps=40 * STEPS_PER_CALL, target_return=10.0, checkpoint_every_steps=0
+  )
   if how == "budget":
     config.total_env_steps, config.target_return = 2 * STEPS_PER_CALL, 0.0
   first = train(config, workdir=str(tmp_path), log=quiet)
@@ -471,6 +502,7 @@ def test_resume_of_a_finished_run_does_nothing(tmp_path, monkeypatch, how):
 
 
 # 9. Strict result.json, steps/s without compile time, workdir and effective step count.
+
 
 @pytest.mark.slow
 def test_single_call_run_writes_strict_json(tmp_path):
@@ -493,6 +525,7 @@ def test_first_row_steps_per_second_excludes_compile(tmp_path, monkeypatch):
     def timed_step(state):
       clock[0] += 100.0 if clock[0] == 0.0 else 1.0
       return step(state)
+
     return timed_step
 
   _step_wrapper(monkeypatch, wrap)
@@ -523,8 +556,9 @@ def test_resumed_params_match_the_checkpoint(tmp_path):
   state, _ = checkpointer.restore(algorithm.init(), warn=quiet)
   checkpointer.close()
   algorithm.env.close()
-  for a, b in zip(jax.tree.leaves(to_host(result.state.params)),
-                  jax.tree.leaves(to_host(state.params))):
+  for a, b in zip(
+    jax.tree.leaves(to_host(result.state.params)), jax.tree.leaves(to_host(state.params))
+  ):
     np.testing.assert_array_equal(a, b)
 
 
@@ -532,23 +566,38 @@ def test_resumed_params_match_the_checkpoint(tmp_path):
 # program to every launch and to the reference (the script's default, envpool's CartPole,
 # compiles afresh in each).
 
+
 @pytest.mark.slow
 def test_fault_injection_small(tmp_path):
   proc = subprocess.run(
-      [sys.executable, os.path.join(ROOT, "benchmarks", "fault_injection.py"), "--kills=2",
-       "--total_env_steps=4000", "--env_id=gymnax/CartPole-v1", f"--workdir={tmp_path}"],
-      cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    [
+      sys.executable,
+      os.path.join(ROOT, "benchmarks", "fault_injection.py"),
+      "--kills=2",
+      "--total_env_steps=4000",
+      "--env_id=gymnax/CartPole-v1",
+      f"--workdir={tmp_path}",
+    ],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=1200,
+  )
   assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
   assert "rows lost: 0" in proc.stdout and "bitwise equal" in proc.stdout
 
 
-@pytest.mark.parametrize("overrides,message", [
+@pytest.mark.parametrize(
+  "overrides,message",
+  [
     (["--config.network.activation=gelu"], "config.network.activation='gelu' is not one of"),
-])
+  ],
+)
 @pytest.mark.slow
 def test_cli_image_env_with_unknown_activation_is_one_line(tmp_path, overrides, message):
-  proc = run_cli("--config=minatar_ppo", "--config.network.name=mlp", f"--workdir={tmp_path}",
-                 *overrides)
+  proc = run_cli(
+    "--config=minatar_ppo", "--config.network.name=mlp", f"--workdir={tmp_path}", *overrides
+  )
   assert proc.returncode == 2
   lines = proc.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], proc.stderr

@@ -38,8 +38,9 @@ def bucket(tmp_path_factory):
   # BrokenPipeError's traceback, which parses source: on CPython < 3.11.8 that raced a
   # failing test's report in pytest (tests/conftest.py, _serialize_ast_parse). One line.
   httpd = server._api._httpd  # pylint: disable=protected-access
-  httpd.handle_error = lambda request, address: logging.getLogger(
-      "gcp_storage_emulator").info("request from %s: %r", address, sys.exc_info()[1])
+  httpd.handle_error = lambda request, address: logging.getLogger("gcp_storage_emulator").info(
+    "request from %s: %r", address, sys.exc_info()[1]
+  )
   url = f"http://127.0.0.1:{port}"
   with pytest.MonkeyPatch.context() as mp:
     mp.setenv("STORAGE_EMULATOR_HOST", url)  # gcsfs
@@ -69,8 +70,9 @@ def test_train_resume_and_evaluate_on_gs(bucket, tmp_path, monkeypatch):
 
   monkeypatch.chdir(tmp_path)
   workdir = f"{bucket}/runs/cartpole"
-  first = train(tiny_config(total_env_steps=2 * STEPS_PER_CALL, tensorboard=True),
-                workdir=workdir, log=quiet)
+  first = train(
+    tiny_config(total_env_steps=2 * STEPS_PER_CALL, tensorboard=True), workdir=workdir, log=quiet
+  )
   assert first.env_steps == 2 * STEPS_PER_CALL
   names = {p.name for p in _remote(workdir).iterdir()}
   assert {"config.json", "metrics.csv", "result.json", "checkpoints", "tb"} <= names, names
@@ -79,10 +81,12 @@ def test_train_resume_and_evaluate_on_gs(bucket, tmp_path, monkeypatch):
   assert not os.path.exists(tmp_path / "gs:")  # never a local folder named after the URL
 
   lines = []
-  second = train(tiny_config(total_env_steps=4 * STEPS_PER_CALL), workdir=workdir,
-                 resume=True, log=lines.append)
-  assert any(line.startswith(f"resumed from {workdir}/checkpoints/{2 * STEPS_PER_CALL}")
-             for line in lines), lines
+  second = train(
+    tiny_config(total_env_steps=4 * STEPS_PER_CALL), workdir=workdir, resume=True, log=lines.append
+  )
+  assert any(
+    line.startswith(f"resumed from {workdir}/checkpoints/{2 * STEPS_PER_CALL}") for line in lines
+  ), lines
   assert second.env_steps == 4 * STEPS_PER_CALL
   assert _csv_steps(f"{workdir}/metrics.csv") == [STEPS_PER_CALL * k for k in (1, 2, 3, 4)]
   assert evaluate.checkpoint_steps(workdir) == [4 * STEPS_PER_CALL, 2 * STEPS_PER_CALL]

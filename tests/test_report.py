@@ -15,17 +15,38 @@ def _run(name, method, seed, simulators, final, env="Pong-v5", ramp_value=0.0, m
   evaluations = []
   for e in range(EVALS):
     value = ramp_value if e < 2 else final
-    evaluations.append(dict(env_steps=100 * (e + 1), train_time_s=60.0 * minutes * (e + 1),
-                            wall_time_s=61.0 * minutes * (e + 1), learner=0,
-                            returns=[value] * 10, lengths=[100] * 10))
+    evaluations.append(
+      dict(
+        env_steps=100 * (e + 1),
+        train_time_s=60.0 * minutes * (e + 1),
+        wall_time_s=61.0 * minutes * (e + 1),
+        learner=0,
+        returns=[value] * 10,
+        lengths=[100] * 10,
+      )
+    )
   return dict(
-      kind="galax-run", version=1, name=name, method=method, env_id=env, seed=seed,
-      seed_mode="sequential", simulators=simulators, git=dict(commit="a" * 40, dirty=False),
-      device=dict(platform="cpu", kind="cpu", count=1), config={}, env_steps=100 * EVALS,
-      steps_per_second=1000.0 + seed, train_time_s=60.0 * minutes * EVALS,
-      train_curve=dict(env_steps=[600, 1200], wall_time_s=[1, 2], train_time_s=[1, 2],
-                       mean_return=[0.0, final]),
-      evaluations=evaluations, final_metric=final, energy=None)
+    kind="galax-run",
+    version=1,
+    name=name,
+    method=method,
+    env_id=env,
+    seed=seed,
+    seed_mode="sequential",
+    simulators=simulators,
+    git=dict(commit="a" * 40, dirty=False),
+    device=dict(platform="cpu", kind="cpu", count=1),
+    config={},
+    env_steps=100 * EVALS,
+    steps_per_second=1000.0 + seed,
+    train_time_s=60.0 * minutes * EVALS,
+    train_curve=dict(
+      env_steps=[600, 1200], wall_time_s=[1, 2], train_time_s=[1, 2], mean_return=[0.0, final]
+    ),
+    evaluations=evaluations,
+    final_metric=final,
+    energy=None,
+  )
 
 
 def _write(directory, records, summaries=()):
@@ -40,14 +61,23 @@ def _write(directory, records, summaries=()):
 @pytest.fixture
 def results(tmp_path):
   records = (
-      [_run("a2c16", "A2C", s, 16, f) for s, f in enumerate([10.0, 20.0, 30.0, 40.0])]
-      + [_run("a2c64", "A2C", s, 64, f, minutes=2.0) for s, f in enumerate([5.0, 10.0, 15.0,
-                                                                           20.0])]
-      + [_run("gala64", "GALA-A2C", s, 64, f, minutes=0.5)
-         for s, f in enumerate([13.0, 14.0, 15.0, 1.0])])
-  summaries = [dict(kind="galax-experiment", name="a2c16", method="A2C", env_id="Pong-v5",
-                    seeds=[0, 1, 2, 3], best_policy=dict(seed=3, mean=35.0, se=2.0,
-                                                          returns=[35.0] * 10))]
+    [_run("a2c16", "A2C", s, 16, f) for s, f in enumerate([10.0, 20.0, 30.0, 40.0])]
+    + [_run("a2c64", "A2C", s, 64, f, minutes=2.0) for s, f in enumerate([5.0, 10.0, 15.0, 20.0])]
+    + [
+      _run("gala64", "GALA-A2C", s, 64, f, minutes=0.5)
+      for s, f in enumerate([13.0, 14.0, 15.0, 1.0])
+    ]
+  )
+  summaries = [
+    dict(
+      kind="galax-experiment",
+      name="a2c16",
+      method="A2C",
+      env_id="Pong-v5",
+      seeds=[0, 1, 2, 3],
+      best_policy=dict(seed=3, mean=35.0, se=2.0, returns=[35.0] * 10),
+    )
+  ]
   _write(str(tmp_path / "results"), records, summaries)
   return tmp_path
 
@@ -55,14 +85,28 @@ def results(tmp_path):
 def _table(text, heading):
   """The markdown table rows (as lists of cells) under `heading`."""
   section = text.split(f"## {heading}")[1].split("\n## ")[0]
-  return [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines()
-          if line.startswith("|") and not line.startswith("| ---")][1:]
+  return [
+    [c.strip() for c in line.strip("|").split("|")]
+    for line in section.splitlines()
+    if line.startswith("|") and not line.startswith("| ---")
+  ][1:]
 
 
 def test_report_tables(results):
   out = str(results / "report")
-  text = report.main([str(results / "results"), "--out", out, "--targets", "12,30",
-                      "--time_limit", "300", "--resamples", "500"])
+  text = report.main(
+    [
+      str(results / "results"),
+      "--out",
+      out,
+      "--targets",
+      "12,30",
+      "--time_limit",
+      "300",
+      "--resamples",
+      "500",
+    ]
+  )
   assert text == open(os.path.join(out, "report.md")).read()
 
   runs = {row[0]: row for row in _table(text, "Runs")}
@@ -112,8 +156,18 @@ def test_success_rate_sweep(results):
 
 def test_explicit_reference_and_no_plots(results):
   out = str(results / "report")
-  text = report.main([str(results / "results"), "--out", out, "--reference", "Pong-v5=40",
-                      "--no_plots", "--resamples", "200"])
+  text = report.main(
+    [
+      str(results / "results"),
+      "--out",
+      out,
+      "--reference",
+      "Pong-v5=40",
+      "--no_plots",
+      "--resamples",
+      "200",
+    ]
+  )
   assert "Pong-v5 (reference 40.0)" in text
   assert "## Plots" not in text and not os.path.exists(os.path.join(out, "Pong-v5_steps.png"))
 
@@ -140,13 +194,18 @@ def test_report_errors(tmp_path):
 def two_games(tmp_path):
   """A2C and GALA-A2C on Pong and Breakout (first evaluations 0 and 2), PPO on Pong only."""
   records = (
-      [_run("pong_a2c", "A2C", s, 16, f) for s, f in enumerate([10.0, 20.0, 30.0, 40.0])]
-      + [_run("pong_gala", "GALA-A2C", s, 64, f) for s, f in enumerate([13.0, 14.0, 15.0, 1.0])]
-      + [_run("pong_ppo", "PPO", s, 16, f) for s, f in enumerate([1.0, 2.0])]
-      + [_run("breakout_a2c", "A2C", s, 16, f, env="Breakout-v5", ramp_value=2.0)
-         for s, f in enumerate([2.0, 4.0, 6.0, 8.0])]
-      + [_run("breakout_gala", "GALA-A2C", s, 64, 10.0, env="Breakout-v5", ramp_value=2.0)
-         for s in range(4)])
+    [_run("pong_a2c", "A2C", s, 16, f) for s, f in enumerate([10.0, 20.0, 30.0, 40.0])]
+    + [_run("pong_gala", "GALA-A2C", s, 64, f) for s, f in enumerate([13.0, 14.0, 15.0, 1.0])]
+    + [_run("pong_ppo", "PPO", s, 16, f) for s, f in enumerate([1.0, 2.0])]
+    + [
+      _run("breakout_a2c", "A2C", s, 16, f, env="Breakout-v5", ramp_value=2.0)
+      for s, f in enumerate([2.0, 4.0, 6.0, 8.0])
+    ]
+    + [
+      _run("breakout_gala", "GALA-A2C", s, 64, 10.0, env="Breakout-v5", ramp_value=2.0)
+      for s in range(4)
+    ]
+  )
   _write(str(tmp_path / "results"), records)
   return tmp_path
 
@@ -181,16 +240,39 @@ def test_report_across_games(two_games):
 
 def test_report_across_games_with_given_scores(two_games):
   out = str(two_games / "report")
-  text = report.main([str(two_games / "results"), "--out", out, "--resamples", "200",
-                      "--random", "Pong-v5=-10", "--reference", "Pong-v5=40", "--no_plots"])
+  text = report.main(
+    [
+      str(two_games / "results"),
+      "--out",
+      out,
+      "--resamples",
+      "200",
+      "--random",
+      "Pong-v5=-10",
+      "--reference",
+      "Pong-v5=40",
+      "--no_plots",
+    ]
+  )
   rows = {row[0]: row for row in _table(text, "Across games (IQM, rliable)")}
   assert rows["Pong-v5"][1:] == ["-10.00", "40.00"]
   # A2C on Pong: (10..40 + 10) / 50 = 0.4, 0.6, 0.8, 1.0; with Breakout's 0, 0.25, 0.5,
   # 0.75 the middle four are 0.4, 0.5, 0.6, 0.75 -> IQM 0.5625.
   assert float(rows["A2C, 16 simulators"][3]) == pytest.approx(0.5625, abs=1e-3)
   # A game whose low equals its high cannot be normalised: one game is left, no aggregate.
-  text = report.main([str(two_games / "results"), "--out", out, "--resamples", "200",
-                      "--random", "Breakout-v5=10", "--reference", "Breakout-v5=10"])
+  text = report.main(
+    [
+      str(two_games / "results"),
+      "--out",
+      out,
+      "--resamples",
+      "200",
+      "--random",
+      "Breakout-v5=10",
+      "--reference",
+      "Breakout-v5=10",
+    ]
+  )
   assert "Breakout-v5: left out, its low and high scores (10, 10) do not normalise" in text
   assert "No algorithm ran in two or more games that normalise" in text
   assert not os.path.exists(os.path.join(out, "performance_profile.png"))

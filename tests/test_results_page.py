@@ -15,10 +15,12 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 PAGE = os.path.join(ROOT, "docs", "results.md")
 HISTORY = sorted(glob.glob(os.path.join(ROOT, "docs", "results", "history", "*.md")))
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
-CELLS_HEADER = ("| id | cell | claim | statistic | B | A vs B | CI low | CI high | margin | label "
-                "| verdict |")
-SUMMARY_HEADER = ("| id | the paper's claim | regime | statistic "
-                  "| verdict, by the rule over the cells | data |")
+CELLS_HEADER = (
+  "| id | cell | claim | statistic | B | A vs B | CI low | CI high | margin | label | verdict |"
+)
+SUMMARY_HEADER = (
+  "| id | the paper's claim | regime | statistic | verdict, by the rule over the cells | data |"
+)
 
 
 def _read(path):
@@ -49,7 +51,7 @@ def _table(text, header):
   assert tables, f"no table with the header {header!r}"
   rows = []
   for start in tables:
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
       if not line.startswith("|"):
         break
       rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
@@ -113,7 +115,8 @@ def test_each_summary_verdict_is_the_rule_over_its_cells():
   for row in _cells():
     id_, cell, claim, statistic, baseline, estimate, low, high = row[:8]
     cells.setdefault(id_, {})[cell] = rule.verdict(
-        claim, _comparison(statistic, baseline, estimate, low, high))
+      claim, _comparison(statistic, baseline, estimate, low, high)
+    )
   summary = _table(_read(PAGE), SUMMARY_HEADER)
   ids = [row[0] for row in summary]
   assert sorted(ids) == sorted(cells), "every summary row has cells and every cell a row"

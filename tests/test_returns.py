@@ -21,7 +21,6 @@ DISCOUNTS = GAMMA * (1.0 - TERMINATED)
 
 
 class ReturnsTest(chex.TestCase):
-
   @chex.variants(with_jit=True, without_jit=True)
   def test_nstep_returns_hand_computed(self):
     # G4 = 5 + .5 * V5 = 35          (bootstrap from the last value)
@@ -61,16 +60,18 @@ class ReturnsTest(chex.TestCase):
 
   @chex.variants(with_jit=True, without_jit=True)
   @parameterized.named_parameters(
-      ("nstep", returns.nstep_returns),
-      ("gae", functools.partial(returns.gae_advantages, lambda_=0.9)))
+    ("nstep", returns.nstep_returns),
+    ("gae", functools.partial(returns.gae_advantages, lambda_=0.9)),
+  )
   def test_batched_equals_per_env(self, fn):
     b = 3
     r, d, v, trunc = random_return_inputs(0, steps=6, envs=b)
     fn = self.variant(fn)
     batched = fn(r, d, v, trunc)
     for j in range(b):
-      np.testing.assert_allclose(batched[:, j], fn(r[:, j], d[:, j], v[:, j], trunc[:, j]),
-                                 rtol=1e-6)
+      np.testing.assert_allclose(
+        batched[:, j], fn(r[:, j], d[:, j], v[:, j], trunc[:, j]), rtol=1e-6
+      )
 
   @chex.variants(with_jit=True, without_jit=True)
   def test_shape_mismatch_is_rejected(self):

@@ -20,10 +20,21 @@ SHAPES = dict(conv=(3, 5), bias=(7,), dense=(2, 2, 3), scalar=())
 
 
 def _optimizer_config(**overrides):
-  cfg = dict(name="adam", learning_rate=1e-3, lr_scaling="none", anneal="none", eps=1e-8,
-             rmsprop_decay=0.99, rmsprop_convention="torch", rmsprop_initial_scale=0.0,
-             adam_b1=0.8, adam_b2=0.75, max_grad_norm=0.0, clip_average_norm=0.0,
-             sharded_state=False)
+  cfg = dict(
+    name="adam",
+    learning_rate=1e-3,
+    lr_scaling="none",
+    anneal="none",
+    eps=1e-8,
+    rmsprop_decay=0.99,
+    rmsprop_convention="torch",
+    rmsprop_initial_scale=0.0,
+    adam_b1=0.8,
+    adam_b2=0.75,
+    max_grad_norm=0.0,
+    clip_average_norm=0.0,
+    sharded_state=False,
+  )
   cfg.update(overrides)
   return optimizers.OptimizerSettings(**cfg)
 
@@ -38,8 +49,15 @@ def _run_steps(opt, mesh, params, grads_per_step):
   opt_state = jax.vmap(opt.init)(params)
   sharding = NamedSharding(mesh, P(AXIS))
   put = lambda t: jax.tree.map(lambda x: jax.device_put(x, sharding), t)
-  step = jax.jit(jax.shard_map(opt.apply_gradients, mesh=mesh, in_specs=(P(AXIS),) * 3,
-                               out_specs=(P(AXIS),) * 3, check_vma=False))
+  step = jax.jit(
+    jax.shard_map(
+      opt.apply_gradients,
+      mesh=mesh,
+      in_specs=(P(AXIS),) * 3,
+      out_specs=(P(AXIS),) * 3,
+      check_vma=False,
+    )
+  )
   params, opt_state = put(params), put(opt_state)
   norms = []
   for grads in grads_per_step:
@@ -50,12 +68,19 @@ def _run_steps(opt, mesh, params, grads_per_step):
 
 
 # 1 learner per device in the fast tier; 2 and 3 per device in the slow one.
-@pytest.mark.parametrize("devices,learners", [(8, 8), pytest.param(4, 8, marks=pytest.mark.slow),
-                                              pytest.param(2, 6, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+  "devices,learners",
+  [(8, 8), pytest.param(4, 8, marks=pytest.mark.slow), pytest.param(2, 6, marks=pytest.mark.slow)],
+)
 # The fast tier keeps the case with both clips.
-@pytest.mark.parametrize("clip", [pytest.param(dict(), marks=pytest.mark.slow),
-                                  pytest.param(dict(clip_average_norm=0.1), marks=pytest.mark.slow),
-                                  dict(clip_average_norm=0.05, max_grad_norm=0.5)])
+@pytest.mark.parametrize(
+  "clip",
+  [
+    pytest.param(dict(), marks=pytest.mark.slow),
+    pytest.param(dict(clip_average_norm=0.1), marks=pytest.mark.slow),
+    dict(clip_average_norm=0.05, max_grad_norm=0.5),
+  ],
+)
 def test_sharded_adam_equals_replicated(devices, learners, clip):
   rng = np.random.default_rng(devices * 100 + learners)
   mesh = Mesh(np.array(jax.devices()[:devices]), (AXIS,))
@@ -69,9 +94,13 @@ def test_sharded_adam_equals_replicated(devices, learners, clip):
   full, _ = optimizers.make_optimizer(cfg, 1, learners, 10, per_tensor_clip=False)
   schedule = optimizers.make_schedule(cfg, 1, learners, 10)
   replicated = ReplicatedOptimizer(full, AllReduce(), cfg.clip_average_norm)
-  sharded = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
-                             jax.eval_shape(lambda: one), learners, cfg.clip_average_norm,
-                             cfg.max_grad_norm)
+  sharded = ShardedOptimizer(
+    optimizers.elementwise_optimizer(cfg, schedule),
+    jax.eval_shape(lambda: one),
+    learners,
+    cfg.clip_average_norm,
+    cfg.max_grad_norm,
+  )
   expected, _, expected_norms = _run_steps(replicated, mesh, params, grads_per_step)
   got, sharded_state, got_norms = _run_steps(sharded, mesh, params, grads_per_step)
 
@@ -121,8 +150,12 @@ def test_per_tensor_clipping_applies_to_each_learner_before_averaging(sharded):
   grads = dict(a=jnp.array([[3.0, 4.0], [0.01, 0.0]]))
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, 2, 1)
-    opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
-                           jax.eval_shape(lambda: dict(a=jnp.zeros(2))), 2, 0.1)
+    opt = ShardedOptimizer(
+      optimizers.elementwise_optimizer(cfg, schedule),
+      jax.eval_shape(lambda: dict(a=jnp.zeros(2))),
+      2,
+      0.1,
+    )
   else:
     full, _ = optimizers.make_optimizer(cfg, 1, 2, 1, per_tensor_clip=False)
     opt = ReplicatedOptimizer(full, AllReduce(), 0.1)
@@ -141,8 +174,7 @@ def _bytes_per_device(tree):
 @pytest.mark.slow
 def test_a2c_with_sharded_state_trains_like_replicated_and_holds_n_times_less():
   config = load_config("cartpole_a2c")
-  config.update(dict(num_learners=8, envs_per_learner=2, combine="allreduce",
-                     updates_per_call=3))
+  config.update(dict(num_learners=8, envs_per_learner=2, combine="allreduce", updates_per_call=3))
   config.optimizer.name = "adam"
   config.optimizer.clip_average_norm = 0.1
   runs = {}

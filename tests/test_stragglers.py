@@ -26,11 +26,13 @@ def test_kept_mask_and_weights_hand_computed():
   np.testing.assert_array_equal(kept, [False, True, True, False])
   np.testing.assert_allclose(stragglers.gradient_weights(kept), [0.0, 2.0, 2.0, 0.0])
   np.testing.assert_array_equal(stragglers.kept_mask(times, 4), [True] * 4)
-  np.testing.assert_array_equal(stragglers.gradient_weights(stragglers.kept_mask(times, 4)),
-                                [1.0] * 4)
+  np.testing.assert_array_equal(
+    stragglers.gradient_weights(stragglers.kept_mask(times, 4)), [1.0] * 4
+  )
   # Ties go to the lower learner index.
-  np.testing.assert_array_equal(stragglers.kept_mask(jnp.array([1.0, 1.0, 1.0]), 2),
-                                [True, True, False])
+  np.testing.assert_array_equal(
+    stragglers.kept_mask(jnp.array([1.0, 1.0, 1.0]), 2), [True, True, False]
+  )
 
 
 @pytest.mark.parametrize("law", stragglers.STEP_TIME_LAWS)
@@ -60,8 +62,11 @@ def _combined(model, grads, mesh, update):
     weights, metrics = model.weights(learners, update) if model else (None, {})
     return AllReduce().grads(g, weights), metrics
 
-  fn = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(AXIS),),
-                             out_specs=(P(AXIS), P(AXIS)), check_vma=False))
+  fn = jax.jit(
+    jax.shard_map(
+      block, mesh=mesh, in_specs=(P(AXIS),), out_specs=(P(AXIS), P(AXIS)), check_vma=False
+    )
+  )
   return jax.tree.map(np.asarray, fn(jax.device_put(grads, NamedSharding(mesh, P(AXIS)))))
 
 
@@ -69,8 +74,10 @@ def _combined(model, grads, mesh, update):
 def test_all_kept_is_plain_allreduce_and_fewer_is_mean_of_kept(devices, learners):
   mesh = Mesh(np.array(jax.devices()[:devices]), (AXIS,))
   rng = np.random.default_rng(learners)
-  grads = dict(w=jnp.asarray(rng.normal(size=(learners, 3, 2)), jnp.float32),
-               b=jnp.asarray(rng.normal(size=(learners,)), jnp.float32))
+  grads = dict(
+    w=jnp.asarray(rng.normal(size=(learners, 3, 2)), jnp.float32),
+    b=jnp.asarray(rng.normal(size=(learners,)), jnp.float32),
+  )
   update = jnp.int32(7)
   plain, _ = _combined(None, grads, mesh, update)
 
@@ -107,15 +114,19 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   shapes = dict(w=(4, 3), b=(5,))
   one = {k: jnp.asarray(rng.normal(size=s), jnp.float32) for k, s in shapes.items()}
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
-  grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32)
-           for k, s in shapes.items()}
-  cfg = dataclasses.replace(RunSettings.from_config(base_config()).optimizer,
-                            name="sgd", learning_rate=1.0, max_grad_norm=0.0,
-                            clip_average_norm=clip)
+  grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32) for k, s in shapes.items()}
+  cfg = dataclasses.replace(
+    RunSettings.from_config(base_config()).optimizer,
+    name="sgd",
+    learning_rate=1.0,
+    max_grad_norm=0.0,
+    clip_average_norm=clip,
+  )
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, learners, 10)
-    opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule),
-                           jax.eval_shape(lambda: one), learners, clip)
+    opt = ShardedOptimizer(
+      optimizers.elementwise_optimizer(cfg, schedule), jax.eval_shape(lambda: one), learners, clip
+    )
   else:
     full, _ = optimizers.make_optimizer(cfg, 1, learners, 10, per_tensor_clip=False)
     opt = ReplicatedOptimizer(full, AllReduce(), clip)
@@ -127,18 +138,21 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
     new_params, _, _ = opt.apply_gradients(g, jax.vmap(opt.init)(p), p, weights)
     return new_params
 
-  step = jax.jit(jax.shard_map(block, mesh=mesh, in_specs=(P(AXIS),) * 2,
-                               out_specs=P(AXIS), check_vma=False))
+  step = jax.jit(
+    jax.shard_map(block, mesh=mesh, in_specs=(P(AXIS),) * 2, out_specs=P(AXIS), check_vma=False)
+  )
   got = jax.tree.map(np.asarray, step(grads, params))
   kept = np.asarray(model.draw(update)[1])
   per_tensor = optimizers.clip_by_average_norm(clip)
-  clipped = [per_tensor.update(jax.tree.map(lambda g, i=i: g[i], grads), ())[0]
-             for i in range(learners)]
+  clipped = [
+    per_tensor.update(jax.tree.map(lambda g, i=i: g[i], grads), ())[0] for i in range(learners)
+  ]
   for key in shapes:
     mean_kept = np.mean([np.asarray(c[key]) for c, k in zip(clipped, kept) if k], axis=0)
     for learner in range(learners):
-      np.testing.assert_allclose(got[key][learner], np.asarray(one[key]) - mean_kept,
-                                 rtol=1e-5, atol=1e-6, err_msg=key)
+      np.testing.assert_allclose(
+        got[key][learner], np.asarray(one[key]) - mean_kept, rtol=1e-5, atol=1e-6, err_msg=key
+      )
   # The clip binds, so clipping (n / m) g_i instead would give another update.
   scaled = per_tensor.update(jax.tree.map(lambda g: g[0] * learners / kept_count, grads), ())[0]
   assert not np.allclose(scaled["w"], np.asarray(clipped[0]["w"]) * learners / kept_count)
@@ -146,8 +160,7 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
 
 def _allreduce_config(num_kept):
   config = load_config("cartpole_a2c")
-  config.update(dict(num_learners=4, envs_per_learner=4, combine="allreduce",
-                     updates_per_call=3))
+  config.update(dict(num_learners=4, envs_per_learner=4, combine="allreduce", updates_per_call=3))
   config.num_devices = 4
   config.stragglers.num_kept = num_kept
   return config
@@ -186,10 +199,13 @@ def test_a2c_dropping_stragglers_keeps_m_per_update_and_changes_the_run(plain_al
     np.testing.assert_array_equal(leaf, np.broadcast_to(leaf[0], leaf.shape))
 
 
-@pytest.mark.parametrize("overrides,message", [
+@pytest.mark.parametrize(
+  "overrides,message",
+  [
     (dict(num_kept=5), "num_kept=5 must be in"),
     (dict(step_time="pareto"), "stragglers.step_time='pareto'"),
-])
+  ],
+)
 def test_bad_straggler_config_is_rejected(overrides, message):
   config = _allreduce_config(0)
   config.stragglers.update(overrides)

@@ -75,7 +75,7 @@ def find_cycles(graph: dict[str, set[str]]) -> list[str]:
     on_path.add(node)
     for nxt in sorted(graph[node]):
       if nxt in on_path:
-        cycles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
+        cycles.append(" -> ".join(path[path.index(nxt) :] + [nxt]))
       elif nxt not in done:
         visit(nxt, path + [nxt], on_path)
     on_path.discard(node)
@@ -98,9 +98,13 @@ def test_no_runtime_import_cycles():
   """No cycle among the imports galax makes at run time either: every module imported,
   both registries asked for their entries (their lazy imports of the algorithm and env
   backend modules recorded as edges)."""
-  out = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "import_edges.py")],
-                       capture_output=True, text=True, check=True,
-                       env=dict(os.environ, JAX_PLATFORMS="cpu"))
+  out = subprocess.run(
+    [sys.executable, os.path.join(ROOT, "tests", "import_edges.py")],
+    capture_output=True,
+    text=True,
+    check=True,
+    env=dict(os.environ, JAX_PLATFORMS="cpu"),
+  )
   graph: dict[str, set[str]] = {}
   for importer, imported in json.loads(out.stdout.strip().splitlines()[-1]):
     graph.setdefault(importer, set()).add(imported)
@@ -139,24 +143,36 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
       raise ValueError(f"config.toy.temperature must be > 0, got {config.toy.temperature}.")
 
   assert "toy" not in config_lib.base_config()
-  algorithm_registry.register(algorithm_spec.AlgorithmSpec(
-      "toy_a2c", make_toy, features=frozenset({algorithm_spec.STRAGGLERS}),
-      validate=validate_toy, config_sections=lambda: dict(toy=ConfigDict(dict(temperature=1.0)))))
+  algorithm_registry.register(
+    algorithm_spec.AlgorithmSpec(
+      "toy_a2c",
+      make_toy,
+      features=frozenset({algorithm_spec.STRAGGLERS}),
+      validate=validate_toy,
+      config_sections=lambda: dict(toy=ConfigDict(dict(temperature=1.0))),
+    )
+  )
   try:
-    config = config_lib.load("cartpole_a2c", algorithm="toy_a2c", updates_per_call=1,
-                             total_env_steps=1000, toy__temperature=0.5)
+    config = config_lib.load(
+      "cartpole_a2c",
+      algorithm="toy_a2c",
+      updates_per_call=1,
+      total_env_steps=1000,
+      toy__temperature=0.5,
+    )
     config_lib.validate(config)
     with pytest.raises(ValueError, match="config.toy.temperature must be > 0"):
-      config_lib.validate(config_lib.load("cartpole_a2c", algorithm="toy_a2c",
-                                          toy__temperature=0.0))
+      config_lib.validate(
+        config_lib.load("cartpole_a2c", algorithm="toy_a2c", toy__temperature=0.0)
+      )
     algorithm = make_algorithm(config)
     state, _ = algorithm.step(algorithm.init())
     assert int(state.update_count[0]) == 1 and seen == [0.5]
-    assert spec_for("toy_a2c").chunked_batch(config)[:2] == (config.envs_per_learner,
-                                                             config.t_max)
+    assert spec_for("toy_a2c").chunked_batch(config)[:2] == (config.envs_per_learner, config.t_max)
     with pytest.raises(ValueError, match="acts on A2C-family learners"):
-      config_lib.validate(config_lib.load("cartpole_a2c", algorithm="toy_a2c",
-                                          learner_map="unroll"))
+      config_lib.validate(
+        config_lib.load("cartpole_a2c", algorithm="toy_a2c", learner_map="unroll")
+      )
   finally:
     algorithm_registry.unregister("toy_a2c")
   with pytest.raises(ValueError, match="config.algorithm='toy_a2c' is not one of"):
@@ -166,13 +182,18 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
 def test_only_a_backends_own_module_tells_env_ids_apart():
   """Outside galax/envs/, nothing branches on an env id's backend or family: it asks
   `backend_for(env_id)` (training envs, checks, evaluation, videos, frames, galax.aot.compile)."""
-  pattern = re.compile(r"""is_gymnax_id\(|startswith\(\s*["']gymnax/|family\s*[!=]=|"""
-                       r"""family\s+(not\s+)?in\b""")
-  offenders = [f"{path}:{number}: {line.strip()}"
-               for package in PACKAGES for path, text in _sources(package)
-               if not path.startswith(os.path.join("galax", "envs"))
-               for number, line in enumerate(text.splitlines(), 1)
-               if pattern.search(line.split("#")[0])]
+  pattern = re.compile(
+    r"""is_gymnax_id\(|startswith\(\s*["']gymnax/|family\s*[!=]=|"""
+    r"""family\s+(not\s+)?in\b"""
+  )
+  offenders = [
+    f"{path}:{number}: {line.strip()}"
+    for package in PACKAGES
+    for path, text in _sources(package)
+    if not path.startswith(os.path.join("galax", "envs"))
+    for number, line in enumerate(text.splitlines(), 1)
+    if pattern.search(line.split("#")[0])
+  ]
   assert not offenders, "\n".join(offenders)
 
 
@@ -193,8 +214,9 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
 
   def make(env, num_envs, seed, num_shards, env_seeds):
     calls.append("make")
-    return GymnaxEnv("gymnax/CartPole-v1", num_envs=num_envs, seed=seed,
-                     num_shards=num_shards, env_seeds=env_seeds)
+    return GymnaxEnv(
+      "gymnax/CartPole-v1", num_envs=num_envs, seed=seed, num_shards=num_shards, env_seeds=env_seeds
+    )
 
   def make_eval(env, num_envs, seed):
     calls.append("make_eval")
@@ -208,13 +230,28 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
     if env.reward_clip:
       raise ValueError("config.env.reward_clip: the toy backend has none.")
 
-  registry.register(backend_lib.EnvBackend(
-      name="toy", owns=lambda env_id: env_id.startswith("toy/"),
-      known_ids=lambda: ["toy/CartPole"], check_id=check_id, family=lambda env_id: "toy",
-      make=make, make_eval=make_eval, validate=validate, in_program=True))
+  registry.register(
+    backend_lib.EnvBackend(
+      name="toy",
+      owns=lambda env_id: env_id.startswith("toy/"),
+      known_ids=lambda: ["toy/CartPole"],
+      check_id=check_id,
+      family=lambda env_id: "toy",
+      make=make,
+      make_eval=make_eval,
+      validate=validate,
+      in_program=True,
+    )
+  )
   try:
-    config = config_lib.load("cartpole_a2c", updates_per_call=1, total_env_steps=2000,
-                             tensorboard=False, eval__every_steps=1000, eval__episodes=2)
+    config = config_lib.load(
+      "cartpole_a2c",
+      updates_per_call=1,
+      total_env_steps=2000,
+      tensorboard=False,
+      eval__every_steps=1000,
+      eval__episodes=2,
+    )
     config.env.id = "toy/CartPole"
     config_lib.validate(config)
     assert envs.env_family("toy/CartPole") == "toy" and "toy/CartPole" in envs.known_env_ids()
@@ -225,8 +262,9 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
     with pytest.raises(ValueError, match="toy has only"):
       envs.check_env_id("toy/Pong")
     with pytest.raises(ValueError, match="the toy backend has none"):
-      config_lib.validate(config_lib.load("cartpole_a2c", env__id="toy/CartPole",
-                                          env__reward_clip=True))
+      config_lib.validate(
+        config_lib.load("cartpole_a2c", env__id="toy/CartPole", env__reward_clip=True)
+      )
   finally:
     registry.unregister("toy")
   with pytest.raises(ValueError, match="envpool has no such environment"):
@@ -255,9 +293,13 @@ def test_learner_carries_are_typed_not_string_keyed_dicts():
   found = []
   for path, tree in _galax_sources():
     for node in ast.walk(tree):
-      if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
-          and "carry" in node.value.id and isinstance(node.slice, ast.Constant)
-          and isinstance(node.slice.value, str)):
+      if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and "carry" in node.value.id
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+      ):
         found.append(f"{path}:{node.lineno} {node.value.id}[{node.slice.value!r}]")
       stepping = ("unit", "begin", "run_epochs", "minibatch_update", "scan_loop")
       if isinstance(node, ast.FunctionDef) and node.name in (*stepping, "finish"):
@@ -280,8 +322,11 @@ def test_setup_carries_the_settings_not_the_config():
   assert "config" not in fields and not any("ConfigDict" in str(t) for t in fields.values())
   assert fields["settings"] == "RunSettings"
   settings = RunSettings.from_config(config_lib.load("cartpole_a2c"))
-  views = [settings] + [getattr(settings, f.name) for f in dataclasses.fields(settings)
-                        if dataclasses.is_dataclass(getattr(settings, f.name))]
+  views = [settings] + [
+    getattr(settings, f.name)
+    for f in dataclasses.fields(settings)
+    if dataclasses.is_dataclass(getattr(settings, f.name))
+  ]
   assert len(views) >= 7 and all(type(v).__dataclass_params__.frozen for v in views)
 
 
@@ -298,10 +343,14 @@ def test_few_functions_take_the_whole_config():
     for node in ast.walk(tree):
       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
-        hits += [f"{path}:{node.lineno} {node.name}({a.arg})" for a in args
-                 if a.annotation is not None and "ConfigDict" in ast.unparse(a.annotation)]
+        hits += [
+          f"{path}:{node.lineno} {node.name}({a.arg})"
+          for a in args
+          if a.annotation is not None and "ConfigDict" in ast.unparse(a.annotation)
+        ]
   assert len(hits) <= MAX_CONFIG_PARAMS, (
-      f"{len(hits)} ConfigDict parameters (at most {MAX_CONFIG_PARAMS}):\n" + "\n".join(hits))
+    f"{len(hits)} ConfigDict parameters (at most {MAX_CONFIG_PARAMS}):\n" + "\n".join(hits)
+  )
 
 
 MAX_FILE_LINES = 400
@@ -320,8 +369,9 @@ def test_files_and_functions_stay_small():
       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         length = node.end_lineno - node.lineno + 1
         if length > MAX_FUNCTION_LINES:
-          offenders.append(f"{path}:{node.lineno} {node.name}: {length} lines "
-                           f"(at most {MAX_FUNCTION_LINES})")
+          offenders.append(
+            f"{path}:{node.lineno} {node.name}: {length} lines (at most {MAX_FUNCTION_LINES})"
+          )
   assert not offenders, "\n".join(offenders)
 
 
@@ -331,9 +381,11 @@ MAX_TOP_LEVEL = 12  # galax/'s entries: modules and subpackages
 def test_the_top_level_is_a_few_folders_by_concern():
   """galax/ holds the public API, the command and one folder per concern; a module added at
   the top level (not in the folder of its concern) fails this."""
-  top = sorted(name for name in os.listdir(os.path.join(ROOT, "galax"))
-               if name.endswith(".py") or os.path.isfile(os.path.join(ROOT, "galax", name,
-                                                                      "__init__.py")))
+  top = sorted(
+    name
+    for name in os.listdir(os.path.join(ROOT, "galax"))
+    if name.endswith(".py") or os.path.isfile(os.path.join(ROOT, "galax", name, "__init__.py"))
+  )
   assert len(top) <= MAX_TOP_LEVEL, top
   modules = [name for name in top if name.endswith(".py")]
   assert modules == ["__init__.py", "__main__.py"], modules
@@ -341,24 +393,42 @@ def test_the_top_level_is_a_few_folders_by_concern():
 
 def test_the_public_api():
   """`import galax` stays light (no jax); the five names load on first use."""
-  code = ("import sys, galax; assert 'jax' not in sys.modules, 'jax imported';"
-          "import inspect;"
-          "print(sorted(n for n in galax.__all__ if inspect.isfunction(getattr(galax, n))))")
-  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                       env=dict(os.environ, JAX_PLATFORMS="cpu"))
+  code = (
+    "import sys, galax; assert 'jax' not in sys.modules, 'jax imported';"
+    "import inspect;"
+    "print(sorted(n for n in galax.__all__ if inspect.isfunction(getattr(galax, n))))"
+  )
+  out = subprocess.run(
+    [sys.executable, "-c", code],
+    capture_output=True,
+    text=True,
+    check=True,
+    env=dict(os.environ, JAX_PLATFORMS="cpu"),
+  )
   assert out.stdout.split("\n")[-2] == str(
-      ["evaluate_params", "load_config", "load_policy", "make_algorithm", "train"]), out
+    ["evaluate_params", "load_config", "load_policy", "make_algorithm", "train"]
+  ), out
 
 
-@pytest.mark.parametrize("old,new", [("galax.sweep", "galax.results.sweep"),
-                                     ("galax.report", "galax.results.report"),
-                                     ("galax.experiment", "galax.results.experiment")])
+@pytest.mark.parametrize(
+  "old,new",
+  [
+    ("galax.sweep", "galax.results.sweep"),
+    ("galax.report", "galax.results.report"),
+    ("galax.experiment", "galax.results.experiment"),
+  ],
+)
 def test_moved_commands_keep_their_names(old, new):
   """`python -m galax.sweep` (report, experiment) still runs, and the old name imports the
   new module."""
   import importlib  # pylint: disable=g-import-not-at-top
 
   assert importlib.import_module(old) is importlib.import_module(new)
-  out = subprocess.run([sys.executable, "-m", old, "--help"], capture_output=True, text=True,
-                       env=dict(os.environ, JAX_PLATFORMS="cpu"), timeout=120)
+  out = subprocess.run(
+    [sys.executable, "-m", old, "--help"],
+    capture_output=True,
+    text=True,
+    env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    timeout=120,
+  )
   assert out.returncode == 0 and "--" in out.stdout + out.stderr, out.stderr[-500:]

@@ -28,6 +28,7 @@ def test_axes_take_the_fields_type_and_make_a_grid():
 def _strict(text):
   def reject(token):
     raise ValueError(f"{token} is not JSON")
+
   return json.loads(text, parse_constant=reject)
 
 
@@ -43,8 +44,12 @@ def _point(out, lr, returns, finals=None):
   folder = out / sweep.point_name({"optimizer.learning_rate": lr})
   folder.mkdir(parents=True)
   for seed, value in enumerate(returns):
-    record = dict(seed=seed, train_mean_return=value, steps_per_second=None,
-                  final_metric=None if finals is None else finals[seed])
+    record = dict(
+      seed=seed,
+      train_mean_return=value,
+      steps_per_second=None,
+      final_metric=None if finals is None else finals[seed],
+    )
     (folder / f"seed{seed}.json").write_text(json.dumps(record))
 
 
@@ -76,9 +81,16 @@ def test_sweep_json_is_strict_json_with_named_fields(tmp_path):
 def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
   # gymnax's CartPole: the two seeds of a point share one compile (an envpool program
   # carries its pool's handle, so each run compiled its own).
-  args = ["--config=cartpole_a2c", "--set=optimizer.learning_rate=1e-3,3e-3", "--seeds=0-1",
-          "--steps=800", "--config.updates_per_call=10", "--config.tensorboard=False",
-          "--config.env.id=gymnax/CartPole-v1", f"--out={tmp_path}"]
+  args = [
+    "--config=cartpole_a2c",
+    "--set=optimizer.learning_rate=1e-3,3e-3",
+    "--seeds=0-1",
+    "--steps=800",
+    "--config.updates_per_call=10",
+    "--config.tensorboard=False",
+    "--config.env.id=gymnax/CartPole-v1",
+    f"--out={tmp_path}",
+  ]
   proc = run_cli(*args, module="galax.sweep", timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
   table = (tmp_path / "sweep.md").read_text()

@@ -23,8 +23,8 @@ def _records(path):
     if block - pos % block < 7:  # the rest of a block is padding
       pos += block - pos % block
       continue
-    length, kind = int.from_bytes(data[pos + 4:pos + 6], "little"), data[pos + 6]
-    pending += data[pos + 7:pos + 7 + length]
+    length, kind = int.from_bytes(data[pos + 4 : pos + 6], "little"), data[pos + 6]
+    pending += data[pos + 7 : pos + 7 + length]
     pos += 7 + length
     if kind in (1, 4):
       yield pending
@@ -40,8 +40,12 @@ def _history(run_dir):
     record = wandb_internal_pb2.Record()
     record.ParseFromString(data)
     if record.WhichOneof("record_type") == "history":
-      rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
-                   for item in record.history.item})
+      rows.append(
+        {
+          item.key or "/".join(item.nested_key): json.loads(item.value_json)
+          for item in record.history.item
+        }
+      )
   return rows
 
 
@@ -56,8 +60,13 @@ def test_offline_run_has_cleanrl_names_and_resumes_as_one_run(tmp_path, monkeypa
   assert len(runs) == 1, runs
   rows = _history(runs[0])
   assert [row["global_step"] for row in rows] == [STEPS_PER_CALL, 2 * STEPS_PER_CALL]
-  for tag in ("charts/episodic_return", "charts/SPS", "losses/value_loss",
-              "losses/policy_loss", "losses/entropy"):
+  for tag in (
+    "charts/episodic_return",
+    "charts/SPS",
+    "losses/value_loss",
+    "losses/policy_loss",
+    "losses/entropy",
+  ):
     assert tag in rows[-1], sorted(rows[-1])
   run_id = (tmp_path / "wandb_id.txt").read_text()
   assert run_id in os.path.basename(runs[0])

@@ -44,12 +44,12 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
 
   # The checkpoint holds exactly the final learner state.
   algorithm = make_algorithm(config)
-  restored, meta = ckpt_lib.Checkpointer(str(tmp_path / "checkpoints")).restore(
-      algorithm.init())
+  restored, meta = ckpt_lib.Checkpointer(str(tmp_path / "checkpoints")).restore(algorithm.init())
   algorithm.env.close()
   assert meta["env_steps"] == 1600
-  for a, b in zip(jax.tree.leaves(to_host(first.state.params)),
-                  jax.tree.leaves(to_host(restored.params))):
+  for a, b in zip(
+    jax.tree.leaves(to_host(first.state.params)), jax.tree.leaves(to_host(restored.params))
+  ):
     np.testing.assert_array_equal(a, b)
   np.testing.assert_array_equal(to_host(restored.update_count), [20])
 
@@ -65,21 +65,31 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
 
 
 def _run_cli(*args):
-  return subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args],
-                        capture_output=True, text=True, cwd=ROOT, timeout=120)
+  return subprocess.run(
+    [sys.executable, os.path.join(ROOT, "run.py"), *args],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=120,
+  )
 
 
 # An unknown key's whole line (the same command): test_reliability's
 # test_cli_bad_config_is_one_line.
 @pytest.mark.slow
-@pytest.mark.parametrize("args,message", [
+@pytest.mark.parametrize(
+  "args,message",
+  [
     (["--config.optimizer.learning_rat=1"], "Did you mean 'config.optimizer.learning_rate'"),
     (["--config.envs_per_learner=abc"], "--config.envs_per_learner=abc"),
     (["--config.env.id=Pongg-v5"], "Unknown env id 'Pongg-v5'"),
     (["--config.optimizer.name=adagrad"], "config.optimizer.name='adagrad' is not one of"),
-    (["--config=cartpole_a2c", "--config.network.name=archnature"],
-     "network 'archnature' is convolutional and expects image observations"),
-])
+    (
+      ["--config=cartpole_a2c", "--config.network.name=archnature"],
+      "network 'archnature' is convolutional and expects image observations",
+    ),
+  ],
+)
 def test_cli_rejects_bad_config(args, message):
   proc = _run_cli(*args)
   assert proc.returncode != 0
@@ -122,5 +132,6 @@ def test_progress_gives_the_share_done_and_the_time_left():
   # 1,000 steps/s, 6M steps left: 100 minutes.
   assert progress(4_000_000, 10_000_000, 100_000, 100.0) == "40% of 10.0M, 1h40m left"
   assert progress(4_000_000, 10_000_000, 100_000, 100.0, limit_left=600.0) == (
-      "40% of 10.0M, 10m left")
+    "40% of 10.0M, 10m left"
+  )
   assert progress(1600, 3200, 800, 0.1) == "50% of 3.2k, 0s left"

@@ -28,15 +28,13 @@ LOG_RHOS = jnp.log(jnp.array([2.0, 0.5, 0.25]))
 
 
 class VTraceTest(chex.TestCase):
-
   @chex.variants(with_jit=True, without_jit=True)
   def test_on_policy_vtrace_is_the_nstep_return(self):
     out = self.variant(returns.vtrace)(REWARDS, DISCOUNTS, VALUES, TRUNCATED, jnp.zeros(5))
     # n-step returns by hand (tests/test_returns.py): [2, 2, 17.5, 29, 35].
     np.testing.assert_allclose(out.vs, [2.0, 2.0, 17.5, 29.0, 35.0])
     np.testing.assert_allclose(out.pg_advantages, [-8.0, -18.0, -12.5, -11.0, -15.0])
-    np.testing.assert_allclose(out.vs,
-                               returns.nstep_returns(REWARDS, DISCOUNTS, VALUES, TRUNCATED))
+    np.testing.assert_allclose(out.vs, returns.nstep_returns(REWARDS, DISCOUNTS, VALUES, TRUNCATED))
 
   @chex.variants(with_jit=True, without_jit=True)
   def test_on_policy_vtrace_equals_nstep_returns_batched(self):
@@ -96,7 +94,8 @@ class VTraceTest(chex.TestCase):
       np.testing.assert_allclose(batched.vs[:, j], single.vs, rtol=1e-6)
       np.testing.assert_allclose(batched.pg_advantages[:, j], single.pg_advantages, rtol=1e-6)
     grads = jax.grad(lambda v_, lr: jnp.sum(returns.vtrace(r, d, v_, trunc, lr).vs), (0, 1))(
-        v, log_rhos)
+      v, log_rhos
+    )
     for g in grads:
       np.testing.assert_array_equal(g, 0.0)
 
@@ -119,14 +118,19 @@ class VTraceTest(chex.TestCase):
     mask = jnp.asarray(rng.random((t, b)) < 0.8, jnp.float32)
     coefs = dict(entropy_coef=0.01, value_coef=0.5)
     a2c = self.variant(functools.partial(losses.a2c_loss, **coefs))(
-        logits, values, actions, targets, mask)
-    off_policy = {reduction: self.variant(functools.partial(
-        losses.off_policy_actor_critic_loss, **coefs, reduction=reduction))(
-            logits, values, actions, targets - values, targets, mask)
-                  for reduction in ("mean", "sum")}
+      logits, values, actions, targets, mask
+    )
+    off_policy = {
+      reduction: self.variant(
+        functools.partial(losses.off_policy_actor_critic_loss, **coefs, reduction=reduction)
+      )(logits, values, actions, targets - values, targets, mask)
+      for reduction in ("mean", "sum")
+    }
     chex.assert_trees_all_close(tuple(a2c), tuple(off_policy["mean"]), rtol=1e-6)
-    chex.assert_trees_all_close(tuple(off_policy["sum"]),
-                                tuple(x * t * b for x in off_policy["mean"]), rtol=1e-5)
+    chex.assert_trees_all_close(
+      tuple(off_policy["sum"]), tuple(x * t * b for x in off_policy["mean"]), rtol=1e-5
+    )
     with self.assertRaisesRegex(ValueError, "reduction"):
-      losses.off_policy_actor_critic_loss(logits, values, actions, targets, targets, mask,
-                                          0.01, 0.5, "max")
+      losses.off_policy_actor_critic_loss(
+        logits, values, actions, targets, targets, mask, 0.01, 0.5, "max"
+      )

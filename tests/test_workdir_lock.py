@@ -17,8 +17,9 @@ from galax.training.loop import train
 
 def test_a_held_workdir_refuses_a_second_holder(tmp_path):
   with workdir_lock.hold(str(tmp_path), log=lambda _: None):
-    with pytest.raises(workdir_lock.WorkdirLocked,
-                       match=f"pid {os.getpid()} on host {socket.gethostname()}"):
+    with pytest.raises(
+      workdir_lock.WorkdirLocked, match=f"pid {os.getpid()} on host {socket.gethostname()}"
+    ):
       with workdir_lock.hold(str(tmp_path), log=lambda _: None):
         pass
 
@@ -54,19 +55,30 @@ def test_second_cli_run_exits_2_and_resume_takes_over_after_sigkill(tmp_path):
   writes nothing; after SIGKILL of the first, --resume warns, takes over and finishes."""
   workdir = str(tmp_path)
   # gymnax's CartPole (tiny_config's program, which the compile cache serves to each run).
-  args = [f"--workdir={workdir}", "--config.env.id=gymnax/CartPole-v1",
-          "--config.updates_per_call=10", "--config.log_every_steps=800",
-          "--config.checkpoint_every_steps=800", "--config.target_return=0",
-          "--config.tensorboard=False"]
+  args = [
+    f"--workdir={workdir}",
+    "--config.env.id=gymnax/CartPole-v1",
+    "--config.updates_per_call=10",
+    "--config.log_every_steps=800",
+    "--config.checkpoint_every_steps=800",
+    "--config.target_return=0",
+    "--config.tensorboard=False",
+  ]
   first = subprocess.Popen(
-      [sys.executable, os.path.join(ROOT, "run.py"), *args,
-       "--config.total_env_steps=100000000"],
-      cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    [sys.executable, os.path.join(ROOT, "run.py"), *args, "--config.total_env_steps=100000000"],
+    cwd=ROOT,
+    stdout=subprocess.PIPE,
+    stderr=subprocess.DEVNULL,
+    text=True,
+  )
   try:
     checkpoints = os.path.join(workdir, "checkpoints")
     for line in first.stdout:  # progress rows, until a whole checkpoint exists
-      if line.startswith("steps") and os.path.isdir(checkpoints) and any(
-          name.isdigit() for name in os.listdir(checkpoints)):
+      if (
+        line.startswith("steps")
+        and os.path.isdir(checkpoints)
+        and any(name.isdigit() for name in os.listdir(checkpoints))
+      ):
         break
     files = sorted(os.listdir(workdir))
     rows = csv_steps(os.path.join(workdir, "metrics.csv"))
