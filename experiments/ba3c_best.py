@@ -184,7 +184,11 @@ def scaling(runs: Runs, cells: list[Cell]) -> str:
     etas = [("best", best), ("paper", 1e-3)] if best is not None and best != 1e-3 else [
         ("best = paper" if best == 1e-3 else "paper", 1e-3)]
     for kind, eta in etas:
-      for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT)):
+      for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT),
+                          ("0-5", SWEEP_SEEDS + HELD_OUT)):
+        if name != "0-2" and (kind == "paper" or not len(
+            finals(runs, "adam", game, 4 * eta, HELD_OUT))):
+          continue  # the paper's eta: seeds 0-2 only
         small = finals(runs, "adam_1x32", game, eta, seeds)
         same = finals(runs, "adam", game, eta, seeds)
         sqrt_ = finals(runs, "adam", game, 2 * eta, seeds)
