@@ -61,11 +61,14 @@ def read_runs(root: str) -> Runs:
     game = run["env_id"].split("/")[-1]
     lr = float(run["config"]["optimizer"]["learning_rate"])
     tc = run.get("train_curve") or {}
-    pairs = [(s, r) for s, r in zip(tc.get("env_steps", []), tc.get("mean_return", []))
-             if r is not None]
+    pairs = [
+      (s, r) for s, r in zip(tc.get("env_steps", []), tc.get("mean_return", [])) if r is not None
+    ]
     runs.setdefault((group, game, lr), {})[int(run["seed"])] = dict(
-        final=float(run["train_mean_return"]), curve=[r for _, r in pairs],
-        steps=[s for s, _ in pairs])
+      final=float(run["train_mean_return"]),
+      curve=[r for _, r in pairs],
+      steps=[s for s, _ in pairs],
+    )
   return runs
 
 
@@ -87,8 +90,11 @@ def rates(runs: Runs, group: str, game: str) -> list[float]:
 
 
 def best_rate(runs: Runs, group: str, game: str) -> float | None:
-  scored = [(float(x.mean()), lr) for lr in rates(runs, group, game)
-            if len(x := finals(runs, group, game, lr)) == len(SWEEP_SEEDS)]
+  scored = [
+    (float(x.mean()), lr)
+    for lr in rates(runs, group, game)
+    if len(x := finals(runs, group, game, lr)) == len(SWEEP_SEEDS)
+  ]
   return max(scored)[1] if scored else None
 
 
@@ -109,8 +115,11 @@ def diff_text(c: rule.Comparison | None, claim: str) -> str:
 def drop(runs: Runs, group: str, game: str, lr: float, seeds) -> str:
   """Per seed: the curve's peak running-mean return minus its final value."""
   found = _at(runs, group, game, lr)
-  drops = [max(found[s]["curve"]) - found[s]["curve"][-1] for s in seeds
-           if s in found and found[s]["curve"]]
+  drops = [
+    max(found[s]["curve"]) - found[s]["curve"][-1]
+    for s in seeds
+    if s in found and found[s]["curve"]
+  ]
   return ", ".join(f"{d:.1f}" for d in drops) or "-"
 
 
@@ -120,9 +129,12 @@ def sweep_table(runs: Runs, groups) -> str:
     all_rates = sorted({lr for g, _, lr in runs if g == group})
     if not all_rates:
       continue
-    lines += [f"{NAMES.get(group, group)} (seeds 0-2; the best rate in bold):", "",
-              "| game | " + " | ".join(f"{lr:g}" for lr in all_rates) + " |",
-              "| --- | " + " | ".join("---" for _ in all_rates) + " |"]
+    lines += [
+      f"{NAMES.get(group, group)} (seeds 0-2; the best rate in bold):",
+      "",
+      "| game | " + " | ".join(f"{lr:g}" for lr in all_rates) + " |",
+      "| --- | " + " | ".join("---" for _ in all_rates) + " |",
+    ]
     for game in GAMES:
       best = best_rate(runs, group, game)
       cells = []
@@ -141,53 +153,76 @@ Cell = tuple[str, str, str, rule.Comparison]
 def _judged(runs: Runs, group: str, game: str, lr: float) -> tuple[tuple[int, ...], str]:
   """Seeds 0-5 where the held-out seeds ran, else seeds 0-2."""
   all_ = SWEEP_SEEDS + HELD_OUT
-  return (all_, "") if len(finals(runs, group, game, lr, all_)) == len(all_) else (
-      SWEEP_SEEDS, " (seeds 0-2)")
+  return (
+    (all_, "")
+    if len(finals(runs, group, game, lr, all_)) == len(all_)
+    else (SWEEP_SEEDS, " (seeds 0-2)")
+  )
 
 
 def best_against_best(runs: Runs, cells: list[Cell]) -> str:
-  lines = ["| game | seeds | Adam at its best | RMSProp at its best | Adam - RMSProp |",
-           "| --- | --- | --- | --- | --- |"]
+  lines = [
+    "| game | seeds | Adam at its best | RMSProp at its best | Adam - RMSProp |",
+    "| --- | --- | --- | --- | --- |",
+  ]
   for game in GAMES:
     a_lr, r_lr = best_rate(runs, "adam", game), best_rate(runs, "rmsprop", game)
     if a_lr is None or r_lr is None:
       continue
     short = game.split("-")[0]
-    for name, seeds in (("0-2 (chosen on)", SWEEP_SEEDS), ("3-5 (held out)", HELD_OUT),
-                        ("0-5", SWEEP_SEEDS + HELD_OUT)):
+    for name, seeds in (
+      ("0-2 (chosen on)", SWEEP_SEEDS),
+      ("3-5 (held out)", HELD_OUT),
+      ("0-5", SWEEP_SEEDS + HELD_OUT),
+    ):
       a, r = finals(runs, "adam", game, a_lr, seeds), finals(runs, "rmsprop", game, r_lr, seeds)
       c = compare(a, r)
-      lines.append(f"| {game} | {name} | {a_lr:g}: {cell(a)} | {r_lr:g}: {cell(r)} "
-                   f"| {diff_text(c, 'higher')} |")
+      lines.append(
+        f"| {game} | {name} | {a_lr:g}: {cell(a)} | {r_lr:g}: {cell(r)} "
+        f"| {diff_text(c, 'higher')} |"
+      )
     held = HELD_OUT
-    complete = all(len(finals(runs, g, game, lr, held)) == len(held)
-                   for g, lr in (("adam", a_lr), ("rmsprop", r_lr)))
-    judged = ((SWEEP_SEEDS + HELD_OUT, ""), (HELD_OUT, " (seeds 3-5)")) if complete else (
-        (SWEEP_SEEDS, " (seeds 0-2)"),)
+    complete = all(
+      len(finals(runs, g, game, lr, held)) == len(held)
+      for g, lr in (("adam", a_lr), ("rmsprop", r_lr))
+    )
+    judged = (
+      ((SWEEP_SEEDS + HELD_OUT, ""), (HELD_OUT, " (seeds 3-5)"))
+      if complete
+      else ((SWEEP_SEEDS, " (seeds 0-2)"),)
+    )
     for seeds, suffix in judged:
-      c = compare(finals(runs, "adam", game, a_lr, seeds),
-                  finals(runs, "rmsprop", game, r_lr, seeds))
+      c = compare(
+        finals(runs, "adam", game, a_lr, seeds), finals(runs, "rmsprop", game, r_lr, seeds)
+      )
       cells.append(("4a", f"{short}{suffix}", "higher", c))
   return "\n".join(lines) + "\n"
 
 
 def scaling(runs: Runs, cells: list[Cell]) -> str:
-  lines = ["| game | eta | seeds | 1 x 32 at eta | 4 x 32 at eta | 4 x 32 at 2 eta (sqrt) "
-           "| 4 x 32 at 4 eta (linear) | linear - same rate (claim: lower) "
-           "| linear - small batch (claim: lower) |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-  drops = ["| game | eta | 4 x 32 at eta | 4 x 32 at 4 eta | 1 x 32 at eta |",
-           "| --- | --- | --- | --- | --- |"]
+  lines = [
+    "| game | eta | seeds | 1 x 32 at eta | 4 x 32 at eta | 4 x 32 at 2 eta (sqrt) "
+    "| 4 x 32 at 4 eta (linear) | linear - same rate (claim: lower) "
+    "| linear - small batch (claim: lower) |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ]
+  drops = [
+    "| game | eta | 4 x 32 at eta | 4 x 32 at 4 eta | 1 x 32 at eta |",
+    "| --- | --- | --- | --- | --- |",
+  ]
   for game in GAMES:
     short = game.split("-")[0]
     best = best_rate(runs, "adam_1x32", game)
-    etas = [("best", best), ("paper", 1e-3)] if best is not None and best != 1e-3 else [
-        ("best = paper" if best == 1e-3 else "paper", 1e-3)]
+    etas = (
+      [("best", best), ("paper", 1e-3)]
+      if best is not None and best != 1e-3
+      else [("best = paper" if best == 1e-3 else "paper", 1e-3)]
+    )
     for kind, eta in etas:
-      for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT),
-                          ("0-5", SWEEP_SEEDS + HELD_OUT)):
-        if name != "0-2" and (kind == "paper" or not len(
-            finals(runs, "adam", game, 4 * eta, HELD_OUT))):
+      for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT), ("0-5", SWEEP_SEEDS + HELD_OUT)):
+        if name != "0-2" and (
+          kind == "paper" or not len(finals(runs, "adam", game, 4 * eta, HELD_OUT))
+        ):
           continue  # the paper's eta: seeds 0-2 only
         small = finals(runs, "adam_1x32", game, eta, seeds)
         same = finals(runs, "adam", game, eta, seeds)
@@ -196,27 +231,37 @@ def scaling(runs: Runs, cells: list[Cell]) -> str:
         if not len(linear) or not len(same):
           continue
         c1, c2 = compare(linear, same), compare(linear, small)
-        lines.append(f"| {game} | {eta:g} ({kind}) | {name} | {cell(small)} | {cell(same)} "
-                     f"| {cell(sqrt_)} | {cell(linear)} | {diff_text(c1, 'lower')} "
-                     f"| {diff_text(c2, 'lower')} |")
+        lines.append(
+          f"| {game} | {eta:g} ({kind}) | {name} | {cell(small)} | {cell(same)} "
+          f"| {cell(sqrt_)} | {cell(linear)} | {diff_text(c1, 'lower')} "
+          f"| {diff_text(c2, 'lower')} |"
+        )
       if kind != "paper" or best == 1e-3 or best is None:
         full = SWEEP_SEEDS + HELD_OUT
         groups = (("adam", 4 * eta), ("adam", eta), ("adam_1x32", eta))
-        seeds, suffix = (full, "") if all(
-            len(finals(runs, g, game, lr, full)) == len(full) for g, lr in groups) else (
-                SWEEP_SEEDS, " (seeds 0-2)")
+        seeds, suffix = (
+          (full, "")
+          if all(len(finals(runs, g, game, lr, full)) == len(full) for g, lr in groups)
+          else (SWEEP_SEEDS, " (seeds 0-2)")
+        )
         linear = finals(runs, "adam", game, 4 * eta, seeds)
-        for what, base in (("4 eta - eta", finals(runs, "adam", game, eta, seeds)),
-                           ("4 eta - 1 x 32", finals(runs, "adam_1x32", game, eta, seeds))):
+        for what, base in (
+          ("4 eta - eta", finals(runs, "adam", game, eta, seeds)),
+          ("4 eta - 1 x 32", finals(runs, "adam_1x32", game, eta, seeds)),
+        ):
           c = compare(linear, base)
           if c is not None:
             cells.append(("4e", f"{short} {what}{suffix}", "lower", c))
       seeds = SWEEP_SEEDS + HELD_OUT
-      drops.append(f"| {game} | {eta:g} | {drop(runs, 'adam', game, eta, seeds)} "
-                   f"| {drop(runs, 'adam', game, 4 * eta, seeds)} "
-                   f"| {drop(runs, 'adam_1x32', game, eta, seeds)} |")
-  return ("\n".join(lines) + "\n\nDrop from the peak of the running-mean training return to "
-          "its end, per seed (a collapse shows as a large drop):\n\n" + "\n".join(drops) + "\n")
+      drops.append(
+        f"| {game} | {eta:g} | {drop(runs, 'adam', game, eta, seeds)} "
+        f"| {drop(runs, 'adam', game, 4 * eta, seeds)} "
+        f"| {drop(runs, 'adam_1x32', game, eta, seeds)} |"
+      )
+  return (
+    "\n".join(lines) + "\n\nDrop from the peak of the running-mean training return to "
+    "its end, per seed (a collapse shows as a large drop):\n\n" + "\n".join(drops) + "\n"
+  )
 
 
 def cell_rows(cells: list[Cell]) -> str:
@@ -224,14 +269,17 @@ def cell_rows(cells: list[Cell]) -> str:
   out = []
   for id_, name, claim, c in cells:
     baseline = c.margin / rule.MARGIN_FRACTION
-    out.append(f"| {id_} | {name} | {claim} | A - B | {baseline:.2f} | {c.estimate:+.2f} "
-               f"| {c.low:+.2f} | {c.high:+.2f} | {c.margin:.2f} | {rule.label(c)} "
-               f"| {rule.verdict(claim, c)} |")
+    out.append(
+      f"| {id_} | {name} | {claim} | A - B | {baseline:.2f} | {c.estimate:+.2f} "
+      f"| {c.low:+.2f} | {c.high:+.2f} | {c.margin:.2f} | {rule.label(c)} "
+      f"| {rule.verdict(claim, c)} |"
+    )
   return "\n".join(out) + "\n"
 
 
 def plot(runs: Runs, path: str) -> None:
   import matplotlib  # pylint: disable=g-import-not-at-top
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
@@ -248,8 +296,7 @@ def plot(runs: Runs, path: str) -> None:
           xs.append(lr), ms.append(m), los.append(m - lo), his.append(hi - m)
           ax.scatter([lr] * len(x), x, color=color, s=8, alpha=0.5)
       if xs:
-        ax.errorbar(xs, ms, yerr=[los, his], color=color, marker="o", capsize=3,
-                    label=NAMES[group])
+        ax.errorbar(xs, ms, yerr=[los, his], color=color, marker="o", capsize=3, label=NAMES[group])
       for lr in rates(runs, group, game):
         held = finals(runs, group, game, lr, HELD_OUT)
         if len(held):
@@ -270,23 +317,35 @@ def plot(runs: Runs, path: str) -> None:
 def plot_curves(runs: Runs, path: str) -> None:
   """Training curves (running mean over seeds 0-5 run) of the compared configurations."""
   import matplotlib  # pylint: disable=g-import-not-at-top
+
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
 
   fig, axes = plt.subplots(1, len(GAMES), figsize=(12, 4.2), squeeze=False)
   for ax, game in zip(axes[0], GAMES):
     eta = best_rate(runs, "adam_1x32", game)
-    shown = [("adam", best_rate(runs, "adam", game), "Adam 4x32, its best", "C0", "-"),
-             ("rmsprop", best_rate(runs, "rmsprop", game), "RMSProp 4x32, its best", "C3", "-")]
+    shown = [
+      ("adam", best_rate(runs, "adam", game), "Adam 4x32, its best", "C0", "-"),
+      ("rmsprop", best_rate(runs, "rmsprop", game), "RMSProp 4x32, its best", "C3", "-"),
+    ]
     if eta is not None:
-      shown += [("adam_1x32", eta, "Adam 1x32 at eta", "C2", "--"),
-                ("adam", eta, "Adam 4x32 at eta", "C1", "--"),
-                ("adam", 4 * eta, "Adam 4x32 at 4 eta", "C4", ":")]
+      shown += [
+        ("adam_1x32", eta, "Adam 1x32 at eta", "C2", "--"),
+        ("adam", eta, "Adam 4x32 at eta", "C1", "--"),
+        ("adam", 4 * eta, "Adam 4x32 at 4 eta", "C4", ":"),
+      ]
     for group, lr, name, color, style in shown:
       found = _at(runs, group, game, lr) if lr is not None else {}
       for i, run in enumerate(found.values()):
-        ax.plot(run["steps"], run["curve"], color=color, ls=style, lw=1, alpha=0.8,
-                label=f"{name} ({lr:g})" if i == 0 else None)
+        ax.plot(
+          run["steps"],
+          run["curve"],
+          color=color,
+          ls=style,
+          lw=1,
+          alpha=0.8,
+          label=f"{name} ({lr:g})" if i == 0 else None,
+        )
     ax.set_xlabel("env steps")
     ax.set_ylabel("running mean training return (each seed)")
     ax.set_title(game)
@@ -303,10 +362,16 @@ def main() -> None:
   args = parser.parse_args()
   runs = read_runs(args.root)
   cells: list[Cell] = []
-  text = ("## The rate sweeps\n\n" + sweep_table(runs, ("rmsprop", "adam", "adam_1x32"))
-          + "\n## Best against best\n\n" + best_against_best(runs, cells)
-          + "\n## Linear lr scaling for Adam\n\n" + scaling(runs, cells)
-          + "\n## Verdict cells (docs/results.md's format)\n\n" + cell_rows(cells))
+  text = (
+    "## The rate sweeps\n\n"
+    + sweep_table(runs, ("rmsprop", "adam", "adam_1x32"))
+    + "\n## Best against best\n\n"
+    + best_against_best(runs, cells)
+    + "\n## Linear lr scaling for Adam\n\n"
+    + scaling(runs, cells)
+    + "\n## Verdict cells (docs/results.md's format)\n\n"
+    + cell_rows(cells)
+  )
   print(text)
   if args.out:
     os.makedirs(args.out, exist_ok=True)
