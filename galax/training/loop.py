@@ -123,7 +123,7 @@ def _train(
       algorithm.init(),
       Progress(config.stats_window, algorithm.layout.num_learners if config.learner_stats else 0),
       StopRules(algorithm.total_updates, config.target_return, config.time_limit_s),
-      algorithm.total_updates * algorithm.env_steps_per_update,
+      _planned(algorithm)["planned_env_steps"],
     )
     checkpoint_dir = _checkpoint_dir(workdir)
     saver = CheckpointHook(
@@ -163,7 +163,7 @@ def _loop(
   log: Callable[[str], None],
 ) -> None:
   """Calls until the run stops; saves on every way out that keeps its state."""
-  progress, per_call = run.progress, algorithm.updates_per_call * algorithm.env_steps_per_update
+  progress, per_call = run.progress, _steps_per_call(algorithm)
   try:
     while run.stop is Stop.NONE:
       _call(algorithm, run, saver.last_good)
@@ -199,9 +199,7 @@ def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
   """One call of `step`: the state, progress, metrics and stop reason after it."""
   progress, call_start = run.progress, time.perf_counter()
   run.state, metrics = algorithm.step(run.state)
-  progress.advance(
-    algorithm.updates_per_call, algorithm.updates_per_call * algorithm.env_steps_per_update
-  )
+  progress.advance(algorithm.updates_per_call, _steps_per_call(algorithm))
   run.unchecked = metrics.get(divergence.FLAGS_KEY, {})
   metrics = to_host(metrics)
   run.message = (
@@ -218,12 +216,7 @@ def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
     return
   run.unchecked = None
   run.now = time.perf_counter()
-  progress.clock.called(
-    call_start,
-    run.now,
-    progress.env_steps,
-    algorithm.updates_per_call * algorithm.env_steps_per_update,
-  )
+  progress.clock.called(call_start, run.now, progress.env_steps, _steps_per_call(algorithm))
   metrics_lib.add_episodes(progress.tracker, progress.learner_trackers, metrics.pop("episodes"))
   run.metrics = metrics
   run.stop = progress.stop_reason(run.rules, progress.clock.train(run.now))
@@ -257,6 +250,10 @@ def _restore(
     f"already finished: {done}",
     _planned(algorithm),
   )
+
+
+def _steps_per_call(algorithm: Algorithm) -> int:
+  return algorithm.updates_per_call * algorithm.env_steps_per_update
 
 
 def _planned(algorithm: Algorithm) -> dict[str, int]:
