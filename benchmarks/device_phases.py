@@ -310,9 +310,14 @@ def many_env_config(name: str) -> tuple[str, str]:
 
 
 def _algorithm(config: str) -> str:
+  """The config's algorithm, or "" for a config that does not load: run.py then names
+  the problem in one line, and the phase records it."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 
-  return str(config_lib.load(config).algorithm)
+  try:
+    return str(config_lib.load(config).algorithm)
+  except (FileNotFoundError, ValueError):
+    return ""
 
 
 def pong_many_to_18(ctx: Context) -> dict[str, Any]:

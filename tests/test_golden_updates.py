@@ -150,8 +150,8 @@ def _negated_advantages(real):
 
 
 def _no_bootstrap(real):
-  def no_bootstrap(rewards, discounts, values, truncated):  # V(x_{t+n}) dropped
-    return real(rewards, discounts, values.at[-1].set(0.0), truncated)
+  def no_bootstrap(rewards, discounts, values, *rest):  # V(x_{t+n}) dropped
+    return real(rewards, discounts, values.at[-1].set(0.0), *rest)
 
   return no_bootstrap
 
