@@ -27,6 +27,19 @@ if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", "")
   ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+# Compiles are most of the suite's time, and LLVM's optimizations most of an XLA:CPU
+# compile: the suite compiles at LLVM level 0 (`GALAX_TEST_XLA_OPTIMIZE=1` keeps XLA's
+# default, 3). Results agree with level 3 within the golden tolerance, not bitwise, so
+# GALAX_GOLDEN_BITWISE=1 keeps the default too; workers and subprocesses inherit the flag,
+# and tests that run one program for many steps ask for `optimized_xla`.
+XLA_DEFAULT_OPTIMIZATION = 3
+if not (
+  "xla_backend_optimization_level" in os.environ["XLA_FLAGS"]
+  or os.environ.get("GALAX_TEST_XLA_OPTIMIZE") == "1"
+  or os.environ.get("GALAX_GOLDEN_BITWISE") == "1"
+):
+  os.environ["XLA_FLAGS"] += " --xla_backend_optimization_level=0"
+
 _CACHE_VAR = "GALAX_TEST_COMPILE_CACHE"
 
 
@@ -78,6 +91,40 @@ def pytest_unconfigure(config):
   del config
   if os.environ.get("_GALAX_TEST_CACHE_OWNER") == str(os.getpid()):
     shutil.rmtree(os.environ[_CACHE_VAR], ignore_errors=True)
+
+
+@pytest.fixture
+def optimized_xla(monkeypatch):
+  """The programs this test jits compiled at XLA's default optimization: for tests that run
+  one program for many steps, where LLVM's optimizations pay for their compile time."""
+  import jax  # pylint: disable=g-import-not-at-top
+
+  jit = jax.jit
+  options = {"xla_backend_optimization_level": XLA_DEFAULT_OPTIMIZATION}
+
+  class Optimized:
+    """A jitted function with the options where it is called at the top level; jax refuses
+    compiler options on a jit nested in another's trace, which keeps the outer's."""
+
+    def __init__(self, fun, *args, **kwargs):
+      self._plain = jit(fun, *args, **kwargs)
+      self._optimized = jit(fun, *args, compiler_options=options, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+      try:
+        return self._optimized(*args, **kwargs)
+      except ValueError as e:
+        if "top-level" not in str(e):
+          raise
+        return self._plain(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):  # a jitted method (gymnax's) binds as jax's do
+      return self if obj is None else functools.partial(self, obj)
+
+    def __getattr__(self, name):
+      return getattr(self._optimized, name)
+
+  monkeypatch.setattr(jax, "jit", Optimized)
 
 
 @pytest.fixture(autouse=True)

@@ -63,6 +63,9 @@ def main():
 
 if __name__ == "__main__":
   # Before JAX starts its backend (importing the test module must not change the flags).
-  os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+  # Two devices per process; the caller's other flags (the suite's optimization level) kept.
+  os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+  ).strip()
   os.environ["JAX_PLATFORMS"] = "cpu"
   main()

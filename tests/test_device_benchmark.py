@@ -20,14 +20,24 @@ import device_phases as dp  # noqa: E402  pylint: disable=g-import-not-at-top
 STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
 
 
-def _run(tmp_path, *flags, timeout=300):
+def _run(tmp_path, *flags, timeout=300, env=None):
   return subprocess.run(
     [sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
     capture_output=True,
     text=True,
     cwd=ROOT,
     timeout=timeout,
+    env=env,
   )
+
+
+def _uncached_env():
+  """The environment with no compile cache and XLA's default optimization: a phase that must
+  overrun its time box compiles in full, whatever the suite compiled before."""
+  env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+  flags = env.get("XLA_FLAGS", "").split()
+  env["XLA_FLAGS"] = " ".join(f for f in flags if "optimization_level" not in f)
+  return env
 
 
 def _summary(tmp_path):
@@ -157,7 +167,13 @@ def test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on(tmp_path):
   assert "galax exited with 2" in phases["pong_many_to_18"]["note"]
   # A 6 s box cannot hold MinAtar PPO (imports, compile, 64 updates a call): it is stopped,
   # and nothing is left for env.
-  proc = _run(tmp_path / "b", "--scale=smoke", "--phases=minatar_galax,env", "--budget_s=11")
+  proc = _run(
+    tmp_path / "b",
+    "--scale=smoke",
+    "--phases=minatar_galax,env",
+    "--budget_s=11",
+    env=_uncached_env(),
+  )
   assert proc.returncode == 0, proc.stderr[-3000:]
   phases = _summary(tmp_path / "b")["phases"]
   assert phases["minatar_galax"]["status"] == "timeout"

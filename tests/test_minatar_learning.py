@@ -12,7 +12,7 @@ RANDOM_RETURN = 0.4
 
 
 @pytest.mark.slow
-def test_minatar_a2c_learns_breakout(tmp_path):
+def test_minatar_a2c_learns_breakout(tmp_path, optimized_xla):
   config = load_config(
     "minatar_a2c", total_env_steps=300_000, log_every_steps=100_000, checkpoint_every_steps=0
   )
@@ -22,7 +22,7 @@ def test_minatar_a2c_learns_breakout(tmp_path):
 
 
 @pytest.mark.slow
-def test_minatar_ppo_leaves_the_old_plateau_early(tmp_path):
+def test_minatar_ppo_leaves_the_old_plateau_early(tmp_path, optimized_xla):
   """configs/minatar_ppo.py (PureJaxRL's settings: Adam 5e-3, MLP 64x64 relu) passes 12 on
   Breakout-MinAtar within 426k agent steps (measured 22.5, seed 0). Its earlier settings
   (Adam 5e-4, conv torso) were near 2 there and ended 2M steps at 6-9: the plateau every

@@ -29,7 +29,10 @@ def multihost_results(tmp_path_factory):
   out = tmp_path_factory.mktemp("multihost")
   port = _free_port()
   env = dict(os.environ, PYTHONPATH=os.path.join(HERE, ".."))
-  env.pop("XLA_FLAGS", None)
+  # The workers set their own 2 devices; the suite's other XLA flags (its optimization
+  # level) stay, so that they compile as the one-process reference here does.
+  flags = os.environ.get("XLA_FLAGS", "").split()
+  env["XLA_FLAGS"] = " ".join(f for f in flags if "device_count" not in f)
   procs = [
     subprocess.Popen(
       [sys.executable, os.path.join(HERE, "multihost_worker.py"), str(i), "2", str(port), str(out)],

@@ -54,7 +54,9 @@ def _load_into(state):
 
 
 @pytest.mark.slow
-def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(tmp_path, monkeypatch):
+def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(
+  tmp_path, monkeypatch, optimized_xla
+):
   import galax.training.loop as train_lib  # pylint: disable=g-import-not-at-top
   from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
 
