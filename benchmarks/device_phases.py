@@ -458,7 +458,7 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
       f"{result['compile_time_s']:.1f} s" + (f", {sps:,.0f} steps/s" if sps else "")
     )
 
-  phase.config = config  # what the phase runs (tests/test_device_benchmark.py)
+  phase.config = config  # what the phase runs (tests/project/test_device_benchmark.py)
   return phase
 
 

@@ -7,7 +7,7 @@ For each variant it trains from the same seed and prints, for consecutive window
 `--window` updates, learner 0's net displacement per update, ||theta_{k+W} - theta_k|| / W
 (the part of the motion that persists over W updates), and the mean over the windows. With
 SGD, GALA on the full graph makes exactly all-reduce's updates (a test in
-tests/test_experiments_claims.py). With per-learner RMSProp, each learner normalises its own
+tests/results/test_experiments_claims.py). With per-learner RMSProp, each learner normalises its own
 16-env gradient, whose second moment is larger than that of the 4-learner mean gradient;
 this script measures the resulting difference in step size.
 """

@@ -1,6 +1,6 @@
 """Prints, as JSON, every import between galax modules made while importing all of galax
 and asking both registries for their entries (their lazy imports included): the runtime
-import graph's edges [importer, imported] (tests/test_structure.py)."""
+import graph's edges [importer, imported] (tests/project/test_structure.py)."""
 
 import builtins
 import importlib

@@ -1,4 +1,4 @@
-"""One process of tests/test_multihost.py: joins a jax.distributed job on localhost with
+"""One process of tests/parallel/test_multihost.py: joins a jax.distributed job on localhost with
 2 virtual CPU devices, runs a few all-reduce and gossip updates, saves what it sees.
 
   python tests/multihost_worker.py PROCESS_ID NUM_PROCESSES PORT OUT_DIR

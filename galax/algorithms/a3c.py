@@ -27,7 +27,7 @@ gradient on its own, as in A3C; the learning rate is not scaled with n (GALA's T
 its annealing counts applications. Staleness draws and the order come from a key kept in
 the state, so a seed reproduces a run.
 
-Exact equivalences (tests/test_a3c.py):
+Exact equivalences (tests/algorithms/test_a3c.py):
   * n = 1, S = 0: theta_{u+1} = theta_u + step(g(theta_u)), i.e. A2C, with any optimizer;
   * n learners, S = 0, SGD with lr eta: theta_{(u+1)n} = theta_{un} - eta sum_j g_j(theta_{un}),
     i.e. all-reduce A2C with lr n eta.

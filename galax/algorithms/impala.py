@@ -20,7 +20,7 @@ theta_u are the learner's parameters after u updates. Update u:
   5. theta_u replaces theta_{u-K} in the queue.
 
 With K = 0 the data are on-policy, V-trace gives the n-step returns and IMPALA (reduction
-"mean") is A2C (tests/test_impala.py). The unroll length is `t_max` and the learner batch
+"mean") is A2C (tests/algorithms/test_impala.py). The unroll length is `t_max` and the learner batch
 (unrolls per update) is `envs_per_learner`.
 """
 

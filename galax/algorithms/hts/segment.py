@@ -34,7 +34,7 @@ is alpha + 1 steps long and the storage indices stay shifted afterwards).
 The first segment (k = 0) has no D_{-1}: it only collects D_0. Its learner work runs on an
 all-invalid zero storage and its result is discarded with a select, so theta_1 = theta_0
 bitwise, the optimizer state (and lr schedule) does not advance, and the metric `learned`
-is False. From k = 1 on, every segment learns from D_{k-1} (tests/test_hts.py checks the
+is False. From k = 1 on, every segment learns from D_{k-1} (tests/algorithms/test_hts.py checks the
 versions of every update). The last segment's storage is never learned from.
 
 `config.hts.delayed = False` switches the delay off: the segment first collects D_k with

@@ -18,7 +18,7 @@ from galax.algorithms import make_algorithm, spec_for, specs
 from galax.algorithms import registry as algorithm_registry
 from galax.algorithms import spec as algorithm_spec
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PACKAGES = ("galax", "experiments")
 
 

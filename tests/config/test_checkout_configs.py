@@ -9,7 +9,7 @@ import sysconfig
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 _IMPORTING = sorted(
   f[:-3]
   for f in os.listdir(os.path.join(ROOT, "configs"))

@@ -15,7 +15,8 @@ The 62-step time limit puts Pong's first points (agent steps 60-61), a truncatio
 bootstraps from the final observation and envpool's auto-reset step inside the rollouts,
 and `MAX_GRAD_NORM` = 0.5 makes clipping act on some updates only (pong_paac's 3 acts on
 none: these gradients' norms are 0.004 to 2.8); the test checks that all of it happened.
-tests/test_paac_reference.py checks the loss and optimizer against the authors' code itself.
+tests/algorithms/test_paac_reference.py checks the loss and optimizer against the authors'
+code itself.
 """
 
 from typing import Any, Callable, NamedTuple

@@ -67,7 +67,8 @@ def test_ba3c_network_has_the_papers_size(fc, params):
   ],
 )
 def test_config_trains_one_update(name, overrides):
-  # (a3c_atari shares its network and env with breakout_a2c; A3C runs in tests/test_a3c.py.)
+  # (a3c_atari shares its network and env with breakout_a2c; A3C runs in
+  # tests/algorithms/test_a3c.py.)
   config = load_config(name)
   config.update(dict(updates_per_call=1, **overrides))
   algorithm = make_algorithm(config)

@@ -15,7 +15,7 @@ from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.training.loop import train
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
 sys.path.insert(0, HERE)
 
 import multihost_worker  # pylint: disable=g-import-not-at-top,wrong-import-position

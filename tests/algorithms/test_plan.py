@@ -7,7 +7,7 @@ import re
 
 import jax
 import pytest
-from algorithm_runs import jaxpr_primitives
+from algorithm_runs import cartpole_config, jaxpr_primitives
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.plan import ExecutionPlan, PlanContext, make_plan
@@ -15,18 +15,12 @@ from galax.algorithms.registry import spec_for
 from galax.config import load as load_config
 from galax.training.loop import train
 
-GALAX = pathlib.Path(__file__).resolve().parents[1] / "galax"
+GALAX = pathlib.Path(__file__).resolve().parents[2] / "galax"
 
 
 def _config(**overrides):
-  return load_config(
-    "cartpole_a2c",
-    envs_per_learner=4,
-    t_max=4,
-    updates_per_call=1,
-    total_env_steps=16,
-    log_every_steps=16,
-    **overrides,
+  return cartpole_config(
+    "a2c", t_max=4, updates_per_call=1, total_env_steps=16, log_every_steps=16, **overrides
   )
 
 

@@ -11,7 +11,7 @@ from trajectories import random_return_inputs
 
 from galax.core import losses, returns
 
-# The rollout of tests/test_returns.py: T = 5, gamma = 0.5, terminated at t = 1,
+# The rollout of tests/core/test_returns.py: T = 5, gamma = 0.5, terminated at t = 1,
 # truncated at t = 3.
 REWARDS = jnp.array([1.0, 2.0, 3.0, 4.0, 5.0])
 TERMINATED = jnp.array([0, 1, 0, 0, 0], bool)
@@ -31,7 +31,7 @@ class VTraceTest(chex.TestCase):
   @chex.variants(with_jit=True, without_jit=True)
   def test_on_policy_vtrace_is_the_nstep_return(self):
     out = self.variant(returns.vtrace)(REWARDS, DISCOUNTS, VALUES, TRUNCATED, jnp.zeros(5))
-    # n-step returns by hand (tests/test_returns.py): [2, 2, 17.5, 29, 35].
+    # n-step returns by hand (tests/core/test_returns.py): [2, 2, 17.5, 29, 35].
     np.testing.assert_allclose(out.vs, [2.0, 2.0, 17.5, 29.0, 35.0])
     np.testing.assert_allclose(out.pg_advantages, [-8.0, -18.0, -12.5, -11.0, -15.0])
     np.testing.assert_allclose(out.vs, returns.nstep_returns(REWARDS, DISCOUNTS, VALUES, TRUNCATED))

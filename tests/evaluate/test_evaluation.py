@@ -9,6 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from run_helpers import tiny_config
 
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
@@ -104,25 +105,20 @@ def test_select_params():
   assert ids == [-1]
 
 
-def _small(config, total=4000, every=1600):
-  """The training loop's evaluation schedule on gymnax's CartPole, whose training program
-  is run_helpers.tiny_config's (the compile cache serves it; envpool's CartPole, whose
-  programs carry their pool's handle, is compiled afresh by every build)."""
-  config.env.id = "gymnax/CartPole-v1"
-  config.updates_per_call = 10  # 800 env steps per call
-  config.total_env_steps = total
-  config.target_return = 0.0
-  config.tensorboard = False
-  config.log_every_steps = 800
-  config.eval.every_steps = every
-  return config
+def _small(total=4000, every=1600):
+  """The training loop's evaluation schedule on run_helpers.tiny_config (gymnax's CartPole:
+  the compile cache serves its program; envpool's CartPole, whose programs carry their
+  pool's handle, is compiled afresh by every build), checkpointed only at the end."""
+  return tiny_config(
+    total_env_steps=total, checkpoint_every_steps=0, keep_checkpoints=3, eval__every_steps=every
+  )
 
 
 @pytest.mark.slow
 def test_training_with_evaluation(tmp_path):
-  off = train(_small(load_config("cartpole_a2c"), every=0), log=lambda _: None)
+  off = train(_small(every=0), log=lambda _: None)
   lines = []
-  on = train(_small(load_config("cartpole_a2c")), workdir=str(tmp_path), log=lines.append)
+  on = train(_small(), workdir=str(tmp_path), log=lines.append)
   # Evaluation never touches the training state.
   for a, b in zip(
     jax.tree.leaves(to_host(off.state.params)), jax.tree.leaves(to_host(on.state.params))
@@ -147,7 +143,7 @@ def test_training_with_evaluation(tmp_path):
 
 @pytest.mark.slow
 def test_time_limit_stops_and_evaluates_the_final_policy():
-  config = _small(load_config("cartpole_a2c"), total=8000, every=4000)
+  config = _small(total=8000, every=4000)
   config.time_limit_s = 1e-6
   lines = []
   result = train(config, log=lines.append)
@@ -158,7 +154,7 @@ def test_time_limit_stops_and_evaluates_the_final_policy():
 
 @pytest.mark.slow
 def test_resume_appends_evaluations(tmp_path):
-  config = _small(load_config("cartpole_a2c"), total=1600, every=800)
+  config = _small(total=1600, every=800)
   train(config, workdir=str(tmp_path), log=lambda _: None)
   config.total_env_steps = 3200
   result = train(config, workdir=str(tmp_path), resume=True, log=lambda _: None)
@@ -170,7 +166,7 @@ def test_resume_appends_evaluations(tmp_path):
 
 @pytest.mark.slow
 def test_per_learner_params_and_evaluating_every_learner(tmp_path):
-  config = _small(load_config("cartpole_a2c"), total=3200, every=1600)  # 1600 steps per call
+  config = _small(total=3200, every=1600)  # 1600 steps per call
   config.num_learners = 2
   config.initial_params = "per_learner"
   config.learner_stats = True

@@ -4,8 +4,8 @@ Refactors of the algorithms must not change their updates. tests/data/golden_upd
 holds, per case, every learner's initial parameters and their values after one call of 3
 updates (fixed seed, CartPole MLP, few envs), recorded before a refactor by running this file:
 
-  python tests/test_golden_updates.py            # print each case's deviation, compare
-  python tests/test_golden_updates.py --write    # (re)record tests/data/golden_updates.npz
+  python tests/algorithms/test_golden_updates.py          # each case's deviation, compared
+  python tests/algorithms/test_golden_updates.py --write  # (re)record tests/data/golden_updates.npz
 
 A deliberate change of semantics re-records its entries in a commit of its own that says why.
 
@@ -41,6 +41,7 @@ from typing import Iterator
 from unittest import mock
 
 if __name__ == "__main__":  # as a script: the test setup of conftest.py
+  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
   os.environ.setdefault("JAX_PLATFORMS", "cpu")
   if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = (
@@ -55,7 +56,7 @@ from algorithm_runs import small_mlp_config
 from galax.algorithms import make_algorithm
 from galax.config import set_fields, validate
 
-GOLDEN = os.path.join(os.path.dirname(__file__), "data", "golden_updates.npz")
+GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "golden_updates.npz")
 UPDATES = 3
 # Measured against the AVX2 recording: code capped at SSE4.2 or AVX deviates by at most
 # 4.5e-5 (hts_a2c_clip_average_norm; most cases ~1e-6), 11x below; the mildest planted

@@ -4,7 +4,7 @@ From scratch the policy sits on Pong's floor (-20.5) for about 0.8M agent steps,
 10 minutes on a 2-core CPU, too long for the suite. So the test starts where a real run
 (seed 1 of configs/pong_fast.py) had just left the floor: its parameters and RMSProp state
 at that step, committed in tests/data/ (params in float16, written by `python
-tests/test_pong_learning.py --export <orbax step dir>`). From there it trains
+tests/learning/test_pong_learning.py --export <orbax step dir>`). From there it trains
 `STEPS` agent steps with pong_fast's settings on fresh envs, and every game finished in
 that window must average above `THRESHOLD`.
 
@@ -22,7 +22,7 @@ import sys
 import numpy as np
 import pytest
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "pong_fast_seed1.npz")
+DATA = os.path.join(os.path.dirname(__file__), "..", "data", "pong_fast_seed1.npz")
 STEPS = 64_000  # 800 updates of 16 envs x t_max 5; about a minute on 2 cores
 THRESHOLD = -17.0  # the floor is -20.5; a broken update gives about -21
 

@@ -6,12 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from algorithm_runs import run_algorithm
+from algorithm_runs import cartpole_config, run_algorithm
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from galax.config import base_config, validate
-from galax.config import load as load_config
 from galax.config.settings import RunSettings
 from galax.core import optimizers
 from galax.parallel import stragglers
@@ -159,11 +158,14 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
 
 
 def _allreduce_config(num_kept):
-  config = load_config("cartpole_a2c")
-  config.update(dict(num_learners=4, envs_per_learner=4, combine="allreduce", updates_per_call=3))
-  config.num_devices = 4
-  config.stragglers.num_kept = num_kept
-  return config
+  return cartpole_config(
+    "a2c",
+    num_learners=4,
+    num_devices=4,
+    combine="allreduce",
+    updates_per_call=3,
+    stragglers=dict(num_kept=num_kept),
+  )
 
 
 def _train_params(config):

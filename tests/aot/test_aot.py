@@ -25,7 +25,7 @@ needs_tpu = pytest.mark.skipif(not HAS_TPU, reason="no TPU compiler: pip install
 needs_cuda = pytest.mark.skipif(
   not HAS_CUDA, reason="no CUDA compiler: pip install -e '.[gpu-aot]'"
 )
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _scan_program(steps: int):

@@ -6,11 +6,12 @@ import subprocess
 import sys
 
 import pytest
+from run_helpers import tiny_config
 
 from galax.config import load as load_config
 from galax.results import experiment, seed_runs
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def test_parse_seeds():
@@ -65,16 +66,11 @@ def test_learners_config_keeps_per_seed_budgets():
 
 
 def _config():
-  # gymnax's CartPole: run_helpers.tiny_config's program, which the compile cache serves.
-  config = load_config("cartpole_a2c", env__id="gymnax/CartPole-v1")
-  config.target_return = 0.0
-  config.total_env_steps = 3200
-  config.updates_per_call = 10
-  config.log_every_steps = 800
-  config.eval.every_steps = 1600
-  config.eval.episodes = 5
-  config.tensorboard = False
-  return config
+  """run_helpers.tiny_config (its program, which the compile cache serves), evaluated every
+  2 calls and checkpointed only at the end."""
+  return tiny_config(
+    checkpoint_every_steps=0, keep_checkpoints=3, eval__every_steps=1600, eval__episodes=5
+  )
 
 
 @pytest.mark.slow

@@ -25,7 +25,7 @@ from galax.envs import EnvSettings, make_env
 from galax.parallel import layout as lx
 
 BACKENDS = ["CartPole-v1", "gymnax/CartPole-v1"]
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _config(env_id, **overrides):

@@ -11,7 +11,7 @@ import pytest
 import tomllib
 from nbclient import NotebookClient
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NOTEBOOKS = sorted(f for f in os.listdir(os.path.join(ROOT, "colabs")) if f.endswith(".ipynb"))
 # The figures each notebook draws at least (a notebook that stops early draws fewer).
 FIGURES = {"quickstart.ipynb": 2, "hts_analysis.ipynb": 3, "gala_epsilon_ball.ipynb": 3}

@@ -9,7 +9,7 @@ import pytest
 
 from galax.training.progress import Progress, Stop, StopRules
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def _add(tracker, episode_return: float) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from galax.results import verdict as rule
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PAGE = os.path.join(ROOT, "docs", "results.md")
 HISTORY = sorted(glob.glob(os.path.join(ROOT, "docs", "results", "history", "*.md")))
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")

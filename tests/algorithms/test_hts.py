@@ -320,7 +320,7 @@ def test_experiment_configs_validate(name):
   import importlib.util  # pylint: disable=g-import-not-at-top
   import os  # pylint: disable=g-import-not-at-top
 
-  path = os.path.join(os.path.dirname(__file__), "..", "configs", f"{name}.py")
+  path = os.path.join(os.path.dirname(__file__), "..", "..", "configs", f"{name}.py")
   spec = importlib.util.spec_from_file_location(name, path)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOCS = [os.path.join(ROOT, "README.md"), *sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))]
 INTERNAL = [r"\blent\b", r"\.\./shared/", r"\bissues? #?\d+\b", r"\bIMPLEMENTATION-NOTES\b"]
 LINK = re.compile(r"\]\(([^)\s]+)\)")
