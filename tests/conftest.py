@@ -194,3 +194,18 @@ def pytest_collection_modifyitems(config, items):
     return (not longest, item.get_closest_marker("slow") is None)
 
   items.sort(key=order)  # stable: the collection order within each class
+
+
+def pytest_collection_finish(session):
+  """In an xdist worker under `--dist loadgroup`: each grouped test's id carries its group,
+  which is what xdist's scheduler reads. With pytest 9, xdist 3.8's rename of the id has no
+  effect, and every group's shared runs were built on both workers, silently."""
+  config = session.config
+  if not (os.environ.get("PYTEST_XDIST_WORKER") and getattr(config.option, "loadgroup", False)):
+    return
+  items = session.items
+  lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+  if lost:
+    raise pytest.UsageError(
+      f"pytest-xdist ignored the test groups (e.g. {lost[0]}): install pytest<9 (pyproject.toml)"
+    )
