@@ -20,7 +20,15 @@ import device_phases as dp  # noqa: E402  pylint: disable=g-import-not-at-top
 STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
 
 
-def _run(tmp_path, *flags, timeout=300, env=None):
+def _run(tmp_path, *flags, timeout=300, fresh=False):
+  """benchmarks/device.py with `flags`, in the suite's environment; `fresh=True` leaves out
+  the suite's compile cache and its optimization level, so that a phase compiles in full
+  at XLA's default whatever the suite compiled before."""
+  env = dict(os.environ)
+  if fresh:
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    flags_now = env.get("XLA_FLAGS", "").split()
+    env["XLA_FLAGS"] = " ".join(f for f in flags_now if "optimization_level" not in f)
   return subprocess.run(
     [sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
     capture_output=True,
@@ -29,15 +37,6 @@ def _run(tmp_path, *flags, timeout=300, env=None):
     timeout=timeout,
     env=env,
   )
-
-
-def _uncached_env():
-  """The environment with no compile cache and XLA's default optimization: a phase that must
-  overrun its time box compiles in full, whatever the suite compiled before."""
-  env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
-  flags = env.get("XLA_FLAGS", "").split()
-  env["XLA_FLAGS"] = " ".join(f for f in flags if "optimization_level" not in f)
-  return env
 
 
 def _summary(tmp_path):
@@ -172,7 +171,7 @@ def test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on(tmp_path):
     "--scale=smoke",
     "--phases=minatar_galax,env",
     "--budget_s=11",
-    env=_uncached_env(),
+    fresh=True,
   )
   assert proc.returncode == 0, proc.stderr[-3000:]
   phases = _summary(tmp_path / "b")["phases"]
