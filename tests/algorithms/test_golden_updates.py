@@ -9,6 +9,13 @@ updates (fixed seed, CartPole MLP, few envs), recorded before a refactor by runn
 
 A deliberate change of semantics re-records its entries in a commit of its own that says why.
 
+The conv cases (`CONV_CASES`, named conv_*) run image networks (MinAtar Breakout through the
+MinAtar conv torso; HTS-PPO on envpool Pong through archnips), because on CPU the execution
+plan (galax/algorithms/plan.py) sends convolutions down code paths the MLP cases never take:
+gradients in chunks, the 'host' update loop (PPO's and HTS's units unrolled), learners
+unrolled or looped, patch convolutions, HTS units inline and in microbatches. Each pins every
+plan field, so its path does not hang on the 'auto' rules.
+
 Why a tolerance, not a hash: XLA:CPU compiles for the host's vector units (AVX2, AVX-512,
 NEON), and their fused multiply-adds and reduction orders change the last bits of every
 update; a hash of the bytes checked the machine rather than galax. A case's deviation is
@@ -37,7 +44,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Iterator
+from typing import Callable, Iterator
 from unittest import mock
 
 if __name__ == "__main__":  # as a script: the test setup of conftest.py
@@ -54,7 +61,7 @@ import pytest
 from algorithm_runs import small_mlp_config
 
 from galax.algorithms import make_algorithm
-from galax.config import set_fields, validate
+from galax.config import base_config, set_fields, validate
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "golden_updates.npz")
 UPDATES = 3
@@ -142,6 +149,94 @@ CASES: dict[str, dict] = {
   "hts_ppo_clip_average_norm": {"algorithm": "hts_ppo", "optimizer.clip_average_norm": 0.01, **HTS},
 }
 
+# Conv paths: image networks on CPU, one case per path of the execution plan that only
+# convolutions take (module docstring). CONV_BASE replaces the CartPole MLP config: MinAtar
+# Breakout (gymnax, 10x10x4 images) through the MinAtar conv torso, t_max 4, 4 envs per
+# learner. Every plan field is set, not 'auto'; each case's plan is in its comment
+# (learner_map, conv_impl, update_loop, grad_chunks, unit_call, microbatches). The torsos'
+# fc is 8 wide: every parameter is recorded twice per case, and at the MinAtar torso's own
+# 128 the conv entries took 19.6 MB of tests/data (1.2 MB at 8). Adam's eps is 1e-3: at fc
+# 128 many fc weights got gradients near 1e-5 from MinAtar's sparse images, and eps 1e-5
+# amplified their rounding (LLVM level 0 or SSE4.2 code deviated by up to 2.5e-4; 7e-6 at
+# eps 1e-3). As recorded, either deviates by at most 5.3e-6.
+CONV_BASE = {
+  "env.id": "gymnax/Breakout-MinAtar",
+  "network.name": "minatar",
+  "network.fc_width": 8,
+  "envs_per_learner": 4,
+  "t_max": 4,
+  "ppo.epochs": 2,
+  "ppo.minibatches": 2,
+  "optimizer.name": "adam",
+  "optimizer.learning_rate": 1e-2,
+  "optimizer.eps": 1e-3,
+  "updates_per_call": UPDATES,
+  "total_env_steps": 100_000,
+  "seed": 3,
+}
+XLA_HOST = {"network.conv_impl": "xla", "update_loop": "host"}
+CONV_HTS = {"t_max": 2, "hts.alpha": 4}
+CONV_CASES: dict[str, dict] = {
+  # vmap, xla, host, 2 chunks, inline, 1
+  "conv_a2c_chunks_host": {**XLA_HOST, "learner_map": "vmap", "grad_chunks": 2},
+  # loop, patches, scan, 1, inline, 1
+  "conv_a2c_patches_loop": {
+    "num_learners": 2,
+    "initial_params": "per_learner",
+    "learner_map": "loop",
+    "network.conv_impl": "patches",
+    "update_loop": "scan",
+    "grad_chunks": 1,
+  },
+  # unroll, xla, host, 2, inline, 1
+  "conv_allreduce_unroll": {
+    **XLA_HOST,
+    "num_learners": 2,
+    "combine": "allreduce",
+    "learner_map": "unroll",
+    "grad_chunks": 2,
+  },
+  # unroll, xla, host, 1, inline, 1
+  "conv_gossip_unroll": {
+    **XLA_HOST,
+    "num_learners": 4,
+    "combine": "gossip",
+    "gossip.delay": 1,
+    "learner_map": "unroll",
+    "grad_chunks": 1,
+  },
+  # vmap, xla, host (2 epochs x 2 minibatches unrolled), 2, inline, 1
+  "conv_ppo_host": {**XLA_HOST, "algorithm": "ppo", "grad_chunks": 2},
+  # vmap, xla, host, 2, inline, 1
+  "conv_impala_host": {
+    **XLA_HOST,
+    "algorithm": "impala",
+    "impala.policy_lag": 1,
+    "grad_chunks": 2,
+  },
+  # vmap, xla, host, 1, inline, 2
+  "conv_hts_a2c_inline": {
+    **XLA_HOST,
+    **CONV_HTS,
+    "algorithm": "hts_a2c",
+    "hts.microbatches": 2,
+    "grad_chunks": 1,
+  },
+  # envpool Pong (84x84x4 uint8 frames, archnips with fc 8), 2 envs: vmap, xla, host, 1, inline, 2
+  "conv_hts_ppo_pong": {
+    **XLA_HOST,
+    **CONV_HTS,
+    "env.id": "Pong-v5",
+    "env.num_threads": 1,
+    "network.name": "archnips",
+    "envs_per_learner": 2,
+    "algorithm": "hts_ppo",
+    "ppo.epochs": 1,
+    "hts.microbatches": 2,
+    "grad_chunks": 1,
+  },
+}
+
 
 def _negated_advantages(real):
   def negated(*args, **kwargs):
@@ -217,6 +312,18 @@ def case_config(overrides: dict):
   return validate(c)
 
 
+def conv_case_config(overrides: dict):
+  """A conv case's config: the schema's defaults, `CONV_BASE`, then `overrides`."""
+  c = base_config()
+  set_fields(c, {**CONV_BASE, **overrides})
+  return validate(c)
+
+
+def case_of(name: str) -> tuple[dict, Callable]:
+  """A case's overrides and the config builder they apply to."""
+  return (CONV_CASES[name], conv_case_config) if name in CONV_CASES else (CASES[name], case_config)
+
+
 @contextlib.contextmanager
 def portable_init():
   """Within it, `networks.init_params` returns parameters of the network's shapes with leaf
@@ -244,10 +351,11 @@ def flat_params(params) -> np.ndarray:
   return np.concatenate([np.asarray(x, np.float64).ravel() for x in jax.tree.leaves(params)])
 
 
-def run_case(overrides: dict) -> tuple[np.ndarray, np.ndarray]:
-  """(initial, after UPDATES updates) parameters of every learner, flattened."""
+def run_case(overrides: dict, make_config=case_config) -> tuple[np.ndarray, np.ndarray]:
+  """(initial, after UPDATES updates) parameters of every learner, flattened (the config:
+  `make_config(overrides)`)."""
   with portable_init():
-    algo = make_algorithm(case_config(overrides))
+    algo = make_algorithm(make_config(overrides))
     initial = algo.init()
   try:
     before = flat_params(initial.params)
@@ -303,11 +411,8 @@ def golden_for_this_jax() -> dict[str, np.ndarray]:
   return golden
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(CASES))
-def test_update_matches_golden(name):
+def assert_matches_golden(name: str, before: np.ndarray, after: np.ndarray) -> None:
   golden = golden_for_this_jax()
-  before, after = cached_run_case(CASES[name])
   g_before, g_after = golden[f"{name}/before"], golden[f"{name}/after"]
   if os.environ.get("GALAX_GOLDEN_BITWISE") == "1":
     np.testing.assert_array_equal(after, g_after, err_msg=f"{name}: parameters changed")
@@ -320,6 +425,18 @@ def test_update_matches_golden(name):
     f"{name}: parameters after {UPDATES} updates changed (deviation "
     f"{dev:.3g} of the recorded change > tolerance {TOLERANCE})"
   )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_update_matches_golden(name):
+  assert_matches_golden(name, *cached_run_case(CASES[name]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CONV_CASES))
+def test_conv_update_matches_golden(name):
+  assert_matches_golden(name, *run_case(CONV_CASES[name], conv_case_config))
 
 
 @pytest.mark.slow
@@ -373,13 +490,15 @@ def main(argv: list[str]) -> None:
     i = argv.index("--deviations")
     golden = load_golden()
     result = {
-      name: deviation(run_case(CASES[name])[1], golden[f"{name}/before"], golden[f"{name}/after"])
+      name: deviation(
+        run_case(*case_of(name))[1], golden[f"{name}/before"], golden[f"{name}/after"]
+      )
       for name in argv[i + 2 :]
     }
     with open(argv[i + 1], "w") as f:
       json.dump(result, f)
     return
-  runs = {name: run_case(overrides) for name, overrides in sorted(CASES.items())}
+  runs = {name: run_case(*case_of(name)) for name in sorted({**CASES, **CONV_CASES})}
   old = load_golden() if os.path.exists(GOLDEN) else {}
   for name, (before, after) in runs.items():
     if f"{name}/after" in old:
