@@ -119,6 +119,48 @@ def test_the_smoke_runs_left_out_validate(phase):
   assert (config.network.name, config.envs_per_learner, config.updates_per_call) == ("mlp", 4, 1)
 
 
+def _fake_runs(monkeypatch, outcomes):
+  """subprocess.run in device_phases answers with `outcomes` in turn: (returncode, stdout);
+  a run that succeeds writes its workdir's result.json."""
+  calls = []
+
+  def run(cmd, **_):
+    code, stdout = outcomes[len(calls)]
+    calls.append(cmd)
+    if not code:
+      workdir = next(a.split("=", 1)[1] for a in cmd if a.startswith("--workdir="))
+      os.makedirs(workdir)
+      result = dict(env_steps=64, updates=1, steps_per_second=None, compile_time_s=9.6)
+      with open(os.path.join(workdir, "result.json"), "w") as f:
+        json.dump(result, f)
+    return subprocess.CompletedProcess(cmd, code, stdout, "crashed\n" if code else "")
+
+  monkeypatch.setattr(dp.subprocess, "run", run)
+  return calls
+
+
+def _smoke_phase(tmp_path):
+  args = device._args([f"--out={tmp_path}", "--scale=smoke"])
+  ctx = dp.Context("smoke_hts_ppo", dp.SCALES["smoke"], str(tmp_path), args, 45.0)
+  return ctx, device.PHASES["smoke_hts_ppo"][0]
+
+
+def test_a_smoke_run_whose_engine_crashed_at_start_runs_once_more(tmp_path, monkeypatch):
+  crash = f"[FATAL ERROR !!! N00000 !!!] in [football::main]: {dp.ENGINE_START_CRASH} x.ttf"
+  calls = _fake_runs(monkeypatch, [(1, crash), (0, "done")])
+  ctx, phase = _smoke_phase(tmp_path)
+  assert "run twice" in phase(ctx)["summary"]
+  assert len(calls) == 2 and ctx.figures["retries"] == 1
+
+
+def test_a_smoke_run_that_fails_otherwise_is_not_run_again(tmp_path, monkeypatch):
+  calls = _fake_runs(monkeypatch, [(1, "Traceback"), (0, "done")])
+  ctx, phase = _smoke_phase(tmp_path)
+  with pytest.raises(RuntimeError, match="exited with 1: crashed"):
+    phase(ctx)
+  assert len(calls) == 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("part", SMOKE_PARTS)
 def test_every_phase_of_the_smoke_scale_runs(tmp_path, part):
