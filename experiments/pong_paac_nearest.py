@@ -1,0 +1,20 @@
+"""configs/pong_paac.py with the PAAC authors' frame resize: nearest neighbour.
+
+The authors' emulator shrinks each 210x160 frame to 84x84 with `imresize(..., 'nearest')`;
+envpool averages pixels (cv2's INTER_AREA) unless `use_inter_area_resize=False`. This is
+the one preprocessing difference left between galax's pong_paac and their code that
+reaches every observation (docs/results.md, "Pong at PAAC's authors' settings"):
+
+  python run.py --config=experiments/pong_paac_nearest.py --config.seed=2 \
+      --config.total_env_steps=5000000 --workdir=runs/paac_nearest_seed2
+"""
+
+import ml_collections
+
+from galax.configs import pong_paac
+
+
+def get_config():
+  c = pong_paac.get_config()
+  c.env.options = ml_collections.ConfigDict(dict(use_inter_area_resize=False))
+  return c
