@@ -86,6 +86,12 @@ def _args(argv: list[str]) -> argparse.Namespace:
     help="the many-env Pong config "
     "(default: the first in configs/ with >= 64 envs, else pong_fast)",
   )
+  parser.add_argument(
+    "--many_set",
+    default="",
+    help="comma-separated config fields for the many-env run only, e.g. "
+    "seed=1,env.batch_size=32 (run.py's --config.<name>=<value>)",
+  )
   parser.add_argument("--phases", default="", help="comma-separated subset (default: all)")
   parser.add_argument("--phase", default="", help=argparse.SUPPRESS)  # a child's phase
   parser.add_argument("--phase_seconds", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -96,6 +102,10 @@ def _args(argv: list[str]) -> argparse.Namespace:
   unknown = [p for p in chosen + ([args.phase] if args.phase else []) if p not in PHASES]
   if unknown:
     parser.exit(2, f"error: unknown phase {unknown[0]!r}: choose from {', '.join(PHASES)}\n")
+  args.many_set = [f for f in args.many_set.split(",") if f]
+  bad = [f for f in args.many_set if "=" not in f or f.startswith("=")]
+  if bad:
+    parser.exit(2, f"error: --many_set: {bad[0]!r} is not <field>=<value>\n")
   if args.budget_s < 0:
     parser.exit(2, f"error: --budget_s={args.budget_s:g} must be >= 0\n")
   args.peer_cache = os.path.abspath(args.peer_cache)
@@ -140,6 +150,7 @@ def _run_child(args: argparse.Namespace, name: str, seconds: float) -> tuple[str
     f"--phase_seconds={seconds:.1f}",
     f"--peer_cache={args.peer_cache}",
     f"--many_config={args.many_config}",
+    f"--many_set={','.join(args.many_set)}",
   ]
   os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
   start = time.perf_counter()

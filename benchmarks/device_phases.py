@@ -328,7 +328,8 @@ def pong_many_to_18(ctx: Context) -> dict[str, Any]:
   args = _peer_args(ctx, seconds, config, window=100)
   if ctx.scale.envs and _algorithm(config) == "ppo":  # smoke: one small epoch, not 32 steps
     args.galax_set += [f"{k}={v}" for k, v in _SMALL_PPO.items() if not k.startswith("hts.")]
-  ctx.record(config=config, note=note, time_limit_s=seconds)
+  args.galax_set += ctx.args.many_set  # --many_set: a seed, async envs, ... (run.py checks)
+  ctx.record(config=config, note=note, time_limit_s=seconds, fields=ctx.args.many_set)
   workdir = ctx.workdir("galax")
   run = atari_peer.galax_run(0, args, workdir)
   ctx.record(num_envs=_galax_envs(workdir), **_run_figures(run, ctx.scale.pong_seconds, workdir))

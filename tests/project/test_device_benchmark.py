@@ -228,6 +228,7 @@ def test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on(tmp_path):
     (["--scale=huge"], "error: --scale='huge': choose one of full, smoke"),
     (["--phases=env,nope"], "error: unknown phase 'nope': choose from env, raw_envpool"),
     (["--budget_s=-1"], "error: --budget_s=-1 must be >= 0"),
+    (["--many_set=seed"], "error: --many_set: 'seed' is not <field>=<value>"),
   ],
 )
 def test_bad_input_is_one_error_line(tmp_path, flags, message):
