@@ -2,6 +2,8 @@
 
   python benchmarks/device.py --out=/tmp/device                  # a 16-core GPU box
   python benchmarks/device.py --out=/tmp/device --scale=smoke    # every phase tiny, on CPU
+  python benchmarks/device.py --out=/tmp/seed1 --phases=env,pong_many_to_18 \
+      --many_set=seed=1 --budget_s=280                           # another many-env seed
 
 Phases, in this order, each in its own child process with its own time box (a phase that
 fails or runs past its box is recorded as such, with what it measured until then, and the
