@@ -320,6 +320,13 @@ def _algorithm(config: str) -> str:
     return ""
 
 
+def rate_text(steps_per_s: float | None) -> str:
+  """ "12,345 steps/s", or "no steady rate" where the window held one call or none."""
+  if steps_per_s is None or not math.isfinite(steps_per_s):
+    return "no steady rate"
+  return f"{steps_per_s:,.0f} steps/s"
+
+
 def pong_many_to_18(ctx: Context) -> dict[str, Any]:
   """The many-env config for what the budget left (stops at 18): its first pong_seconds
   give the 60 s figure beside pong_fast's, with no second compile."""
@@ -337,12 +344,12 @@ def pong_many_to_18(ctx: Context) -> dict[str, Any]:
   reached = (
     f"18 after {f['steps_to_18']:,} steps"
     if f["steps_to_18"]
-    else f"best {f['best_return']}"
+    else f"best {f['best_return']:.2f}"
     if f["best_return"] is not None
     else "no finished game"
   )
   return dict(
-    summary=f"{config}: {f['steps_per_s_first']:,.0f} steps/s in the first "
+    summary=f"{config}: {rate_text(f['steps_per_s_first'])} in the first "
     f"{ctx.scale.pong_seconds:g} s; {reached} in {f['seconds']:.0f} s"
   )
 

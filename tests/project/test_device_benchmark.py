@@ -119,6 +119,11 @@ def test_the_smoke_runs_left_out_validate(phase):
   assert (config.network.name, config.envs_per_learner, config.updates_per_call) == ("mlp", 4, 1)
 
 
+def test_a_rate_without_a_steady_window_reads_in_words():
+  assert dp.rate_text(15962.6) == "15,963 steps/s"
+  assert dp.rate_text(float("nan")) == dp.rate_text(None) == "no steady rate"
+
+
 def _fake_runs(monkeypatch, outcomes):
   """subprocess.run in device_phases answers with `outcomes` in turn: (returncode, stdout);
   a run that succeeds writes its workdir's result.json."""
