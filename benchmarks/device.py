@@ -90,9 +90,10 @@ def _args(argv: list[str]) -> argparse.Namespace:
   )
   parser.add_argument(
     "--many_set",
-    default="",
-    help="comma-separated config fields for the many-env run only, e.g. "
-    "seed=1,env.batch_size=32 (run.py's --config.<name>=<value>)",
+    action="append",
+    default=[],
+    help="field=value override of the many-env run's config only, e.g. seed=1 or "
+    "env.batch_size=32 (repeatable, as atari_peer.py's --galax_set)",
   )
   parser.add_argument("--phases", default="", help="comma-separated subset (default: all)")
   parser.add_argument("--phase", default="", help=argparse.SUPPRESS)  # a child's phase
@@ -104,7 +105,6 @@ def _args(argv: list[str]) -> argparse.Namespace:
   unknown = [p for p in chosen + ([args.phase] if args.phase else []) if p not in PHASES]
   if unknown:
     parser.exit(2, f"error: unknown phase {unknown[0]!r}: choose from {', '.join(PHASES)}\n")
-  args.many_set = [f for f in args.many_set.split(",") if f]
   bad = [f for f in args.many_set if "=" not in f or f.startswith("=")]
   if bad:
     parser.exit(2, f"error: --many_set: {bad[0]!r} is not <field>=<value>\n")
@@ -152,7 +152,7 @@ def _run_child(args: argparse.Namespace, name: str, seconds: float) -> tuple[str
     f"--phase_seconds={seconds:.1f}",
     f"--peer_cache={args.peer_cache}",
     f"--many_config={args.many_config}",
-    f"--many_set={','.join(args.many_set)}",
+    *(f"--many_set={item}" for item in args.many_set),
   ]
   os.makedirs(os.path.join(args.out, "logs"), exist_ok=True)
   start = time.perf_counter()

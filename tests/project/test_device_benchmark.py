@@ -119,6 +119,11 @@ def test_the_smoke_runs_left_out_validate(phase):
   assert (config.network.name, config.envs_per_learner, config.updates_per_call) == ("mlp", 4, 1)
 
 
+def test_many_set_repeats_like_atari_peers_galax_set(tmp_path):
+  args = device._args([f"--out={tmp_path}", "--many_set=seed=1", "--many_set=env.batch_size=32"])
+  assert args.many_set == ["seed=1", "env.batch_size=32"]
+
+
 def test_a_rate_without_a_steady_window_reads_in_words():
   assert dp.rate_text(15962.6) == "15,963 steps/s"
   assert dp.rate_text(float("nan")) == dp.rate_text(None) == "no steady rate"
