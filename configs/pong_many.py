@@ -12,7 +12,8 @@ rewards for training. Stops when the running mean of the last 100 full games rea
 
   python run.py --config=pong_many
 
-Not yet measured to 18 on any machine: see the search's table for what is.
+Measured to 18 once: seed 0 on an H200 box with 16 cores, 3,461,120 agent steps (236 s of
+training). The search's table has every setting tried.
 """
 
 from galax.config import base_config
