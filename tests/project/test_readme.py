@@ -75,3 +75,36 @@ def test_installs_never_name_the_pypi_galax():
     for word in shlex.split(command, comments=True)[2:]:  # "name @ url" is one word
       assert not re.fullmatch(r"galax(-rl)?(\[[\w,]*\])?", word), command
   assert f'"{name} @ git+' in _read("README.md")
+
+
+def _results_verdicts():
+  """{claim id: verdict} from the Verdicts summary tables of docs/results.md."""
+  header = (
+    "| id | the paper's claim | regime | statistic | verdict, by the rule over the cells | data |"
+  )
+  verdicts, rows = {}, False
+  for line in _read("docs/results.md").splitlines():
+    if line.strip() == header:
+      rows = True
+    elif rows and line.startswith("| ---"):
+      continue
+    elif rows and line.startswith("|"):
+      cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+      verdicts[cells[0]] = cells[4].strip("*")
+    else:
+      rows = False
+  return verdicts
+
+
+def test_readme_quotes_the_results_pages_verdicts():
+  # The README summarises the claims as "verdict 4a, **reproduced**": each quote is the
+  # verdict docs/results.md computes for that id ("mixed" stands for "mixed: ..."), and
+  # every paper's claims (ids 1 GALA, 2 HTS-RL, 3 PAAC, 4 BA3C) are quoted at least once,
+  # so a summary in words alone cannot drift from the table.
+  verdicts = _results_verdicts()
+  assert len(verdicts) >= 20
+  quotes = re.findall(r"verdict (\w+),?\s+\*\*([^*]+)\*\*", _read("README.md"))
+  for id_, label in quotes:
+    assert id_ in verdicts, f"README quotes verdict {id_}, not in docs/results.md"
+    assert label == verdicts[id_].split(":")[0], (id_, label, verdicts[id_])
+  assert {id_[0] for id_, _ in quotes} >= {"1", "2", "3", "4"}, quotes
