@@ -3,6 +3,8 @@ its own best base learning rate, from `galax.results.sweep` output.
 
   python -m experiments.gala_best --root=<runs root> --out=docs/results/gala_best
   python -m experiments.gala_best --root=<runs root> --best     # best rates as JSON
+  python -m experiments.gala_best --runs_json=docs/results/gala_best/runs.json \
+      --out=docs/results/gala_best                              # again, from the stored runs
   python -m experiments.gala_best --root=<root> --pair=ba3c_paper/adam,ba3c_paper/rmsprop \
       --labels=Adam,RMSProp --out=<dir>                         # two configs per game
 
@@ -76,6 +78,22 @@ def read_runs(root: str) -> Runs:
     lr = float(run["config"]["optimizer"]["learning_rate"])
     runs.setdefault((group_of(folder), game, lr), {})[int(run["seed"])] = float(
       run["train_mean_return"]
+    )
+  return runs
+
+
+def runs_from_json(path: str) -> Runs:
+  """The runs of a committed runs.json (dump_runs' rows), as read_runs reads them from the
+  run folders: each row under the group of its top folder."""
+  with open(path) as f:
+    rows = json.load(f)
+  runs: Runs = {}
+  for row in rows:
+    if row.get("train_mean_return") is None:
+      continue
+    group = group_of(row["folder"].split("/")[0])
+    runs.setdefault((group, row["game"], float(row["lr"])), {})[int(row["seed"])] = float(
+      row["train_mean_return"]
     )
   return runs
 
@@ -377,7 +395,12 @@ def plot(runs: Runs, path: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> str:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--root", required=True)
+  parser.add_argument("--root", default="", help="the runs root (one folder per method and role)")
+  parser.add_argument(
+    "--runs_json",
+    default="",
+    help="a runs.json this script wrote: the tables and figure from it instead of --root",
+  )
   parser.add_argument("--out", default="")
   parser.add_argument("--best", action="store_true", help="print the best rates as JSON")
   parser.add_argument(
@@ -408,7 +431,9 @@ def main(argv: Sequence[str] | None = None) -> str:
       dump_runs(os.path.dirname(a_dir), os.path.join(args.out, "runs.json"))
     print(text)
     return text
-  runs = read_runs(args.root)
+  if bool(args.root) == bool(args.runs_json):
+    parser.error("give one of --root and --runs_json")
+  runs = runs_from_json(args.runs_json) if args.runs_json else read_runs(args.root)
   if args.best:
     text = json.dumps(best_rates(runs))
     print(text)
@@ -437,7 +462,8 @@ def main(argv: Sequence[str] | None = None) -> str:
     with open(os.path.join(args.out, "gala_best.md"), "w") as f:
       f.write(text)
     plot(runs, os.path.join(args.out, "gala_best.png"))
-    dump_runs(args.root, os.path.join(args.out, "runs.json"))
+    if args.root:
+      dump_runs(args.root, os.path.join(args.out, "runs.json"))
   print(text)
   return text
 

@@ -54,3 +54,15 @@ def test_held_out_values_leave_out_the_seeds_that_picked_the_rate(tmp_path):
   runs = gala_best.read_runs(root)
   np.testing.assert_allclose(gala_best.values(runs, "ring", "G", 0.01, held_out=True), [1, 2])
   assert "1.50" in gala_best.best_table(runs, held_out=True)
+
+
+def test_runs_json_reads_back_as_the_run_folders(tmp_path):
+  # A committed runs.json regenerates the tables without the run folders.
+  root = str(tmp_path / "runs")
+  for s in range(3):
+    _write(root, "ring", "G", 0.01, s, 10.0 + s)
+    _write(root, "allreduce_ext", "G", 0.03, s, 4.0 - s)
+  _write(root, "ring_s34", "G", 0.01, 3, 7.0)
+  path = str(tmp_path / "runs.json")
+  gala_best.dump_runs(root, path)
+  assert gala_best.runs_from_json(path) == gala_best.read_runs(root)
