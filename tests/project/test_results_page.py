@@ -1,6 +1,7 @@
 """docs/results.md: short (at most 400 lines), its links and those of the dated sections in
 docs/results/history/ resolve (files and #anchors), and every Verdicts label and verdict is
-what galax/results/verdict.py computes from the row's statistic, CI and baseline."""
+what galax/results/verdict.py computes from the row's statistic, CI and baseline; files under
+docs/results/ that keep the old hand-typed labels ("within noise") say so at their top."""
 
 import glob
 import math
@@ -122,3 +123,37 @@ def test_each_summary_verdict_is_the_rule_over_its_cells():
   assert sorted(ids) == sorted(cells), "every summary row has cells and every cell a row"
   for row in summary:
     assert row[4].strip("*") == rule.overall(cells[row[0]]), row[0]
+
+
+OLD_LABELS = re.compile(r"within noise|outside noise", re.IGNORECASE)
+OLD_LABELS_NOTE = "Labels in this file predate the label rule; the current verdicts are in"
+
+
+def _text_files(folder):
+  for path in sorted(glob.glob(os.path.join(folder, "**", "*"), recursive=True)):
+    if os.path.isfile(path) and not path.endswith((".png", ".gif", ".jpg", ".svg")):
+      with open(path, "rb") as f:
+        data = f.read()
+      if b"\0" not in data:
+        yield path, data.decode("utf-8", errors="replace")
+
+
+def test_files_with_the_old_hand_typed_labels_say_so():
+  # "(within noise)" / "(outside noise)" came before galax/results/verdict.py: a file that
+  # still carries them says so near its top and links to the current verdicts.
+  stale = [
+    (p, t) for p, t in _text_files(os.path.join(ROOT, "docs", "results")) if OLD_LABELS.search(t)
+  ]
+  assert stale, "the history files keep the old labels"
+  unmarked = []
+  for path, text in stale:
+    head = [line for line in text.splitlines()[:5] if line.startswith(OLD_LABELS_NOTE)]
+    targets = [LINK.findall(line) for line in head]
+    resolved = {
+      os.path.normpath(os.path.join(os.path.dirname(path), t.partition("#")[0]))
+      for links in targets
+      for t in links
+    }
+    if PAGE not in resolved:
+      unmarked.append(os.path.relpath(path, ROOT))
+  assert not unmarked, f"old labels without the note (and a link to docs/results.md): {unmarked}"
