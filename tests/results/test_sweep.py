@@ -1,6 +1,8 @@
 """python -m galax.sweep: a grid of config values x seeds, its table and plot."""
 
+import glob
 import json
+import os
 
 import pytest
 from run_helpers import run_cli
@@ -75,6 +77,25 @@ def test_sweep_json_is_strict_json_with_named_fields(tmp_path):
   assert rows[0]["final_metric"]["mean"] is None and rows[0]["steps_per_second"] is None
   assert set(rows[1]["train_return"]) == {"mean", "low", "high", "n"}
   assert rows[1]["train_return"]["low"] < rows[1]["train_return"]["high"]
+
+
+COMMITTED = sorted(
+  glob.glob(
+    os.path.join(os.path.dirname(__file__), "..", "..", "docs", "results", "**", "sweep.json"),
+    recursive=True,
+  )
+)
+
+
+def test_committed_sweep_json_files_are_strict_json_with_named_fields():
+  assert COMMITTED, "docs/results holds sweeps"
+  for path in COMMITTED:
+    with open(path) as f:
+      data = _strict(f.read())
+    assert data["kind"] == "galax-sweep", path
+    for row in data["rows"]:
+      for key in ("train_return", "final_metric"):
+        assert set(row[key]) == {"mean", "low", "high", "n"}, (path, key)
 
 
 @pytest.mark.slow
