@@ -36,9 +36,8 @@ def __getattr__(name: str):
   raise AttributeError(f"module 'galax' has no attribute {name!r}")
 
 
-# The commands' module names from before they moved into galax/results/: `python -m
-# galax.sweep` (report, experiment) runs galax.results.sweep, and importing the old name
-# gives the new module.
+# Short command names for modules in galax/results/: `python -m galax.sweep` (report,
+# experiment) runs galax.results.sweep, and importing the short name gives that module.
 _MOVED_COMMANDS = {
   f"galax.{name}": f"galax.results.{name}" for name in ("sweep", "report", "experiment")
 }

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ml_collections import ConfigDict
 
+# `register` and `AlgorithmSpec`: for an algorithm defined outside galax (docs/architecture.md).
 from galax.algorithms.registry import register, spec_for, specs  # noqa: F401
 from galax.algorithms.spec import AlgorithmSpec  # noqa: F401
 

@@ -8,7 +8,8 @@ One update of one learner:
   5. combine (`galax.parallel.combine`): all-reduce averages gradients here (the first m
      to arrive, when dropping stragglers),
   6. the optimizer step (its state replicated per learner, or sharded across learners:
-     `galax.parallel.learner_optimizer`, which then does the all-reduce of step 5 itself),
+     `galax.core.optimizers`, or `galax.parallel.sharded_optimizer`, which then does the
+     all-reduce of step 5 itself),
   7. combine again: GALA's gossip mixes parameters here (and measures consensus).
 
 The same learner serves a single PAAC learner (n = 1), all-reduce A2C and GALA-A2C; they
@@ -35,13 +36,13 @@ from galax.algorithms.algorithm import (
 )
 from galax.algorithms.program import Algorithm, assemble
 from galax.core import losses
+from galax.core.optimizers import LearnerOptimizer
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.core.types import Params
 from galax.parallel import diagnostics
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer
 from galax.parallel.stragglers import StragglerModel, make_straggler_model
 
 
@@ -92,7 +93,7 @@ def make_a2c_update(
   stragglers: StragglerModel | None = None,
 ) -> BlockUpdate:
   """The block update (see module docstring) for `compile_step`; `optimizer` applies the
-  gradients (`galax.parallel.learner_optimizer`)."""
+  gradients (`galax.core.optimizers.LearnerOptimizer`)."""
   settings = setup.settings
   learners = setup.layout.learners_per_device
   apply_fn = setup.network.apply

@@ -60,7 +60,7 @@ from galax.algorithms.algorithm import (
   make_setup,
 )
 from galax.algorithms.program import Algorithm, assemble
-from galax.config.checks import check_choice
+from galax.algorithms.spec import check_choice
 from galax.core.optimizers import make_optimizer
 from galax.core.rollout import episode_log, rollout
 from galax.core.types import OptState, Params, ParamsBlock

@@ -35,13 +35,14 @@ from ml_collections import ConfigDict
 from galax.algorithms.plan import ExecutionPlan, plan_for
 from galax.algorithms.spec import AlgorithmSpec
 from galax.config.settings import RunSettings
-from galax.core import divergence, networks
+from galax.core import divergence, networks, optimizers
+from galax.core.optimizers import LearnerOptimizer
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
 from galax.envs import Env, EnvSettings, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner, make_combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer, make_learner_optimizer
+from galax.parallel.sharded_optimizer import make_sharded_optimizer
 
 Envs = Env | ActorGroups  # a device's training envs (HTS: its actor groups)
 
@@ -164,15 +165,17 @@ def make_learners(
   combiner = make_combiner(
     config.combine, setup.layout.num_learners, g.topology, g.peers, g.delay, g.metrics
   )
-  optimizer, schedule = make_learner_optimizer(
-    setup.settings.optimizer,
-    setup.layout,
-    lambda: params_shapes(setup),
-    combiner,
-    setup.anneal_updates,
-    steps_per_update=steps_per_update,
+  opt, layout = setup.settings.optimizer, setup.layout
+  envs, learners = layout.envs_per_learner, layout.num_learners
+  schedule, per_update = optimizers.learner_schedule(
+    opt, envs, learners, setup.anneal_updates, steps_per_update
   )
-  return UpdateParts(setup, combiner, optimizer, schedule)
+  if opt.sharded_state:
+    optimizer = make_sharded_optimizer(opt, params_shapes(setup), learners, schedule)
+  else:
+    total_steps = setup.anneal_updates * steps_per_update
+    optimizer = optimizers.make_replicated_optimizer(opt, envs, learners, total_steps, combiner)
+  return UpdateParts(setup, combiner, optimizer, per_update)
 
 
 def block_policy(apply_fn: Callable, learners: int, how: str = "vmap") -> Callable:

@@ -15,7 +15,7 @@ theta_u are the learner's parameters after u updates. Update u:
      log rho_t = log pi(a_t | x_t) - log mu(a_t | x_t);
   3. V-trace targets and advantages (`galax.core.returns.vtrace`; rho-bar, c-bar = 1);
   4. the loss (`galax.core.losses.off_policy_actor_critic_loss`, mean or TorchBeast's sum), its
-     gradient, and the learners' optimizer step (`galax.parallel.learner_optimizer`;
+     gradient, and the learners' optimizer step (`galax.core.optimizers`;
      several learners with combine=allreduce form a synchronous multi-device learner);
   5. theta_u replaces theta_{u-K} in the queue.
 
@@ -46,14 +46,14 @@ from galax.algorithms.algorithm import (
   make_learners,
 )
 from galax.algorithms.program import Algorithm, assemble
-from galax.config.checks import check_choice, check_positive
+from galax.algorithms.spec import check_choice, check_positive
 from galax.core import losses
 from galax.core import returns as returns_lib
+from galax.core.optimizers import LearnerOptimizer
 from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.core.types import Params, ParamsBlock
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer
 
 
 @flax.struct.dataclass

@@ -46,16 +46,16 @@ from galax.algorithms.algorithm import (
   scan_loop,
 )
 from galax.algorithms.program import Algorithm, assemble
-from galax.config.checks import check_positive
+from galax.algorithms.spec import check_positive
 from galax.config.settings import RunSettings
 from galax.core import losses
 from galax.core.losses import approx_kl, explained_variance
+from galax.core.optimizers import LearnerOptimizer
 from galax.core.returns import ReturnSettings, gae_targets
 from galax.core.rollout import Trajectory, episode_log, rollout
 from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer
 
 
 def learner_keys(seed: int, first_learner: int, count: int) -> jax.Array:
@@ -154,7 +154,7 @@ class PPOLearner:
     envs: int,
     chunks: int = 1,
   ):
-    """`optimizer`: the learners' optimizer (`galax.parallel.learner_optimizer`); each
+    """`optimizer`: the learners' optimizer (`galax.core.optimizers.LearnerOptimizer`); each
     minibatch gradient is the mean of `chunks` sample chunks' (`execution.chunked`)."""
     self.apply_fn, self.settings, self.optimizer = apply_fn, settings, optimizer
     self.combiner, self.learners = combiner, learners

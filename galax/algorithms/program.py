@@ -21,11 +21,11 @@ from ml_collections import ConfigDict
 from galax.algorithms.algorithm import BlockUpdate, LearnerState, Setup, compile_step
 from galax.algorithms.plan import ExecutionPlan
 from galax.core import networks
+from galax.core.optimizers import LearnerOptimizer
 from galax.core.rollout import init_action_keys
 from galax.core.types import Metrics, ParamsBlock, PyTree
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer
 
 # The learners' optimizer; A3C's shared-parameter optimizer is a plain optax one.
 Optimizer = LearnerOptimizer | optax.GradientTransformation

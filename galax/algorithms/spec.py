@@ -73,3 +73,24 @@ def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int) -> tuple[
       f"samples per update ({steps} steps x envs_per_learner)."
     )
   return samples // minibatches, 1, "samples per PPO minibatch"
+
+
+# One-line checks of config values, for `galax.config.validate` and the specs' validate
+# hooks, so that every bad value is rejected in the same words.
+
+
+def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+  """One line if `config.<name>` is not among `allowed` (also for algorithms' validate
+  hooks, so that every choice is rejected in the same words)."""
+  if value not in allowed:
+    raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
+
+
+def check_positive(config: ConfigDict, *names: str, or_zero: bool = False) -> None:
+  """One line for the first of the dotted `names` whose value is not > 0 (`or_zero`: < 0)."""
+  for name in names:
+    value = config
+    for part in name.split("."):
+      value = value[part]
+    if value < 0 or (value == 0 and not or_zero):
+      raise ValueError(f"config.{name} must be {'>=' if or_zero else '>'} 0, got {value!r}.")

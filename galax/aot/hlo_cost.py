@@ -22,7 +22,6 @@ These are the compiler's shapes, not measurements: a roofline's inputs.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 from typing import Iterator
@@ -379,7 +378,3 @@ def program_cost(hlo_text: str, multiply_loops: bool = True) -> Cost:
   (what `cost_analysis()` does)."""
   computations, entry = parse_module(hlo_text)
   return computation_cost(entry, computations, {}, True, multiply_loops)
-
-
-def as_json(cost: Cost) -> str:
-  return json.dumps(dataclasses.asdict(cost))

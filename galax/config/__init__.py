@@ -21,7 +21,7 @@ from typing import Any
 import ml_collections
 
 # Re-exported: users and configs reach `validate` as galax.config.validate.
-from galax.config.validate import COMBINES, validate  # noqa: F401
+from galax.config.validate import validate  # noqa: F401
 
 
 def _configs_dir() -> str:

@@ -12,7 +12,7 @@ import ml_collections
 
 from galax.algorithms import spec as spec_lib
 from galax.algorithms.registry import spec_for
-from galax.config.checks import check_choice, check_positive
+from galax.algorithms.spec import check_choice, check_positive
 
 if TYPE_CHECKING:
   from galax.envs.backend import EnvSettings

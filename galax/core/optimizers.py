@@ -14,19 +14,48 @@ Annealing is linear to zero over the run (PAAC, HTS-PPO) or none.
 
 Clipping comes first, in this order when both are on: per-tensor clipping by average norm
 (TensorFlow's `clip_by_average_norm`, as distributed BA3C's tensorpack code uses), then
-clipping by the global norm (PAAC, GALA, IMPALA). Learners that combine gradients clip
-each learner's own gradient by average norm before combining (BA3C's workers did, ahead
-of SyncReplicas' averaging; see galax/parallel/learner_optimizer.py).
+clipping by the global norm (PAAC, GALA, IMPALA).
+
+The learners' one apply-update. Every algorithm applies its gradients through a
+`LearnerOptimizer` (in the spirit of Flax's `TrainState.apply_gradients`): A2C, all-reduce
+A2C, GALA, IMPALA, PPO's minibatch steps, HTS-A2C and HTS-PPO. (A3C applies one learner's
+gradient at a time to one shared parameter set, with the same optax chain: per-tensor
+clipping of that gradient first.) It acts inside `shard_map` on a device's block of L
+learners:
+
+  init(params)              the optimizer state of ONE learner (vmap-ed over learners)
+  apply_gradients(grads, opt_state, params, weights=None)
+                            -> (params, opt_state, grad_norm [L]): clip each learner's
+                            gradient per tensor, combine the block's gradients [L, ...]
+                            (with `weights` [L]: the mean of w_i g_i, straggler dropping),
+                            clip globally, update, new params for its L learners
+
+Per-tensor clipping by average norm (`optimizer.clip_average_norm`) applies to each
+learner's own gradient, before combining: BA3C's tensorpack workers clipped their gradients
+before SyncReplicas averaged them (and dropped the late ones: straggler weights apply to
+the clipped gradients). Global-norm clipping applies to the combined gradient. This is the
+one meaning of `clip_average_norm` in every algorithm.
+
+`ReplicatedOptimizer` is the plain path: the combiner combines gradients (all-reduce: pmean,
+gossip: none, `galax.parallel.combine`), then every learner runs the whole optimizer on its
+own copy of the state. `galax.parallel.sharded_optimizer` shards the state over the
+learners instead (ZeRO-1, BA3C's parameter servers), with the same update.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, Protocol
 
 import jax
 import jax.numpy as jnp
 import optax
+
+from galax.core.types import OptState, Params, ParamsBlock
+
+if TYPE_CHECKING:
+  from galax.parallel.combine import Combiner
 
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
 
@@ -47,7 +76,7 @@ class OptimizerSettings:
   adam_b2: float
   max_grad_norm: float  # 0 = off
   clip_average_norm: float  # per tensor, each learner's own gradient; 0 = off
-  sharded_state: bool  # ZeRO-1 (galax/parallel/learner_optimizer.py)
+  sharded_state: bool  # ZeRO-1 (galax/parallel/sharded_optimizer.py)
   anneal_steps: int | None = None  # linear: agent steps to reach 0 (None: the run's length)
 
   def anneal_updates(self, total_updates: int, env_steps_per_update: int) -> int:
@@ -136,7 +165,7 @@ def elementwise_optimizer(
 ) -> optax.GradientTransformation:
   """The optimizer of `cfg.name` alone (no clipping). It acts element by element, so it
   gives the same result on a flat slice of the parameters as on the whole tree (what the
-  sharded optimizer state of `galax.parallel.learner_optimizer` relies on)."""
+  sharded optimizer state of `galax.parallel.sharded_optimizer` relies on)."""
   if cfg.name == "rmsprop":
     return rmsprop(
       schedule, cfg.rmsprop_decay, cfg.eps, cfg.rmsprop_convention, cfg.rmsprop_initial_scale
@@ -177,3 +206,94 @@ def make_optimizer(
   if cfg.max_grad_norm > 0:
     clip.append(optax.clip_by_global_norm(cfg.max_grad_norm))
   return optax.chain(*clip, opt), schedule
+
+
+def learner_schedule(
+  cfg: OptimizerSettings,
+  num_envs: int,
+  num_learners: int,
+  anneal_updates: int,
+  steps_per_update: int = 1,
+) -> tuple[optax.Schedule, optax.Schedule]:
+  """The learning rate as a function of the optimizer step, and of the update count.
+
+  `anneal_updates`: the updates over which a linear anneal reaches 0 (`Setup`).
+  `steps_per_update`: optimizer steps per update (PPO's minibatch steps, A3C's n
+  applications); the schedule counts steps.
+  """
+  schedule = make_schedule(cfg, num_envs, num_learners, anneal_updates * steps_per_update)
+  if steps_per_update == 1:
+    return schedule, schedule
+  return schedule, lambda update: schedule(update * steps_per_update)
+
+
+class LearnerOptimizer(Protocol):
+  """The optimizer step of a device's block of L learners (see the module docstring)."""
+
+  def init(self, params: Params) -> OptState:
+    """The optimizer state of one learner."""
+
+  def apply_gradients(
+    self,
+    grads: ParamsBlock,
+    opt_state: OptState,
+    params: ParamsBlock,
+    weights: jax.Array | None = None,
+  ) -> tuple[ParamsBlock, OptState, jax.Array]:
+    """(params, opt_state, norm of the combined gradient [L]) after one step. `weights`
+    [L]: the combined gradient is the mean of w_i clip(g_i) (`stragglers.StragglerModel`);
+    all-reduce only."""
+
+
+def clip_each_learner(grads: ParamsBlock, clip_average_norm: float) -> ParamsBlock:
+  """Per-tensor clipping by average norm of every learner's gradient in a block [L, ...]."""
+  if clip_average_norm <= 0:
+    return grads
+  clip = clip_by_average_norm(clip_average_norm)
+  return jax.vmap(lambda g: clip.update(g, ())[0])(grads)
+
+
+class ReplicatedOptimizer:
+  """Every learner holds the whole optimizer state; `combiner.grads` combines gradients.
+
+  `optimizer` must not clip by average norm itself when `clip_average_norm` > 0.
+  """
+
+  def __init__(
+    self,
+    optimizer: optax.GradientTransformation,
+    combiner: Combiner,
+    clip_average_norm: float = 0.0,
+  ):
+    self.optimizer = optimizer
+    self.combiner = combiner
+    self.clip_average_norm = clip_average_norm
+
+  def init(self, params: Params) -> OptState:
+    return self.optimizer.init(params)
+
+  def apply_gradients(
+    self,
+    grads: ParamsBlock,
+    opt_state: OptState,
+    params: ParamsBlock,
+    weights: jax.Array | None = None,
+  ) -> tuple[ParamsBlock, OptState, jax.Array]:
+    grads = clip_each_learner(grads, self.clip_average_norm)
+    grads = self.combiner.grads(grads, weights)
+    updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
+    params = optax.apply_updates(params, updates)
+    return params, opt_state, jax.vmap(optax.tree.norm)(grads)
+
+
+def make_replicated_optimizer(
+  cfg: OptimizerSettings,
+  num_envs: int,
+  num_learners: int,
+  total_steps: int,
+  combiner: Combiner,
+) -> ReplicatedOptimizer:
+  """The replicated optimizer step for the run's optimizer `cfg`, its lr annealed over
+  `total_steps` optimizer steps (as `learner_schedule`'s)."""
+  optimizer, _ = make_optimizer(cfg, num_envs, num_learners, total_steps, per_tensor_clip=False)
+  return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm)

@@ -36,7 +36,7 @@ from ml_collections import ConfigDict
 
 from galax.core.types import Params, ParamsBlock
 from galax.envs.backend import EnvSettings
-from galax.runtime import workdir as rundir
+from galax.runtime import workdir as workdirs
 
 if TYPE_CHECKING:
   from galax.config.settings import RunSettings
@@ -47,7 +47,7 @@ PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
 
 
 def read_config(workdir: str) -> ConfigDict:
-  path = rundir.path(rundir.join(workdir, "config.json"))  # a local path or a gs:// URL
+  path = workdirs.path(workdirs.join(workdir, "config.json"))  # a local path or a gs:// URL
   if not path.is_file():
     raise ValueError(f"--workdir {workdir!r} has no config.json: not a galax run directory.")
   try:
@@ -59,13 +59,13 @@ def read_config(workdir: str) -> ConfigDict:
 def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
   """The saved steps (complete checkpoint directories) in `<workdir>/<kind>` ("checkpoints",
   or "best": the best evaluation's), newest first."""
-  directory = rundir.path(rundir.join(workdir, kind))
+  directory = workdirs.path(workdirs.join(workdir, kind))
   items = list(directory.iterdir()) if directory.is_dir() else []
   return sorted(
     (
       int(item.name)
       for item in items
-      if item.name.isdigit() and (item / rundir.COMMIT_MARKER).exists()
+      if item.name.isdigit() and (item / workdirs.COMMIT_MARKER).exists()
     ),
     reverse=True,
   )
@@ -75,7 +75,7 @@ def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
   import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
   from absl import logging  # pylint: disable=g-import-not-at-top
 
-  path = rundir.join(rundir.absolute(workdir), kind, str(step), "state")
+  path = workdirs.join(workdirs.absolute(workdir), kind, str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
   level = logging.get_verbosity()
   logging.set_verbosity(logging.ERROR)  # orbax notes a metadata file that galax never writes
@@ -104,7 +104,7 @@ def restore_params(
     why = " (a run keeps one when it evaluates: config.eval.every_steps)" if kind == "best" else ""
     raise ValueError(
       f"--workdir {workdir!r} holds no complete checkpoint "
-      f"(looked in {rundir.join(workdir, kind)}){why}."
+      f"(looked in {workdirs.join(workdir, kind)}){why}."
     )
   if step is not None:
     if step not in steps:
@@ -268,8 +268,8 @@ def main(argv: Sequence[str]) -> None:
     f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})"
   )
   print("returns: " + " ".join(f"{r:g}" for r in record["returns"]))
-  path = rundir.join(FLAGS.workdir, f"eval_step{record['step']}.json")
-  rundir.path(path).write_text(json.dumps(record, indent=1))
+  path = workdirs.join(FLAGS.workdir, f"eval_step{record['step']}.json")
+  workdirs.path(path).write_text(json.dumps(record, indent=1))
   print(f"wrote {path}")
   if FLAGS.video:
     policy_fn = policy_from_params(settings, params)  # the evaluated checkpoint, restored once

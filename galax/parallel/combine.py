@@ -3,7 +3,7 @@
 All-reduce averages gradients before the optimizer step, GALA mixes parameters after it;
 every algorithm takes its combiner from `make_combiner` and calls it at both points. One
 exception: with `optimizer.sharded_state` the all-reduce happens inside the sharded
-optimizer (a reduce-scatter and an all-gather, galax/parallel/learner_optimizer.py), which
+optimizer (a reduce-scatter and an all-gather, galax/parallel/sharded_optimizer.py), which
 then does not call `grads`.
 
 A combiner (`Combiner`) acts on a device's block of L learners inside `shard_map` over `AXIS`:

@@ -34,12 +34,12 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 from galax.core.types import JsonDict, PyTree
-from galax.runtime import workdir as rundir
+from galax.runtime import workdir as workdirs
 
 if TYPE_CHECKING:
   from galax.algorithms.algorithm import LearnerState
 
-COMMIT_MARKER = rundir.COMMIT_MARKER
+COMMIT_MARKER = workdirs.COMMIT_MARKER
 # The saved state's layout, in the metadata. 2: the combiner's state saved on its own
 # (`LearnerState.combiner`); 1 (no number saved): inside `extra`.
 FORMAT = 2
@@ -85,7 +85,7 @@ class Checkpointer:
   `with_envs` (envs whose state is a pytree; see the module docstring)."""
 
   def __init__(self, directory: str, keep: int = 3, with_envs: bool = False):
-    self.directory = rundir.absolute(directory)
+    self.directory = workdirs.absolute(directory)
     self.with_envs = with_envs
     self._manager = _Manager(
       self.directory,
@@ -106,7 +106,7 @@ class Checkpointer:
     return self._manager.latest_step()
 
   def step_dir(self, step: int) -> str:
-    return rundir.join(self.directory, str(step))
+    return workdirs.join(self.directory, str(step))
 
   def restore(
     self, template_state: LearnerState, warn: Callable[[str], None] = print
@@ -123,7 +123,7 @@ class Checkpointer:
     problems = []
     for step in steps:
       try:
-        if not rundir.path(rundir.join(self.step_dir(step), COMMIT_MARKER)).exists():
+        if not workdirs.path(workdirs.join(self.step_dir(step), COMMIT_MARKER)).exists():
           raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
         meta = self._checked_meta(step)
         items = dict(state=ocp.args.StandardRestore(_saveable(template_state)))
@@ -166,12 +166,12 @@ class Checkpointer:
 
   def _move_aside(self, step: int) -> str:
     """Moves a damaged step out of orbax's view (so that it can be saved again)."""
-    aside_dir = rundir.path(self.directory + ".damaged")
+    aside_dir = workdirs.path(self.directory + ".damaged")
     aside_dir.mkdir(parents=True, exist_ok=True)
     target, k = aside_dir / str(step), 1
     while target.exists():
       target, k = aside_dir / f"{step}.{k}", k + 1
-    rundir.path(self.step_dir(step)).rename(target)
+    workdirs.path(self.step_dir(step)).rename(target)
     self._manager.reload()
     return str(target)
 
@@ -212,9 +212,9 @@ def check_resume_dir(directory: str | None) -> None:
   """Raises a clear error if `--resume` points at no checkpoints (None: there is no workdir)."""
   if directory is None:
     raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
-  if not rundir.path(directory).is_dir():
+  if not workdirs.path(directory).is_dir():
     raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
-  if not any(item.name.isdigit() for item in rundir.path(directory).iterdir()):
+  if not any(item.name.isdigit() for item in workdirs.path(directory).iterdir()):
     raise FileNotFoundError(f"--resume: {directory!r} holds no checkpoints.")
 
 

@@ -36,7 +36,7 @@ import socket
 import time
 from typing import Callable, Iterator
 
-from galax.runtime import workdir as rundir
+from galax.runtime import workdir as workdirs
 
 LOCK_FILE = "run.lock"
 
@@ -66,18 +66,18 @@ def hold(
   """Holds `workdir`'s lock for the duration; raises WorkdirLocked if a live run has it.
   `made`: the outermost folder of a local `workdir` that this run made (`first_missing`),
   removed again if the run fails before writing anything."""
-  if not rundir.is_remote(workdir):
+  if not workdirs.is_remote(workdir):
     with _flock(workdir, workdir, log, made):
       yield
     return
-  with _flock(rundir.staging_dir(workdir), workdir, log), _named_in_store(workdir, log):
+  with _flock(workdirs.staging_dir(workdir), workdir, log), _named_in_store(workdir, log):
     yield
 
 
 @contextlib.contextmanager
 def _named_in_store(workdir: str, log: Callable[[str], None]) -> Iterator[None]:
   """`run.lock` in an object store: names this run; warns if it names another."""
-  marker = rundir.path(rundir.join(workdir, LOCK_FILE))
+  marker = workdirs.path(workdirs.join(workdir, LOCK_FILE))
   other = _holder(marker.read_text()) if marker.exists() else {}
   if other:
     log(
@@ -135,7 +135,7 @@ def _flock(
 
 def first_missing(workdir: str) -> str | None:
   """The outermost folder of local `workdir` that does not exist yet (None if it does)."""
-  if rundir.is_remote(workdir):
+  if workdirs.is_remote(workdir):
     return None
   folder, missing = os.path.abspath(workdir), None
   while not os.path.exists(folder):

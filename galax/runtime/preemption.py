@@ -37,7 +37,6 @@ import jax
 import numpy as np
 
 EXIT_PREEMPTED = 128 + signal.SIGTERM  # 143
-STOPPED = "preempted"  # TrainResult.stopped
 
 
 class Preempted(SystemExit):
@@ -60,7 +59,7 @@ class Watch(Protocol):
 
 
 class _Never:
-  """Outside the main thread no handler can be installed: SIGTERM acts as before."""
+  """Outside the main thread no handler can be installed: SIGTERM keeps its default action."""
 
   def reached(self, call: int) -> bool:
     del call

@@ -28,7 +28,7 @@ import sys
 import threading
 from typing import IO, Sequence
 
-from galax.runtime import workdir as rundir
+from galax.runtime import workdir as workdirs
 
 CHILD_ENV = "GALAX_SUPERVISED_CHILD"  # set in the child: it trains instead of supervising
 EXIT_LOST_PEER = 75  # as galax/runtime/peers.py (kept free of JAX imports here)
@@ -85,7 +85,7 @@ def describe_death(signum: int, fatal: str) -> tuple[str, int]:
 
 def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
   """Runs `python argv` as the supervised child; returns the exit status to use."""
-  log_dir = os.path.join(rundir.staging_dir(workdir), "logs")  # local, also for a URL
+  log_dir = os.path.join(workdirs.staging_dir(workdir), "logs")  # local, also for a URL
   os.makedirs(log_dir, exist_ok=True)
   log_path = os.path.join(log_dir, f"process{process}.stderr.log")
   with open(log_path, "a") as log:
@@ -115,7 +115,7 @@ def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
   sys.stdout.flush()
   sys.stderr.write(
     f"error: process {process}: {what}; last good checkpoint: "
-    f"{rundir.last_good(rundir.join(workdir, 'checkpoints'))}; trace: "
+    f"{workdirs.last_good(workdirs.join(workdir, 'checkpoints'))}; trace: "
     f"{log_path}; restart every process with "
     "--resume\n"
   )

@@ -20,6 +20,14 @@ from galax.training.result import TrainResult
 # MLP case; Atari's 4x84x84 is 28,224).
 MLP_IMAGE_VALUES = 4096
 
+# The plan's unit_call in plain words (galax/algorithms/hts/ordering.py); HTS-RL uses it.
+UNIT_CALL = dict(
+  isolated="each HTS learner unit is compiled as its own XLA computation, so results are "
+  "bitwise the same wherever it is scheduled among the env steps",
+  inline="HTS learner units are compiled together with the work around them: faster "
+  "convolution gradients on CPU; results can differ in the last bit between schedules",
+)
+
 
 def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
   """The header; `planned` holds the requested and planned env steps (`TrainResult`'s)."""
@@ -30,8 +38,11 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
     f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
     f"{layout.num_devices} {plan.platform} device(s); "
     f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
-    f"plan: {plan.describe()}",
+    f"plan: {plan.describe()} (each field: galax/algorithms/plan.py)",
   ]
+  unit_call = getattr(plan, "unit_call", None)
+  if config.algorithm.startswith("hts") and unit_call in UNIT_CALL:
+    lines.append(f"unit_call={unit_call}: {UNIT_CALL[unit_call]}")
   if planned["planned_env_steps"] != planned["requested_env_steps"]:
     lines.append(
       f"total_env_steps={config.total_env_steps} rounds up to "

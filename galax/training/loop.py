@@ -38,7 +38,7 @@ from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import lock as workdir_lock
 from galax.runtime import peers, preemption
-from galax.runtime import workdir as rundir
+from galax.runtime import workdir as workdirs
 from galax.training import metrics as metrics_lib
 from galax.training import tracking
 from galax.training.header import done_lines, header_lines
@@ -82,12 +82,13 @@ def train(
     tracking.check(config.track_mode)  # before anything is made
   made = workdir_lock.first_missing(workdir) if workdir else None  # removed if nothing starts
   if workdir:
-    rundir.check(workdir)  # before the (slow) envs and compilation
+    workdirs.check(workdir)  # before the (slow) envs and compilation
   holds_lock = bool(workdir) and jax.process_index() == 0  # one writer per workdir
   with (
     workdir_lock.hold(workdir, log, made) if holds_lock else contextlib.nullcontext(),
     peers.watch(
-      workdir and rundir.staging_dir(workdir), lambda: rundir.last_good(_checkpoint_dir(workdir))
+      workdir and workdirs.staging_dir(workdir),
+      lambda: workdirs.last_good(_checkpoint_dir(workdir)),
     ),
     preemption.watch() as preempted,
   ):
@@ -95,18 +96,18 @@ def train(
       if resume:  # before the (slow) build
         ckpt_lib.check_resume_dir(_checkpoint_dir(workdir))
       elif holds_lock:  # never mix two runs' files
-        rundir.start_afresh(workdir, overwrite)
+        workdirs.start_afresh(workdir, overwrite)
       return _train(make_algorithm(config), workdir, resume, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/runtime/peers.py)
         peers.exit_lost_peer(
-          e, workdir and rundir.staging_dir(workdir), rundir.last_good(_checkpoint_dir(workdir))
+          e, workdir and workdirs.staging_dir(workdir), workdirs.last_good(_checkpoint_dir(workdir))
         )
       raise
 
 
 def _checkpoint_dir(workdir: str | None) -> str | None:
-  return rundir.join(workdir, "checkpoints") if workdir else None
+  return workdirs.join(workdir, "checkpoints") if workdir else None
 
 
 def _train(
@@ -188,7 +189,7 @@ def _loop(
     log(saver.save_on_stop("stopped by an error", run))
     raise
   if run.stop is Stop.PREEMPTED:
-    run.message = saver.save_on_stop(preemption.STOPPED, run)
+    run.message = saver.save_on_stop(Stop.PREEMPTED.value, run)
     log(run.message)
     return
   for hook in hooks:
@@ -277,7 +278,7 @@ def _open(
   for line in header_lines(algorithm, _planned(algorithm)):
     log(line)
   if outputs.workdir:
-    log(f"workdir {rundir.absolute(outputs.workdir)}")
+    log(f"workdir {workdirs.absolute(outputs.workdir)}")
   hooks: list[Hook] = [LogHook(algorithm, outputs, log, config.log_every_steps, progress.env_steps)]
   if on_call:
     hooks.append(CallbackHook(on_call))
@@ -306,7 +307,7 @@ def _evaluation(
   evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log, videos)
   best = (
     ckpt_lib.BestCheckpoint(  # the best evaluation's state (evaluate --step=best)
-      rundir.join(outputs.workdir, "best"),
+      workdirs.join(outputs.workdir, "best"),
       algorithm.env.state_restorable,
       periodic.best_mean_return(evals.records),
     )

@@ -14,7 +14,7 @@ import jax
 from ml_collections import ConfigDict
 
 from galax.core.types import JsonDict
-from galax.runtime import workdir as rundir
+from galax.runtime import workdir as workdirs
 from galax.training import metrics as metrics_lib
 from galax.training import tracking
 
@@ -24,7 +24,7 @@ class Outputs:
 
   def __init__(self, workdir: str | None):
     self.workdir = workdir
-    self.files = rundir.Mirror(workdir) if workdir else None
+    self.files = workdirs.Mirror(workdir) if workdir else None
     self.is_writer = bool(workdir) and jax.process_index() == 0
     self.writer: metrics_lib.MetricsWriter | None = None
 

@@ -19,7 +19,6 @@ from typing import Mapping
 
 from galax.core.types import JsonDict
 
-MODES = ("online", "offline", "disabled")
 _ID_FILE = "wandb_id.txt"
 _OFFLINE_HINT = "or log offline with --config.track_mode=offline and upload later with `wandb sync`"
 

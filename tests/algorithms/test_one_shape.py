@@ -8,8 +8,8 @@ from galax.algorithms import make_algorithm
 from galax.algorithms.plan import PlanContext, make_plan
 from galax.algorithms.registry import spec_for
 from galax.config import base_config, set_fields, validate
+from galax.core import optimizers
 from galax.parallel import combine as combine_lib
-from galax.parallel import learner_optimizer
 
 
 def small_config(**overrides):
@@ -30,10 +30,10 @@ def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkey
   """Every algorithm applies gradients through `LearnerOptimizer.apply_gradients`: each
   learner's gradient is clipped per tensor, then combined (optimizers.py's one meaning)."""
   events = []
-  clip = learner_optimizer.clip_each_learner
+  clip = optimizers.clip_each_learner
   mean = combine_lib.AllReduce.grads
   monkeypatch.setattr(
-    learner_optimizer, "clip_each_learner", lambda g, c: (events.append(("clip", c)), clip(g, c))[1]
+    optimizers, "clip_each_learner", lambda g, c: (events.append(("clip", c)), clip(g, c))[1]
   )
   monkeypatch.setattr(
     combine_lib.AllReduce,

@@ -13,9 +13,9 @@ from galax.algorithms.ppo import PPOLearner, ppo_settings
 from galax.config import base_config
 from galax.config.settings import RunSettings
 from galax.core import losses
+from galax.core.optimizers import ReplicatedOptimizer
 from galax.core.rollout import Trajectory
 from galax.parallel.combine import Independent
-from galax.parallel.learner_optimizer import ReplicatedOptimizer
 from galax.training.loop import train
 
 # Two samples, two actions, clip 0.2.

@@ -14,8 +14,8 @@ from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
 from galax.config import base_config
 from galax.config.settings import RunSettings
+from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel.combine import Independent
-from galax.parallel.learner_optimizer import ReplicatedOptimizer
 
 STEPS, ENVS = 8, 4
 PARAMS = {

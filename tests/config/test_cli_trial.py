@@ -207,7 +207,7 @@ def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
   pytest.importorskip("gcsfs")
   import time  # pylint: disable=g-import-not-at-top
 
-  from galax.runtime import workdir as rundir  # pylint: disable=g-import-not-at-top
+  from galax.runtime import workdir as workdirs  # pylint: disable=g-import-not-at-top
 
   class Silent:  # a store behind no network: its client retries for a minute
     def __init__(self, _):
@@ -218,11 +218,11 @@ def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
 
     unlink = write_text
 
-  monkeypatch.setattr(rundir, "path", Silent)
-  monkeypatch.setattr(rundir, "PROBE_TIMEOUT_S", 0.2, raising=False)
+  monkeypatch.setattr(workdirs, "path", Silent)
+  monkeypatch.setattr(workdirs, "PROBE_TIMEOUT_S", 0.2, raising=False)
   start = time.perf_counter()
   with pytest.raises(ValueError, match="did not answer a test write within"):
-    rundir.check_remote("gs://bucket/run")
+    workdirs.check_remote("gs://bucket/run")
   assert time.perf_counter() - start < 2
 
 

@@ -11,9 +11,10 @@ from jax.sharding import PartitionSpec as P
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.core import optimizers
+from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS, to_host
-from galax.parallel.learner_optimizer import FlatLayout, ReplicatedOptimizer, ShardedOptimizer
+from galax.parallel.sharded_optimizer import FlatLayout, ShardedOptimizer
 
 # Odd sizes so that the flat vector (P = 3*5 + 7 + 2*2*3 + 1 = 35) needs padding.
 SHAPES = dict(conv=(3, 5), bias=(7,), dense=(2, 2, 3), scalar=())

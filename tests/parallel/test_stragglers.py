@@ -13,10 +13,11 @@ from jax.sharding import PartitionSpec as P
 from galax.config import base_config, validate
 from galax.config.settings import RunSettings
 from galax.core import optimizers
+from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS
-from galax.parallel.learner_optimizer import ReplicatedOptimizer, ShardedOptimizer
+from galax.parallel.sharded_optimizer import ShardedOptimizer
 
 
 def test_kept_mask_and_weights_hand_computed():

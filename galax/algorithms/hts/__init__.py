@@ -8,4 +8,4 @@ ordering.py  `after` and `isolated`: the data dependencies and compiled-apart ca
              order the learner's work around envpool's send/recv
 """
 
-from galax.algorithms.hts.build import SPECS, make_hts_a2c, make_hts_ppo  # noqa: F401
+from galax.algorithms.hts.build import SPECS  # noqa: F401

@@ -31,10 +31,10 @@ from galax.algorithms.ppo import (
   validate_ppo,
 )
 from galax.algorithms.program import Algorithm, assemble
-from galax.config.checks import check_positive
+from galax.algorithms.spec import check_positive
+from galax.core.optimizers import LearnerOptimizer
 from galax.envs.actor_groups import ActorGroups
 from galax.parallel.combine import Combiner
-from galax.parallel.learner_optimizer import LearnerOptimizer
 
 
 class SegmentShape(NamedTuple):

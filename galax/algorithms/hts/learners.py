@@ -24,12 +24,12 @@ import jax.numpy as jnp
 
 from galax.algorithms.ppo import PPOLearner
 from galax.core import losses
+from galax.core.optimizers import LearnerOptimizer
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory
 from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
 from galax.parallel.combine import Combiner
 from galax.parallel.layout import split_learners
-from galax.parallel.learner_optimizer import LearnerOptimizer
 
 
 class SegmentLearner(Protocol):
