@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from galax.algorithms import Algorithm
+from galax.algorithms import Algorithm, spec_for
 from galax.training.metrics import EpisodeTracker
 from galax.training.result import TrainResult
 
@@ -41,7 +41,7 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
     f"plan: {plan.describe()} (each field: galax/algorithms/plan.py)",
   ]
   unit_call = getattr(plan, "unit_call", None)
-  if config.algorithm.startswith("hts") and unit_call in UNIT_CALL:
+  if spec_for(config.algorithm).segment_units and unit_call in UNIT_CALL:  # HTS segments
     lines.append(f"unit_call={unit_call}: {UNIT_CALL[unit_call]}")
   if planned["planned_env_steps"] != planned["requested_env_steps"]:
     lines.append(
