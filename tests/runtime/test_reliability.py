@@ -380,6 +380,7 @@ def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
       "--config.target_return=0",
     ],
     cwd=ROOT,
+    env=dict(os.environ, PYTHONFAULTHANDLER="1"),  # SIGABRT prints every thread's stack
     stdout=subprocess.PIPE,
     stderr=subprocess.PIPE,
     text=True,
@@ -391,7 +392,12 @@ def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
     if line.startswith("steps"):
       break
   proc.send_signal(signal.SIGINT)
-  out, err = proc.communicate(timeout=120)
+  try:
+    out, err = proc.communicate(timeout=120)
+  except subprocess.TimeoutExpired:  # once in a full suite run: say where it hung
+    proc.send_signal(signal.SIGABRT)
+    out, err = proc.communicate(timeout=30)
+    raise AssertionError(f"no exit 120 s after Ctrl-C; stdout: {out!r}; stacks:\n{err}") from None
   assert proc.returncode == 130
   assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
   assert "interrupted: saved checkpoint at step" in out and "rerun with --resume" in out
