@@ -465,9 +465,13 @@ def test_other_instruction_set_stays_within_tolerance(tmp_path):
     "hts_a2c_clip_average_norm",
     "ppo_allreduce_clip_average_norm",
   ]
-  # The suite's LLVM level (tests/conftest.py) travels: the tolerance holds both effects.
-  level = [f for f in os.environ.get("XLA_FLAGS", "").split() if "optimization_level" in f]
-  flags = ["--xla_force_host_platform_device_count=8", "--xla_cpu_max_isa=SSE4_2", *level]
+  # The suite's compile flags (tests/conftest.py) travel: the tolerance holds every effect.
+  suite = [
+    f
+    for f in os.environ.get("XLA_FLAGS", "").split()
+    if "optimization_level" in f or "fusion_emitters" in f
+  ]
+  flags = ["--xla_force_host_platform_device_count=8", "--xla_cpu_max_isa=SSE4_2", *suite]
   env = dict(os.environ, XLA_FLAGS=" ".join(flags), JAX_PLATFORMS="cpu")
   env.pop("JAX_COMPILATION_CACHE_DIR", None)  # compile for the capped ISA, not from cache
   out = tmp_path / "deviations.json"

@@ -22,13 +22,14 @@ STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
 
 def _run(tmp_path, *flags, timeout=300, fresh=False):
   """benchmarks/device.py with `flags`, in the suite's environment; `fresh=True` leaves out
-  the suite's compile cache and its optimization level, so that a phase compiles in full
-  at XLA's default whatever the suite compiled before."""
+  the suite's compile cache and its compile flags, so that a phase compiles in full at
+  XLA's defaults whatever the suite compiled before."""
   env = dict(os.environ)
   if fresh:
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     flags_now = env.get("XLA_FLAGS", "").split()
-    env["XLA_FLAGS"] = " ".join(f for f in flags_now if "optimization_level" not in f)
+    suite = ("optimization_level", "fusion_emitters")
+    env["XLA_FLAGS"] = " ".join(f for f in flags_now if not any(s in f for s in suite))
   return subprocess.run(
     [sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
     capture_output=True,
