@@ -98,38 +98,15 @@ def pytest_unconfigure(config):
 
 
 @pytest.fixture
-def optimized_xla(monkeypatch):
+def optimized_xla():
   """The programs this test jits compiled at XLA's defaults (LLVM level 3, fusion emitters):
   for tests that run one program for many steps, where optimizing pays for its compile."""
-  import jax  # pylint: disable=g-import-not-at-top
+  from xla_options import compiler_options  # pylint: disable=g-import-not-at-top
 
-  jit = jax.jit
-  options = {"xla_backend_optimization_level": XLA_DEFAULT_OPTIMIZATION}
-  options["xla_cpu_use_fusion_emitters"] = True  # XLA's default
-
-  class Optimized:
-    """A jitted function with the options where it is called at the top level; jax refuses
-    compiler options on a jit nested in another's trace, which keeps the outer's."""
-
-    def __init__(self, fun, *args, **kwargs):
-      self._plain = jit(fun, *args, **kwargs)
-      self._optimized = jit(fun, *args, compiler_options=options, **kwargs)
-
-    def __call__(self, *args, **kwargs):
-      try:
-        return self._optimized(*args, **kwargs)
-      except ValueError as e:
-        if "top-level" not in str(e):
-          raise
-        return self._plain(*args, **kwargs)
-
-    def __get__(self, obj, objtype=None):  # a jitted method (gymnax's) binds as jax's do
-      return self if obj is None else functools.partial(self, obj)
-
-    def __getattr__(self, name):
-      return getattr(self._optimized, name)
-
-  monkeypatch.setattr(jax, "jit", Optimized)
+  with compiler_options(
+    xla_backend_optimization_level=XLA_DEFAULT_OPTIMIZATION, xla_cpu_use_fusion_emitters=True
+  ):
+    yield
 
 
 @pytest.fixture(autouse=True)

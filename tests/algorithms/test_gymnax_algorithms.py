@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 from algorithm_runs import small_mlp_config
+from xla_options import XLA_FUSION_EMITTERS, compiler_options
 
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
@@ -28,8 +29,8 @@ CASES = {
   "allreduce": {"num_learners": 2, "combine": "allreduce"},
   "gossip": {"num_learners": 4, "num_devices": 2, "combine": "gossip"},
   "ppo": {"algorithm": "ppo"},
-  # The config of `_hts_run(num_actors=2)` below: gymnax programs hold no env handle, so
-  # the persistent compile cache serves the second of the two tests the same program.
+  # The config of `_hts_run(num_actors=2)` below, which compiles it with XLA's fusion
+  # emitters (the bitwise check), so the compile cache does not serve one from the other.
   "hts_a2c": {
     "algorithm": "hts_a2c",
     "updates_per_call": 1,
@@ -98,6 +99,11 @@ def _hts_run(num_actors):
 
 @pytest.mark.slow
 def test_hts_on_gymnax_one_step_delay_and_actor_group_determinism():
+  with compiler_options(**XLA_FUSION_EMITTERS):  # what bitwise across programs holds at
+    _check_hts_delay_and_actor_groups()
+
+
+def _check_hts_delay_and_actor_groups():
   states, metrics = _hts_run(num_actors=1)
   for k, m in enumerate(metrics):
     v = {key: int(x[0, 0]) for key, x in m["hts"].items()}

@@ -1,0 +1,47 @@
+"""`compiler_options`: XLA compile options for the programs a test jits, in place of the
+suite's fast-compile flags (tests/conftest.py)."""
+
+import contextlib
+import functools
+
+import jax
+
+
+@contextlib.contextmanager
+def compiler_options(**options):
+  """Inside, every top-level `jax.jit` compiles with `options` (XLA DebugOptions fields,
+  e.g. `xla_cpu_use_fusion_emitters=True`). jax refuses compiler options on a jit nested
+  in another's trace, which keeps the outer's."""
+  jit = jax.jit
+
+  class WithOptions:
+    """A jitted function with the options where it is called at the top level."""
+
+    def __init__(self, fun, *args, **kwargs):
+      self._plain = jit(fun, *args, **kwargs)
+      self._with_options = jit(fun, *args, compiler_options=options, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+      try:
+        return self._with_options(*args, **kwargs)
+      except ValueError as e:
+        if "top-level" not in str(e):
+          raise
+        return self._plain(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):  # a jitted method (gymnax's) binds as jax's do
+      return self if obj is None else functools.partial(self, obj)
+
+    def __getattr__(self, name):
+      return getattr(self._with_options, name)
+
+  jax.jit = WithOptions
+  try:
+    yield
+  finally:
+    jax.jit = jit
+
+
+# What bitwise identity between two different programs (HTS's actor groups, micro-batches,
+# env threads) is a property of: XLA's own fusion emitters, not the suite's faster ones.
+XLA_FUSION_EMITTERS = dict(xla_cpu_use_fusion_emitters=True)
