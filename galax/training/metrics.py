@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import os
+import time
 from typing import Any, Mapping, Protocol
 
 import numpy as np
@@ -160,7 +161,13 @@ class MetricsWriter:
       from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
 
       purge = None if resume_step is None else resume_step + 1
-      self._tb = SummaryWriter(os.path.join(workdir, "tb"), purge_step=purge)
+      # tensorboardX names an events file by the second and the host only: a writer opened
+      # in the same second as the last one (a short run resumed at once) overwrote its file.
+      # The nanosecond suffix keeps each file, and their names sort in writing order.
+      suffix = f".{time.time_ns()}"
+      self._tb = SummaryWriter(
+        os.path.join(workdir, "tb"), purge_step=purge, filename_suffix=suffix
+      )
 
   def write(self, step: int, row: Mapping[str, float]) -> None:
     row = {"env_steps": step, **row}

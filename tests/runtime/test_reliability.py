@@ -153,6 +153,29 @@ def test_train_closes_its_envs_when_it_finishes_or_diverges(tmp_path, monkeypatc
 # 2. Resume after a kill: no duplicated rows, statistics and clocks continue.
 
 
+def test_a_writer_opened_in_the_same_second_keeps_the_last_ones_events(tmp_path, monkeypatch):
+  """tensorboardX names an events file by the second and the host: a resume opened within
+  the second of the run before it (a short run, its programs in the compile cache) wrote
+  over that run's file, and TensorBoard lost the steps before the checkpoint."""
+  import types  # pylint: disable=g-import-not-at-top
+
+  import tensorboardX.event_file_writer as event_file_writer  # pylint: disable=g-import-not-at-top
+
+  from galax.training.metrics import MetricsWriter  # pylint: disable=g-import-not-at-top
+
+  one_second = types.SimpleNamespace(time=lambda: 1_700_000_000.5)
+  monkeypatch.setattr(event_file_writer, "time", one_second)
+  first = MetricsWriter(str(tmp_path))
+  for step in (800, 1600, 2400):
+    first.write(step, {"mean_return": 1.0})
+  first.close()
+  resumed = MetricsWriter(str(tmp_path), resume_step=1600)
+  resumed.write(2400, {"mean_return": 2.0})
+  resumed.close()
+  assert len(os.listdir(tmp_path / "tb")) == 2
+  assert tensorboard_series(tmp_path / "tb", "charts/episodic_return") == [800, 1600, 2400]
+
+
 @pytest.mark.slow
 def test_resume_after_kill_drops_rows_after_the_checkpoint(tmp_path):
   config = tiny_config(tensorboard=True)
