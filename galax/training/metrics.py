@@ -13,6 +13,7 @@ from typing import Any, Mapping, Protocol
 import numpy as np
 
 from galax.core.types import JsonDict, PyTree
+from galax.runtime.checkpoint import sigint_deferred
 
 
 class EpisodeTracker:
@@ -182,9 +183,10 @@ class MetricsWriter:
     """TensorBoard and the tracker only (e.g. evaluations: other columns than the CSV's)."""
     tagged = {TENSORBOARD_TAGS.get(k, k): float(v) for k, v in scalars.items() if np.isfinite(v)}
     if self._tb is not None:
-      for tag, value in tagged.items():
-        self._tb.add_scalar(tag, value, step)
-      self._tb.flush()
+      with sigint_deferred():  # see `close`
+        for tag, value in tagged.items():
+          self._tb.add_scalar(tag, value, step)
+        self._tb.flush()
     if self._tracker is not None:
       self._tracker.log(step, tagged)
 
@@ -201,15 +203,21 @@ class MetricsWriter:
         height=height, width=width, colorspace=3, encoded_image_string=gif_bytes(frames)
       )
       summary = Summary(value=[Summary.Value(tag=tag, image=image)])
-      self._tb._get_file_writer().add_summary(summary, step)  # pylint: disable=protected-access
-      self._tb.flush()
+      with sigint_deferred():  # see `close`
+        self._tb._get_file_writer().add_summary(summary, step)  # pylint: disable=protected-access
+        self._tb.flush()
     if self._tracker is not None:
       self._tracker.log_video(step, tag, path)
 
   def close(self) -> None:
+    """Closes the files. tensorboardX hands events to its writer thread through a
+    multiprocessing queue whose lock a Ctrl-C can strand if it lands inside a put; the
+    close after it then waited forever (a run printed "interrupted: saved checkpoint"
+    and never exited). Every put and the close run with Ctrl-C held back."""
     self._file.close()
     if self._tb is not None:
-      self._tb.close()
+      with sigint_deferred():
+        self._tb.close()
     if self._tracker is not None:
       self._tracker.close()
 

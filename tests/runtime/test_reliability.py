@@ -389,6 +389,33 @@ def test_ctrl_c_during_a_periodic_save_stops_the_run_after_it(
   assert "interrupted" in lines[-1] and "rerun with --resume" in lines[-1]
 
 
+def test_ctrl_c_inside_a_tensorboard_write_is_raised_after_it(tmp_path, monkeypatch):
+  """tensorboardX puts events on a multiprocessing queue; a Ctrl-C raised inside the put
+  could strand the queue's lock, and the close after it waited forever (a CLI run hung
+  after "interrupted: saved checkpoint"). The writes hold Ctrl-C back until they end."""
+  from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+
+  from galax.training.metrics import MetricsWriter  # pylint: disable=g-import-not-at-top
+
+  previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist may ignore it
+  writer = MetricsWriter(str(tmp_path))
+  finished, add = [], SummaryWriter.add_scalar
+
+  def interrupted_add(self, tag, *args, **kwargs):
+    signal.raise_signal(signal.SIGINT)  # Ctrl-C while tensorboardX is writing
+    add(self, tag, *args, **kwargs)
+    finished.append(tag)
+
+  monkeypatch.setattr(SummaryWriter, "add_scalar", interrupted_add)
+  try:
+    with pytest.raises(KeyboardInterrupt):
+      writer.write(800, {"mean_return": 1.0, "episodes": 3})
+    assert finished == ["charts/episodic_return", "charts/episodes"]  # no write cut short
+    writer.close()
+  finally:
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.slow
 def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
   proc = subprocess.Popen(
