@@ -23,10 +23,7 @@ one whose files fail to restore (truncated, edited), as damaged: it moves it asi
 
 from __future__ import annotations
 
-import contextlib
 import math
-import signal
-import threading
 from typing import TYPE_CHECKING, Callable
 
 import jax
@@ -216,22 +213,3 @@ def check_resume_dir(directory: str | None) -> None:
     raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
   if not any(item.name.isdigit() for item in workdirs.path(directory).iterdir()):
     raise FileNotFoundError(f"--resume: {directory!r} holds no checkpoints.")
-
-
-@contextlib.contextmanager
-def sigint_deferred(deliver: bool = True):
-  """Holds Ctrl-C back while a checkpoint is written (main thread only), so that it cannot
-  cut the checkpoint short. With `deliver`, a Ctrl-C that came meanwhile is raised once
-  the checkpoint is written (a periodic save: the run must still stop); without, it is
-  dropped (the save of a run that is already stopping)."""
-  if threading.current_thread() is not threading.main_thread():
-    yield
-    return
-  received = []
-  previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-  try:
-    yield
-  finally:
-    signal.signal(signal.SIGINT, previous)
-  if received and deliver:
-    signal.raise_signal(signal.SIGINT)  # to the restored handler: KeyboardInterrupt

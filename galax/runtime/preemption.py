@@ -131,3 +131,23 @@ def watch() -> Iterator[Watch]:
   finally:
     # None: a handler installed outside Python, which Python cannot put back.
     signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+@contextlib.contextmanager
+def sigint_deferred(deliver: bool = True):
+  """Holds Ctrl-C back while a write runs (main thread only), so that it cannot cut the
+  write short: a checkpoint, or TensorBoard's event queue (whose lock a Ctrl-C can strand).
+  With `deliver`, a Ctrl-C that came meanwhile is raised once the write is done (a periodic
+  save: the run must still stop); without, it is dropped (the save of a run that is
+  already stopping)."""
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+  received = []
+  previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)
+  if received and deliver:
+    signal.raise_signal(signal.SIGINT)  # to the restored handler: KeyboardInterrupt

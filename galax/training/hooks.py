@@ -22,6 +22,7 @@ from galax.core.types import Metrics
 from galax.evaluate import periodic
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
+from galax.runtime import preemption
 from galax.training import energy as energy_lib
 from galax.training import metrics as metrics_lib
 from galax.training.header import returns_text, speed_text
@@ -160,10 +161,10 @@ class CheckpointHook:
 
   def save(self, run: Run, deliver_ctrl_c: bool = True) -> None:
     """Checkpoints the state, whole: a Ctrl-C meanwhile waits until the write is done, then
-    is raised (`deliver_ctrl_c`) or dropped (`ckpt_lib.sigint_deferred`)."""
+    is raised (`deliver_ctrl_c`) or dropped (`preemption.sigint_deferred`)."""
     steps = run.progress.env_steps
     if self.checkpointer is not None and self.checkpointer.latest_step() != steps:
-      with ckpt_lib.sigint_deferred(deliver_ctrl_c):
+      with preemption.sigint_deferred(deliver_ctrl_c):
         self.checkpointer.save(steps, run.state, run.progress.to_meta(time.perf_counter()))
       self.outputs.push()  # galax's own files as of this checkpoint (a URL workdir)
 
@@ -228,7 +229,7 @@ class EvaluationHook:
     )
     means = [r.mean_return for r in records]
     if self.best is not None:  # every process: the save is collective
-      with ckpt_lib.sigint_deferred(True):
+      with preemption.sigint_deferred(True):
         self.best.offer(
           float(np.mean(means)) if means else float("nan"),
           progress.env_steps,

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Protocol
 import numpy as np
 
 from galax.core.types import JsonDict, PyTree
-from galax.runtime.checkpoint import sigint_deferred
+from galax.runtime.preemption import sigint_deferred
 
 
 class EpisodeTracker:

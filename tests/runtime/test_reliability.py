@@ -346,7 +346,7 @@ def default_ctrl_c():
 def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl_c):
   """A Ctrl-C that lands mid-save must not cut a periodic save short, nor be dropped
   (ignoring it let the run go on); during the save of a stopping run it is dropped."""
-  from galax.runtime.checkpoint import sigint_deferred  # pylint: disable=g-import-not-at-top
+  from galax.runtime.preemption import sigint_deferred  # pylint: disable=g-import-not-at-top
 
   finished = []
   with pytest.raises(KeyboardInterrupt):
