@@ -6,6 +6,7 @@ import os
 import struct
 import subprocess
 import sys
+import types
 
 from galax.config import load as load_config
 
@@ -81,3 +82,21 @@ def tensorboard_series(logdir, tag):
       if value.tag == tag:
         steps.append(event.step)
   return steps
+
+
+def header_lines_for(config, obs_shape=(4,), plan=None):
+  """`galax.training.header.header_lines` for `config` on a stand-in algorithm (1 learner x
+  16 envs, 40 updates of 80 env steps, 10 a call; `plan` default: a CPU plan): no JAX
+  program is built."""
+  from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
+
+  algorithm = types.SimpleNamespace(
+    config=config,
+    total_updates=40,
+    env_steps_per_update=80,
+    updates_per_call=10,
+    layout=types.SimpleNamespace(num_learners=1, envs_per_learner=16, num_devices=1),
+    plan=plan or types.SimpleNamespace(platform="cpu", describe=lambda: "..."),
+    env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)),
+  )
+  return header_lines(algorithm, dict(requested_env_steps=3200, planned_env_steps=3200))

@@ -9,7 +9,7 @@ on its own assertion rather than the whole module on an import.
 import os
 
 import pytest
-from run_helpers import run_cli, tiny_config
+from run_helpers import header_lines_for, run_cli, tiny_config
 
 import galax.training.loop as train_lib
 from galax.config import base_config
@@ -256,21 +256,7 @@ def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_p
 
 
 def _header(obs_shape, network="mlp", **fields):
-  import types  # pylint: disable=g-import-not-at-top
-
-  from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
-
-  config = tiny_config(network__name=network, **fields)
-  algorithm = types.SimpleNamespace(
-    config=config,
-    total_updates=40,
-    env_steps_per_update=80,
-    updates_per_call=10,
-    layout=types.SimpleNamespace(num_learners=1, envs_per_learner=16, num_devices=1),
-    plan=types.SimpleNamespace(platform="cpu", describe=lambda: "..."),
-    env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)),
-  )
-  return header_lines(algorithm, dict(requested_env_steps=3200, planned_env_steps=3200))
+  return header_lines_for(tiny_config(network__name=network, **fields), obs_shape)
 
 
 def test_the_header_warns_of_an_mlp_on_large_images_in_one_line():

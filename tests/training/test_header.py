@@ -4,25 +4,16 @@ and an HTS run says what its unit_call does in words. Fast: no JAX program is bu
 import types
 
 import pytest
-from run_helpers import tiny_config
+from run_helpers import header_lines_for, tiny_config
 
-from galax.training.header import UNIT_CALL, header_lines
+from galax.training.header import UNIT_CALL
 
 
 def _lines(algorithm_name, unit_call):
-  config = tiny_config(algorithm=algorithm_name)
-  algorithm = types.SimpleNamespace(
-    config=config,
-    total_updates=40,
-    env_steps_per_update=80,
-    updates_per_call=10,
-    layout=types.SimpleNamespace(num_learners=1, envs_per_learner=16, num_devices=1),
-    plan=types.SimpleNamespace(
-      platform="gpu", unit_call=unit_call, describe=lambda: f"unit_call={unit_call}"
-    ),
-    env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=(4,))),
+  plan = types.SimpleNamespace(
+    platform="gpu", unit_call=unit_call, describe=lambda: f"unit_call={unit_call}"
   )
-  return header_lines(algorithm, dict(requested_env_steps=3200, planned_env_steps=3200))
+  return header_lines_for(tiny_config(algorithm=algorithm_name), plan=plan)
 
 
 @pytest.mark.parametrize("unit_call", sorted(UNIT_CALL))
