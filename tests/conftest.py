@@ -18,6 +18,7 @@ import tempfile
 import threading
 
 import pytest
+from xla_options import FAST_COMPILE_FLAGS
 
 # Appended to any XLA_FLAGS of the caller's (e.g. --xla_cpu_max_isa=AVX2 to test as an
 # AVX2-only host would), which must not take the 8 devices away.
@@ -36,7 +37,6 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 # inherit the flags; tests that run one program for many steps ask for `optimized_xla`
 # (level 3).
 XLA_DEFAULT_OPTIMIZATION = 3
-FAST_COMPILE_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
 if not (
   "xla_backend_optimization_level" in os.environ["XLA_FLAGS"]
   or os.environ.get("GALAX_TEST_XLA_OPTIMIZE") == "1"

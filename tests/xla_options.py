@@ -1,10 +1,18 @@
-"""`compiler_options`: XLA compile options for the programs a test jits, in place of the
-suite's fast-compile flags (tests/conftest.py)."""
+"""The suite's fast-compile XLA flags (set by tests/conftest.py for every test and
+subprocess), and `compiler_options`: XLA compile options for the programs a test jits,
+in place of those flags. Imports no JAX until used (conftest imports it first)."""
 
 import contextlib
 import functools
 
-import jax
+# LLVM at level 0, and XLA:CPU's elemental emitters for fusions (tests/README.md).
+FAST_COMPILE_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
+
+
+def fast_compile_flags(xla_flags: str) -> list[str]:
+  """The flags of `xla_flags` that set what FAST_COMPILE_FLAGS set (whatever the value)."""
+  names = {flag.split("=")[0] for flag in FAST_COMPILE_FLAGS}
+  return [flag for flag in xla_flags.split() if flag.split("=")[0] in names]
 
 
 @contextlib.contextmanager
@@ -12,6 +20,8 @@ def compiler_options(**options):
   """Inside, every top-level `jax.jit` compiles with `options` (XLA DebugOptions fields,
   e.g. `xla_cpu_use_fusion_emitters=True`). jax refuses compiler options on a jit nested
   in another's trace, which keeps the outer's."""
+  import jax  # pylint: disable=g-import-not-at-top
+
   jit = jax.jit
 
   class WithOptions:

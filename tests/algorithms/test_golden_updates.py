@@ -59,6 +59,7 @@ import jax
 import numpy as np
 import pytest
 from algorithm_runs import small_mlp_config
+from xla_options import fast_compile_flags
 
 from galax.algorithms import make_algorithm
 from galax.config import base_config, set_fields, validate
@@ -466,11 +467,7 @@ def test_other_instruction_set_stays_within_tolerance(tmp_path):
     "ppo_allreduce_clip_average_norm",
   ]
   # The suite's compile flags (tests/conftest.py) travel: the tolerance holds every effect.
-  suite = [
-    f
-    for f in os.environ.get("XLA_FLAGS", "").split()
-    if "optimization_level" in f or "fusion_emitters" in f
-  ]
+  suite = fast_compile_flags(os.environ.get("XLA_FLAGS", ""))
   flags = ["--xla_force_host_platform_device_count=8", "--xla_cpu_max_isa=SSE4_2", *suite]
   env = dict(os.environ, XLA_FLAGS=" ".join(flags), JAX_PLATFORMS="cpu")
   env.pop("JAX_COMPILATION_CACHE_DIR", None)  # compile for the capped ISA, not from cache

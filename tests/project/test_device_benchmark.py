@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from xla_options import fast_compile_flags
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "benchmarks", "device.py")
@@ -27,9 +28,8 @@ def _run(tmp_path, *flags, timeout=300, fresh=False):
   env = dict(os.environ)
   if fresh:
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
-    flags_now = env.get("XLA_FLAGS", "").split()
-    suite = ("optimization_level", "fusion_emitters")
-    env["XLA_FLAGS"] = " ".join(f for f in flags_now if not any(s in f for s in suite))
+    suite = fast_compile_flags(env.get("XLA_FLAGS", ""))
+    env["XLA_FLAGS"] = " ".join(f for f in env.get("XLA_FLAGS", "").split() if f not in suite)
   return subprocess.run(
     [sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
     capture_output=True,
