@@ -18,7 +18,7 @@ import tempfile
 import threading
 
 import pytest
-from xla_options import FAST_COMPILE_FLAGS
+from xla_options import FAST_COMPILE_FLAGS, XLA_FUSION_EMITTERS, compiler_options
 
 # Appended to any XLA_FLAGS of the caller's (e.g. --xla_cpu_max_isa=AVX2 to test as an
 # AVX2-only host would), which must not take the 8 devices away.
@@ -101,10 +101,8 @@ def pytest_unconfigure(config):
 def optimized_xla():
   """The programs this test jits compiled at XLA's defaults (LLVM level 3, fusion emitters):
   for tests that run one program for many steps, where optimizing pays for its compile."""
-  from xla_options import compiler_options  # pylint: disable=g-import-not-at-top
-
   with compiler_options(
-    xla_backend_optimization_level=XLA_DEFAULT_OPTIMIZATION, xla_cpu_use_fusion_emitters=True
+    xla_backend_optimization_level=XLA_DEFAULT_OPTIMIZATION, **XLA_FUSION_EMITTERS
   ):
     yield
 
