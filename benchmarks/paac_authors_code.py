@@ -1,0 +1,257 @@
+"""Train Pong with the PAAC authors' own code, to set galax's pong_paac curve beside theirs.
+
+  git clone https://github.com/Alfredvc/paac && git -C paac checkout a8bb993
+  python -m venv /tmp/paac-tf && /tmp/paac-tf/bin/pip install tensorflow-cpu ale-py pillow
+  /tmp/paac-tf/bin/python benchmarks/paac_authors_code.py --code=paac --seed=0 \\
+      --steps=6000000 --workdir=runs/paac_code_seed0        # again to resume
+
+Their code (Clemente et al.'s repository at a8bb993, TensorFlow 1 and ALE's 2017 Python
+interface) runs unchanged, with its defaults (train.py: 32 emulators, t_max 5, lr 0.0224
+annealed over 80M steps, entropy 0.02, clip 3.0, NIPS network). Three shims stand in for
+libraries that no longer install on Python 3.11, each keeping their semantics:
+- `tensorflow` is TF2's `tensorflow.compat.v1` with v2 behaviour off (graph, sessions,
+  placeholders, tf.train.RMSPropOptimizer);
+- `ale_python_interface.ALEInterface` wraps ale-py's: byte-string keys and paths, and
+  getScreenDims in the old (width, height) order;
+- `scipy.misc.imresize(x, size, interp='nearest')` is what it was for a uint8 image:
+  PIL's nearest-neighbour resize.
+Their random_seed (default 3, train.py) becomes 3 + --seed; Python's, NumPy's and TF's
+generators are seeded with --seed. The run writes, as galax's run.py does, metrics.csv
+(env_steps, mean_return over the last 100 games, train_time_s, steps_per_second),
+config.json and result.json, so benchmarks/atari_curves.py draws both side by side.
+Their checkpoints (every --save_every steps here; theirs: 1M) and SIGTERM handler
+(which saves) make a run resumable: rerunning resumes from their last checkpoint and
+drops the games recorded after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+import types
+from typing import Sequence
+
+FIELDS = ("env_steps", "mean_return", "episodes", "train_time_s", "steps_per_second")
+AUTHORS_COMMIT = "a8bb993"
+
+
+class EpisodeLog:
+  """Finished games (agent step, raw score) and metrics.csv rows, kept across sittings.
+
+  On resume, games and rows after the restored checkpoint's step are dropped: their
+  code replays those steps."""
+
+  def __init__(self, workdir: str, resume_step: int, log_every: int):
+    self.episodes_path = os.path.join(workdir, "episodes.csv")
+    self.metrics_path = os.path.join(workdir, "metrics.csv")
+    self.log_every = log_every
+    self.games = [g for g in _read_rows(self.episodes_path) if g["env_steps"] <= resume_step]
+    self.rows = [r for r in _read_rows(self.metrics_path) if r["env_steps"] <= resume_step]
+    self.time_offset = self.rows[-1]["train_time_s"] if self.rows else 0.0
+    self.last_step = self.rows[-1]["env_steps"] if self.rows else resume_step
+    self.start = self.mark = time.time()
+    _write_rows(self.episodes_path, ("env_steps", "score"), self.games)
+    _write_rows(self.metrics_path, FIELDS, self.rows)
+
+  def game(self, step: int, score: float) -> None:
+    self.games.append(dict(env_steps=step, score=score))
+    _append_row(self.episodes_path, ("env_steps", "score"), self.games[-1])
+
+  def update(self, step: int) -> None:
+    """Called once per update: writes a metrics row every log_every agent steps."""
+    if step // self.log_every == self.last_step // self.log_every or not self.games:
+      return
+    now = time.time()
+    last = [g["score"] for g in self.games[-100:]]
+    row = dict(
+      env_steps=step,
+      mean_return=sum(last) / len(last),
+      episodes=len(self.games),
+      train_time_s=self.time_offset + now - self.start,
+      steps_per_second=(step - self.last_step) / max(now - self.mark, 1e-9),
+    )
+    self.rows.append(row)
+    _append_row(self.metrics_path, FIELDS, row)
+    self.last_step, self.mark = step, now
+
+
+def _read_rows(path: str) -> list[dict[str, float]]:
+  if not os.path.exists(path):
+    return []
+  with open(path) as f:
+    return [{k: _number(v) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def _number(text: str) -> float | int:
+  value = float(text)
+  return int(value) if value.is_integer() else value
+
+
+def _write_rows(path: str, fields: Sequence[str], rows: Sequence[dict[str, float]]) -> None:
+  with open(path, "w", newline="") as f:
+    writer = csv.DictWriter(f, fieldnames=list(fields))
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def _append_row(path: str, fields: Sequence[str], row: dict[str, float]) -> None:
+  with open(path, "a", newline="") as f:
+    csv.DictWriter(f, fieldnames=list(fields)).writerow(row)
+
+
+def checkpoint_step(checkpoint_dir: str) -> int:
+  """The step their code resumes from: the suffix of the latest checkpoint (networks.py:134)."""
+  state = os.path.join(checkpoint_dir, "checkpoint")
+  if not os.path.exists(state):
+    return 0
+  with open(state) as f:
+    first = f.readline()  # model_checkpoint_path: ".../-123456"
+  return int(first.strip().strip('"').rsplit("-", 1)[1])
+
+
+def install_shims() -> None:
+  """Modules their 2017 code imports, as they behaved then (see the module docstring)."""
+  import numpy as np
+  import tensorflow.compat.v1 as tf1
+  from PIL import Image
+
+  tf1.disable_v2_behavior()
+  sys.modules["tensorflow"] = tf1
+
+  import ale_py
+
+  class ALEInterface:
+    def __init__(self):
+      self._ale = ale_py.ALEInterface()
+
+    def setInt(self, key, value):
+      self._ale.setInt(key.decode(), int(value))
+
+    def setFloat(self, key, value):
+      self._ale.setFloat(key.decode(), float(value))
+
+    def setBool(self, key, value):
+      self._ale.setBool(key.decode(), bool(value))
+
+    def loadROM(self, path):
+      self._ale.loadROM(path.decode())
+
+    def getScreenDims(self):
+      height, width = self._ale.getScreenDims()
+      return width, height
+
+    def getScreenGrayscale(self, out):
+      out[...] = self._ale.getScreenGrayscale().reshape(out.shape)
+
+    def getScreenRGB(self, out):
+      out[...] = self._ale.getScreenRGB().reshape(out.shape)
+
+    def __getattr__(self, name):  # act, lives, game_over, reset_game, getMinimalActionSet
+      return getattr(self._ale, name)
+
+  ale_module = types.ModuleType("ale_python_interface")
+  ale_module.ALEInterface = ALEInterface
+  sys.modules["ale_python_interface"] = ale_module
+
+  def imresize(image, size, interp):
+    assert interp == "nearest" and image.dtype == np.uint8 and image.ndim == 2
+    resized = Image.fromarray(image).resize((size[1], size[0]), Image.NEAREST)
+    return np.asarray(resized)
+
+  misc = types.ModuleType("scipy.misc")
+  misc.imresize = imresize
+  sys.modules.setdefault("scipy", types.ModuleType("scipy"))
+  sys.modules["scipy.misc"] = misc
+
+
+def recording_learner(paac, log: EpisodeLog):
+  """Their PAACLearner, its TensorBoard writer wrapped to record games and updates."""
+
+  class Recorder:
+    def __init__(self, writer):
+      self.writer = writer
+
+    def add_summary(self, summary, step):
+      self.writer.add_summary(summary, step)
+      values = {v.tag: v.simple_value for v in getattr(summary, "value", [])}
+      if "rl/reward" in values:  # paac.py:129-133, one per finished game
+        log.game(step, values["rl/reward"])
+      else:  # paac.py:172, one per update
+        log.update(step)
+
+    def __getattr__(self, name):
+      return getattr(self.writer, name)
+
+  class RecordingLearner(paac.PAACLearner):
+    def __init__(self, *args, **kwargs):
+      super().__init__(*args, **kwargs)
+      self.summary_writer = Recorder(self.summary_writer)
+
+  return RecordingLearner
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--code", required=True, help="a checkout of Alfredvc/paac at a8bb993")
+  parser.add_argument("--workdir", required=True)
+  parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--steps", type=int, default=6_000_000, help="their max_global_steps")
+  parser.add_argument("--workers", type=int, default=2, help="their emulator_workers (8)")
+  parser.add_argument("--save_every", type=int, default=100_000)
+  parser.add_argument("--log_every", type=int, default=104_000)
+  args = parser.parse_args(argv)
+  code = os.path.abspath(args.code)
+  if not os.path.exists(os.path.join(code, "paac.py")):
+    sys.exit(f"error: --code={args.code} is not a checkout of Alfredvc/paac (no paac.py)")
+  workdir = os.path.abspath(args.workdir)
+  os.makedirs(workdir, exist_ok=True)
+
+  import random
+
+  import numpy as np
+
+  install_shims()
+  import tensorflow as tf
+
+  random.seed(args.seed)
+  np.random.seed(args.seed)
+  tf.set_random_seed(args.seed)
+  sys.path.insert(0, code)
+  import actor_learner
+  import paac
+  import train
+
+  actor_learner.CHECKPOINT_INTERVAL = args.save_every
+  resume_step = checkpoint_step(os.path.join(workdir, "checkpoints"))
+  log = EpisodeLog(workdir, resume_step, args.log_every)
+  their = train.get_arg_parser().parse_args(
+    [
+      "-g=pong",
+      f"--rom_path={os.path.join(code, 'atari_roms')}",
+      "--device=/cpu:0",
+      f"--max_global_steps={args.steps}",
+      f"--emulator_workers={args.workers}",
+      f"--debugging_folder={workdir}",
+    ]
+  )
+  config = dict(vars(their), seed=args.seed, code=f"Alfredvc/paac@{AUTHORS_COMMIT}")
+  config["random_seed"] = 3 + args.seed
+  with open(os.path.join(workdir, "config.json"), "w") as f:
+    json.dump(config, f, indent=1)
+  network_creator, env_creator = train.get_network_and_environment_creator(their, 3 + args.seed)
+  learner = recording_learner(paac, log)(network_creator, env_creator, their)
+  train.setup_kill_signal_handler(learner)
+  print(f"their code at {code}; resuming from step {resume_step}", flush=True)
+  learner.train()  # ends with their cleanup(), which saves
+  last = log.rows[-1] if log.rows else {}
+  result = dict(last, stopped="budget", requested_env_steps=args.steps)
+  with open(os.path.join(workdir, "result.json"), "w") as f:
+    json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+  main()
