@@ -19,6 +19,7 @@ Their random_seed (default 3, train.py) becomes 3 + --seed; Python's, NumPy's an
 generators are seeded with --seed. The run writes, as galax's run.py does, metrics.csv
 (env_steps, mean_return over the last 100 games, train_time_s, steps_per_second),
 config.json and result.json, so benchmarks/atari_curves.py draws both side by side.
+`--time_network=S` instead times their graph's acting and update calls (S seconds each).
 Their checkpoints (every --save_every steps here; theirs: 1M) and SIGTERM handler
 (which saves) make a run resumable: rerunning resumes from their last checkpoint and
 drops the games recorded after it.
@@ -194,6 +195,66 @@ def recording_learner(paac, log: EpisodeLog):
   return RecordingLearner
 
 
+def time_their_network(code: str, seconds: float) -> dict[str, float]:
+  """Milliseconds per call of their graph on this machine: acting (policy and value for 32
+  states, paac.py:20-23) and one update (loss, gradients, global-norm clip, RMSProp on
+  32 x 5 states, paac.py:166-170), on random frames; compare with galax's split from
+  `python benchmarks/throughput.py --num_envs=32` (pong_paac)."""
+  import logging
+
+  import numpy as np
+
+  install_shims()
+  import tensorflow as tf
+
+  sys.path.insert(0, code)
+  import policy_v_network
+  import train
+
+  logging.disable(logging.CRITICAL)
+  their = train.get_arg_parser().parse_args(["--device=/cpu:0", "--debugging_folder=/tmp"])
+  conf = dict(
+    num_actions=6,
+    entropy_regularisation_strength=their.entropy_regularisation_strength,
+    device=their.device,
+    clip_norm=their.clip_norm,
+    clip_norm_type=their.clip_norm_type,
+    name="local_learning",
+  )
+  net = policy_v_network.NIPSPolicyVNetwork(conf)
+  optimizer = tf.train.RMSPropOptimizer(0.0224, decay=their.alpha, epsilon=their.e)
+  grads, variables = zip(*optimizer.compute_gradients(net.loss))
+  clipped, _ = tf.clip_by_global_norm(list(grads), their.clip_norm)
+  train_step = optimizer.apply_gradients(list(zip(clipped, variables)))
+  session = tf.Session()
+  session.run(tf.global_variables_initializer())
+  rng = np.random.default_rng(0)
+  states = rng.integers(0, 255, (160, 84, 84, 4), dtype=np.uint8)
+  feed = {
+    net.input_ph: states,
+    net.critic_target_ph: rng.normal(size=160).astype(np.float32),
+    net.selected_action_ph: np.eye(6, dtype=np.float32)[rng.integers(0, 6, 160)],
+    net.adv_actor_ph: rng.normal(size=160).astype(np.float32),
+  }
+  calls = {
+    "act_32_ms": lambda: session.run(
+      [net.output_layer_v, net.output_layer_pi], {net.input_ph: states[:32]}
+    ),
+    "update_160_ms": lambda: session.run(train_step, feed),
+  }
+  out = {}
+  for name, call in calls.items():
+    for _ in range(3):
+      call()
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+      call()
+      count += 1
+    out[name] = (time.perf_counter() - start) / count * 1e3
+  out["network_ms_per_1000_steps"] = (5 * out["act_32_ms"] + out["update_160_ms"]) * 1000 / 160
+  return out
+
+
 def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--code", required=True, help="a checkout of Alfredvc/paac at a8bb993")
@@ -203,10 +264,14 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser.add_argument("--workers", type=int, default=2, help="their emulator_workers (8)")
   parser.add_argument("--save_every", type=int, default=100_000)
   parser.add_argument("--log_every", type=int, default=104_000)
+  parser.add_argument("--time_network", type=float, default=0, help="seconds per figure")
   args = parser.parse_args(argv)
   code = os.path.abspath(args.code)
   if not os.path.exists(os.path.join(code, "paac.py")):
     sys.exit(f"error: --code={args.code} is not a checkout of Alfredvc/paac (no paac.py)")
+  if args.time_network:
+    print(json.dumps(time_their_network(code, args.time_network), indent=1))
+    return
   workdir = os.path.abspath(args.workdir)
   os.makedirs(workdir, exist_ok=True)
 
