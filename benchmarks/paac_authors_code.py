@@ -62,9 +62,11 @@ class EpisodeLog:
     self.games.append(dict(env_steps=step, score=score))
     _append_row(self.episodes_path, ("env_steps", "score"), self.games[-1])
 
-  def update(self, step: int) -> None:
-    """Called once per update: writes a metrics row every log_every agent steps."""
-    if step // self.log_every == self.last_step // self.log_every or not self.games:
+  def update(self, step: int, last: bool = False) -> None:
+    """Called once per update: writes a metrics row every log_every agent steps, and at
+    the run's `last` step."""
+    due = step // self.log_every != self.last_step // self.log_every
+    if not self.games or step == self.last_step or not (due or last):
       return
     now = time.time()
     last = [g["score"] for g in self.games[-100:]]
@@ -312,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> None:
   train.setup_kill_signal_handler(learner)
   print(f"their code at {code}; resuming from step {resume_step}", flush=True)
   learner.train()  # ends with their cleanup(), which saves
+  log.update(learner.global_step, last=True)
   last = log.rows[-1] if log.rows else {}
   result = dict(last, stopped="budget", requested_env_steps=args.steps)
   with open(os.path.join(workdir, "result.json"), "w") as f:

@@ -64,3 +64,12 @@ def test_a_folder_without_their_code_is_one_error_line(tmp_path):
   assert run.stderr.strip().splitlines() == [
     f"error: --code={tmp_path} is not a checkout of Alfredvc/paac (no paac.py)"
   ]
+
+
+def test_the_last_step_gets_a_row_once(tmp_path):
+  log = pac.EpisodeLog(str(tmp_path), resume_step=0, log_every=1000)
+  log.game(100, -20.0)
+  log.update(1200)
+  log.update(1500, last=True)
+  log.update(1500, last=True)
+  assert [r["env_steps"] for r in pac._read_rows(log.metrics_path)] == [1200, 1500]
