@@ -55,6 +55,7 @@ class EpisodeLog:
     self.time_offset = self.rows[-1]["train_time_s"] if self.rows else 0.0
     self.last_step = self.rows[-1]["env_steps"] if self.rows else resume_step
     self.start = self.mark = time.time()
+    self.mark_step = resume_step  # steps/s counts from here: their code replays the rest
     _write_rows(self.episodes_path, ("env_steps", "score"), self.games)
     _write_rows(self.metrics_path, FIELDS, self.rows)
 
@@ -75,11 +76,12 @@ class EpisodeLog:
       mean_return=sum(last) / len(last),
       episodes=len(self.games),
       train_time_s=self.time_offset + now - self.start,
-      steps_per_second=(step - self.last_step) / max(now - self.mark, 1e-9),
+      steps_per_second=(step - self.mark_step) / max(now - self.mark, 1e-9),
     )
     self.rows.append(row)
     _append_row(self.metrics_path, FIELDS, row)
-    self.last_step, self.mark = step, now
+    self.last_step = self.mark_step = step
+    self.mark = now
 
 
 def _read_rows(path: str) -> list[dict[str, float]]:

@@ -73,3 +73,15 @@ def test_the_last_step_gets_a_row_once(tmp_path):
   log.update(1500, last=True)
   log.update(1500, last=True)
   assert [r["env_steps"] for r in pac._read_rows(log.metrics_path)] == [1200, 1500]
+
+
+def test_steps_per_second_after_a_resume_counts_from_the_checkpoint(tmp_path, monkeypatch):
+  clock = iter([0.0, 10.0, 100.0, 110.0])
+  monkeypatch.setattr(pac.time, "time", lambda: next(clock))
+  log = pac.EpisodeLog(str(tmp_path), resume_step=0, log_every=1000)
+  log.game(500, -21.0)
+  log.update(1000)  # 1000 steps in 10 s
+  resumed = pac.EpisodeLog(str(tmp_path), resume_step=1500, log_every=1000)
+  resumed.update(2000)  # 500 steps since the checkpoint, in 10 s
+  assert log.rows[0]["steps_per_second"] == 100.0
+  assert resumed.rows[-1]["steps_per_second"] == 50.0
