@@ -1,7 +1,7 @@
 """Train Pong with the PAAC authors' own code, to set galax's pong_paac curve beside theirs.
 
   git clone https://github.com/Alfredvc/paac && git -C paac checkout a8bb993
-  python -m venv /tmp/paac-tf && /tmp/paac-tf/bin/pip install tensorflow-cpu ale-py pillow
+  python -m venv /tmp/paac-tf && /tmp/paac-tf/bin/pip install tensorflow-cpu ale-py pillow "numpy<2"
   /tmp/paac-tf/bin/python benchmarks/paac_authors_code.py --code=paac --seed=0 \\
       --steps=6000000 --workdir=runs/paac_code_seed0        # again to resume
 
@@ -15,6 +15,7 @@ libraries that no longer install on Python 3.11, each keeping their semantics:
   getScreenDims in the old (width, height) order;
 - `scipy.misc.imresize(x, size, interp='nearest')` is what it was for a uint8 image:
   PIL's nearest-neighbour resize.
+NumPy stays below 2: their sampling calls int() on a 1-element array (paac.py:44).
 Their random_seed (default 3, train.py) becomes 3 + --seed; Python's, NumPy's and TF's
 generators are seeded with --seed. The run writes, as galax's run.py does, metrics.csv
 (env_steps, mean_return over the last 100 games, train_time_s, steps_per_second),
