@@ -71,10 +71,10 @@ class EpisodeLog:
     if not self.games or step == self.last_step or not (due or last):
       return
     now = time.time()
-    last = [g["score"] for g in self.games[-100:]]
+    recent = [g["score"] for g in self.games[-100:]]
     row = dict(
       env_steps=step,
-      mean_return=sum(last) / len(last),
+      mean_return=sum(recent) / len(recent),
       episodes=len(self.games),
       train_time_s=self.time_offset + now - self.start,
       steps_per_second=(step - self.mark_step) / max(now - self.mark, 1e-9),
@@ -174,6 +174,25 @@ def install_shims() -> None:
   sys.modules["scipy.misc"] = misc
 
 
+def load_their_code(code: str):
+  """Their `train` module (and through it the rest of their code), on the shims; and TF."""
+  install_shims()
+  import tensorflow as tf
+
+  sys.path.insert(0, code)
+  import train
+
+  return tf, train
+
+
+def their_args(train, code: str, *extra: str):
+  """Their train.py arguments: their defaults, Pong from their ROM folder, on the CPU."""
+  rom_path = os.path.join(code, "atari_roms")
+  return train.get_arg_parser().parse_args(
+    ["-g=pong", f"--rom_path={rom_path}", "--device=/cpu:0", *extra]
+  )
+
+
 def recording_learner(paac, log: EpisodeLog):
   """Their PAACLearner, its TensorBoard writer wrapped to record games and updates."""
 
@@ -202,31 +221,19 @@ def recording_learner(paac, log: EpisodeLog):
 
 def time_their_network(code: str, seconds: float) -> dict[str, float]:
   """Milliseconds per call of their graph on this machine: acting (policy and value for 32
-  states, paac.py:20-23) and one update (loss, gradients, global-norm clip, RMSProp on
-  32 x 5 states, paac.py:166-170), on random frames; compare with galax's split from
+  states, paac.py:20-23) and one update (their network's loss, then gradients, global-norm
+  clip and RMSProp as actor_learner.py:33-70 builds them, run as paac.py:166-170, on 32 x 5
+  states), on random frames; compare with galax's split from
   `python benchmarks/throughput.py --num_envs=32` (pong_paac)."""
   import logging
 
   import numpy as np
 
-  install_shims()
-  import tensorflow as tf
-
-  sys.path.insert(0, code)
-  import policy_v_network
-  import train
-
+  tf, train = load_their_code(code)
   logging.disable(logging.CRITICAL)
-  their = train.get_arg_parser().parse_args(["--device=/cpu:0", "--debugging_folder=/tmp"])
-  conf = dict(
-    num_actions=6,
-    entropy_regularisation_strength=their.entropy_regularisation_strength,
-    device=their.device,
-    clip_norm=their.clip_norm,
-    clip_norm_type=their.clip_norm_type,
-    name="local_learning",
-  )
-  net = policy_v_network.NIPSPolicyVNetwork(conf)
+  their = their_args(train, code)
+  network_creator, _ = train.get_network_and_environment_creator(their)
+  net = network_creator()
   optimizer = tf.train.RMSPropOptimizer(0.0224, decay=their.alpha, epsilon=their.e)
   grads, variables = zip(*optimizer.compute_gradients(net.loss))
   clipped, _ = tf.clip_by_global_norm(list(grads), their.clip_norm)
@@ -284,35 +291,29 @@ def main(argv: Sequence[str] | None = None) -> None:
 
   import numpy as np
 
-  install_shims()
-  import tensorflow as tf
-
+  tf, train = load_their_code(code)
   random.seed(args.seed)
   np.random.seed(args.seed)
   tf.set_random_seed(args.seed)
-  sys.path.insert(0, code)
   import actor_learner
   import paac
-  import train
 
   actor_learner.CHECKPOINT_INTERVAL = args.save_every
   resume_step = checkpoint_step(os.path.join(workdir, "checkpoints"))
   log = EpisodeLog(workdir, resume_step, args.log_every)
-  their = train.get_arg_parser().parse_args(
-    [
-      "-g=pong",
-      f"--rom_path={os.path.join(code, 'atari_roms')}",
-      "--device=/cpu:0",
-      f"--max_global_steps={args.steps}",
-      f"--emulator_workers={args.workers}",
-      f"--debugging_folder={workdir}",
-    ]
+  their = their_args(
+    train,
+    code,
+    f"--max_global_steps={args.steps}",
+    f"--emulator_workers={args.workers}",
+    f"--debugging_folder={workdir}",
   )
+  random_seed = 3 + args.seed  # their default: 3 (train.py:52)
   config = dict(vars(their), seed=args.seed, code=f"Alfredvc/paac@{AUTHORS_COMMIT}")
-  config["random_seed"] = 3 + args.seed
+  config["random_seed"] = random_seed
   with open(os.path.join(workdir, "config.json"), "w") as f:
     json.dump(config, f, indent=1)
-  network_creator, env_creator = train.get_network_and_environment_creator(their, 3 + args.seed)
+  network_creator, env_creator = train.get_network_and_environment_creator(their, random_seed)
   learner = recording_learner(paac, log)(network_creator, env_creator, their)
   train.setup_kill_signal_handler(learner)
   print(f"their code at {code}; resuming from step {resume_step}", flush=True)
