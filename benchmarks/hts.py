@@ -124,6 +124,8 @@ def run_suite(
     config = suite_config(config_name, env_id, updates_per_call)
     if label == "sync":
       config.algorithm = sync_algorithm
+      if config.network.conv_impl == "auto":  # as the HTS run (one learner): like for like
+        config.network.conv_impl = "xla"
     config.hts.delayed = label != "hts_no_delay"
     sps, first = algorithm_steps_per_second(config, seconds)
     row[f"{label}_sps"], row[f"{label}_first_call_s"] = sps, first

@@ -10,7 +10,8 @@ platform and the envs, and nowhere else:
 
   platform     'cpu' | 'gpu' | 'tpu': the devices'; `config.platform` may only confirm it.
   learner_map  how a device's learners run their networks: 'vmap' | 'unroll' | 'loop'.
-  conv_impl    'xla' convolutions or 'patches' (matmuls; the same parameters).
+  conv_impl    'xla' convolutions or 'patches' (matmuls; the same parameters): patches
+               on CPU for learners in a loop and for many gradient steps per update (PPO).
   update_loop  'scan' (one XLA loop per call) | 'host' (a Python loop of jitted updates);
                'host' also unrolls a learner's units (PPO minibatches, HTS steps).
   grad_chunks  how many equal chunks a learner's gradient is computed in (>= 1).
@@ -39,6 +40,9 @@ MAX_UNROLLED_LEARNERS = 8
 MIN_CHUNK_SAMPLES = 80
 # The most pieces 'auto' cuts an HTS segment into.
 MAX_MICROBATCHES = 16
+# Gradient steps per update (PPO's epochs x minibatches) from which 'auto' runs CPU
+# convolutions as patches, so that the steps are scanned instead of unrolled.
+MIN_SCANNED_GRADIENT_STEPS = 16
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,8 +94,9 @@ def make_plan(config: ConfigDict, spec: AlgorithmSpec, target: PlanContext) -> E
   convs = cpu_images and config.network.name != "mlp"  # an 'mlp' flattens: no convolutions
   learner_map = _learner_map(config.learner_map, config.network.conv_impl, spec, target, convs)
   conv_impl = config.network.conv_impl
-  if conv_impl == "auto":  # patches where a CPU runs learners' convolutions in a loop
-    conv_impl = "patches" if learner_map == "loop" and convs else "xla"
+  if conv_impl == "auto":  # patches where a CPU loops over learners or many gradient steps
+    looped = learner_map == "loop" or spec.gradient_steps(config) >= MIN_SCANNED_GRADIENT_STEPS
+    conv_impl = "patches" if convs and looped else "xla"
   update_loop = config.update_loop
   if update_loop == "auto":  # XLA:CPU's conv gradients are slow inside a while loop
     update_loop = "host" if convs and conv_impl == "xla" else "scan"

@@ -388,5 +388,6 @@ SPECS = (
     chunked_batch=lambda c: spec.ppo_minibatch(
       int(c.t_max), int(c.envs_per_learner), int(c.ppo.minibatches)
     ),
+    gradient_steps=lambda c: int(c.ppo.epochs) * int(c.ppo.minibatches),
   ),
 )

@@ -43,6 +43,8 @@ class AlgorithmSpec:
   segment_units: (learner units, env steps) per update of an algorithm whose updates are
     HTS segments, both of which `hts.microbatches` pieces divide (`galax.algorithms.plan`); None
     for the others.
+  gradient_steps: the optimizer steps a learner takes per update (PPO's epochs x
+    minibatches); many of them run with patch convolutions on CPU (`galax.algorithms.plan`).
   """
 
   name: str
@@ -56,6 +58,7 @@ class AlgorithmSpec:
   validate: Callable[[ConfigDict], None] = lambda c: None
   features: frozenset[str] = frozenset({COMBINE})
   segment_units: Callable[[ConfigDict], tuple[int, int]] | None = None
+  gradient_steps: Callable[[ConfigDict], int] = lambda c: 1
   config_sections: Callable[[], dict[str, ConfigDict]] = dict
 
   def supports(self, feature: str) -> bool:

@@ -155,7 +155,8 @@ def _model_fields() -> ml_collections.ConfigDict:
   c.network.shared_torso = True  # False: the value head has a torso of its own
   # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
   # loops, where XLA's convolution gradients are slow; see galax/core/networks.py) | auto
-  # (patches where a CPU runs the learners in a loop, see learner_map; xla elsewhere)
+  # (patches where a CPU runs the learners in a loop, see learner_map, or a learner takes
+  # 16 or more gradient steps per update, as PPO's epochs x minibatches; xla elsewhere)
   c.network.conv_impl = "auto"
 
   c.loss = ml_collections.ConfigDict()
