@@ -56,9 +56,15 @@ class EpisodeLog:
     self.time_offset = self.rows[-1]["train_time_s"] if self.rows else 0.0
     self.last_step = self.rows[-1]["env_steps"] if self.rows else resume_step
     self.start = self.mark = time.time()
-    self.mark_step = resume_step  # steps/s counts from here: their code replays the rest
+    # steps/s counts from the restored step: their code replays the steps after it
+    self.resume_step = self.mark_step = resume_step
     _write_rows(self.episodes_path, ("env_steps", "score"), self.games)
     _write_rows(self.metrics_path, FIELDS, self.rows)
+
+  def sitting_rate(self, step: int) -> float:
+    """Agent steps per second of this sitting, from the restored step to `step`, their
+    start-up included (result.json's; a row's steps/s is its own interval's)."""
+    return (step - self.resume_step) / max(time.time() - self.start, 1e-9)
 
   def game(self, step: int, score: float) -> None:
     self.games.append(dict(env_steps=step, score=score))
@@ -320,7 +326,8 @@ def main(argv: Sequence[str] | None = None) -> None:
   learner.train()  # ends with their cleanup(), which saves
   log.update(learner.global_step, last=True)
   last = log.rows[-1] if log.rows else {}
-  result = dict(last, stopped="budget", requested_env_steps=args.steps)
+  result = dict(last, steps_per_second=log.sitting_rate(learner.global_step))
+  result.update(stopped="budget", requested_env_steps=args.steps)
   with open(os.path.join(workdir, "result.json"), "w") as f:
     json.dump(result, f, indent=1)
 

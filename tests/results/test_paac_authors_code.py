@@ -85,3 +85,14 @@ def test_steps_per_second_after_a_resume_counts_from_the_checkpoint(tmp_path, mo
   resumed.update(2000)  # 500 steps since the checkpoint, in 10 s
   assert log.rows[0]["steps_per_second"] == 100.0
   assert resumed.rows[-1]["steps_per_second"] == 50.0
+
+
+def test_the_results_rate_is_the_whole_sittings_not_the_last_rows(tmp_path, monkeypatch):
+  clock = iter([0.0, 10.0, 12.0, 12.0])
+  monkeypatch.setattr(pac.time, "time", lambda: next(clock))
+  log = pac.EpisodeLog(str(tmp_path), resume_step=1000, log_every=1000)
+  log.game(1500, -21.0)
+  log.update(2000)  # 1000 steps in 10 s
+  log.update(3000, last=True)  # 1000 more in 2 s
+  assert log.rows[-1]["steps_per_second"] == 500.0
+  assert log.sitting_rate(3000) == 2000 / 12.0
