@@ -326,8 +326,12 @@ def main(argv: Sequence[str] | None = None) -> None:
   learner.train()  # ends with their cleanup(), which saves
   log.update(learner.global_step, last=True)
   last = log.rows[-1] if log.rows else {}
-  result = dict(last, steps_per_second=log.sitting_rate(learner.global_step))
-  result.update(stopped="budget", requested_env_steps=args.steps)
+  result = dict(
+    last,
+    steps_per_second=log.sitting_rate(learner.global_step),
+    stopped="budget",
+    requested_env_steps=args.steps,
+  )
   with open(os.path.join(workdir, "result.json"), "w") as f:
     json.dump(result, f, indent=1)
 

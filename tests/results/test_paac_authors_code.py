@@ -75,9 +75,14 @@ def test_the_last_step_gets_a_row_once(tmp_path):
   assert [r["env_steps"] for r in pac._read_rows(log.metrics_path)] == [1200, 1500]
 
 
-def test_steps_per_second_after_a_resume_counts_from_the_checkpoint(tmp_path, monkeypatch):
-  clock = iter([0.0, 10.0, 100.0, 110.0])
+def _fake_clock(monkeypatch, *times: float) -> None:
+  """time.time() in the harness returns `times` in turn."""
+  clock = iter(times)
   monkeypatch.setattr(pac.time, "time", lambda: next(clock))
+
+
+def test_steps_per_second_after_a_resume_counts_from_the_checkpoint(tmp_path, monkeypatch):
+  _fake_clock(monkeypatch, 0.0, 10.0, 100.0, 110.0)
   log = pac.EpisodeLog(str(tmp_path), resume_step=0, log_every=1000)
   log.game(500, -21.0)
   log.update(1000)  # 1000 steps in 10 s
@@ -88,8 +93,7 @@ def test_steps_per_second_after_a_resume_counts_from_the_checkpoint(tmp_path, mo
 
 
 def test_the_results_rate_is_the_whole_sittings_not_the_last_rows(tmp_path, monkeypatch):
-  clock = iter([0.0, 10.0, 12.0, 12.0])
-  monkeypatch.setattr(pac.time, "time", lambda: next(clock))
+  _fake_clock(monkeypatch, 0.0, 10.0, 12.0, 12.0)
   log = pac.EpisodeLog(str(tmp_path), resume_step=1000, log_every=1000)
   log.game(1500, -21.0)
   log.update(2000)  # 1000 steps in 10 s
