@@ -114,3 +114,5 @@ def test_auto_runs_many_ppo_gradient_steps_on_cpu_as_scanned_patch_convolutions(
   assert make_plan(config, ppo, cpu).conv_impl == "xla"
   a2c_config = load_config("pong_fast")
   assert make_plan(a2c_config, spec_for("a2c"), cpu).conv_impl == "xla"
+  hts_ppo_config = load_config("hts_ppo_gfootball")  # 2 x 8 between env steps: measured
+  assert make_plan(hts_ppo_config, spec_for("hts_ppo"), cpu).conv_impl == "xla"

@@ -225,6 +225,9 @@ SPECS = (
     chunked_batch=lambda c: (1, 1, "time step of an HTS-A2C unit (it does not chunk)"),
     **_SECTIONS,
   ),
+  # No `gradient_steps`: on CPU, patch convolutions for HTS-PPO's minibatch updates between
+  # env steps compiled 2.2x longer for 1.05x the steps/s (docs/benchmarks.md), so 'auto'
+  # keeps XLA's.
   spec.AlgorithmSpec(
     "hts_ppo",
     make_hts_ppo,
