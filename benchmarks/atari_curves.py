@@ -44,6 +44,11 @@ def summary(name: str, workdir: str, target: float) -> dict[str, object]:
     config = json.load(f)
   last, hit = curve[-1], first_reaching(curve, target)
   rates = [r["steps_per_second"] for r in curve[1:] if "steps_per_second" in r]
+  if not rates and len(curve) > 1:  # a curve of (steps, return, time) alone: its slope
+    first = curve[0]
+    rates = [
+      (last["env_steps"] - first["env_steps"]) / (last["train_time_s"] - first["train_time_s"])
+    ]
   return dict(
     name=name,
     seed=config.get("seed"),
