@@ -6,7 +6,6 @@ import jax
 import numpy as np
 import pytest
 from algorithm_runs import small_mlp_config
-from xla_options import XLA_FUSION_EMITTERS, compiler_options
 
 from galax.algorithms import make_algorithm
 from galax.config import load as load_config
@@ -99,11 +98,6 @@ def _hts_run(num_actors):
 
 @pytest.mark.slow
 def test_hts_on_gymnax_one_step_delay_and_actor_group_determinism():
-  with compiler_options(**XLA_FUSION_EMITTERS):  # what bitwise across programs holds at
-    _check_hts_delay_and_actor_groups()
-
-
-def _check_hts_delay_and_actor_groups():
   states, metrics = _hts_run(num_actors=1)
   for k, m in enumerate(metrics):
     v = {key: int(x[0, 0]) for key, x in m["hts"].items()}

@@ -9,7 +9,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from algorithm_runs import small_mlp_config
-from xla_options import XLA_FUSION_EMITTERS, compiler_options
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
@@ -81,14 +80,6 @@ def sgd_a2c_config(**overrides):
 
 
 A2C_HLO = []  # the compiled segment of `a2c_sgd_run` (4 micro-batches)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _fusion_emitters():
-  """This module's bitwise comparisons of different programs hold at XLA's default
-  emitters (tests/xla_options.py)."""
-  with compiler_options(**XLA_FUSION_EMITTERS):
-    yield
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_hts import _fusion_emitters, delay_off_run, make_config, run  # noqa: F401
+from test_hts import delay_off_run, make_config, run
 
 from galax.algorithms.hts.learners import StalePPOSegmentLearner
 

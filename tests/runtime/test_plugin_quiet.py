@@ -13,7 +13,7 @@ import sys
 import pytest
 from run_helpers import ROOT
 
-PLUGINS = ("jax-cuda12-plugin==0.10.2", "jax-cuda12-pjrt==0.10.2")  # pyproject's gpu-aot
+PLUGINS = ("jax-cuda12-plugin==0.11.2", "jax-cuda12-pjrt==0.11.2")  # pyproject's gpu-aot
 TARGET = os.path.join(os.path.expanduser("~"), ".cache", "galax", "test-plugins", "gpu-aot")
 
 
