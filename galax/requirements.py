@@ -9,6 +9,7 @@ install, read from the installed packages' metadata without importing jax.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from importlib import metadata
 
@@ -19,13 +20,8 @@ INSTALL_HINT = "pip install -e '.[test]' in a venv of Python >= 3.12 (README)"
 
 
 def _release(version: str) -> tuple[int, ...]:
-  parts = []
-  for part in version.split("."):
-    digits = "".join(ch for ch in part if ch.isdigit()) if part[:1].isdigit() else ""
-    if not digits:
-      break
-    parts.append(int(digits))
-  return tuple(parts)
+  """(0, 11, 2) of "0.11.2", "0.11.2rc1" or "0.11.2.dev20260101"."""
+  return tuple(int(n) for n in re.findall(r"^\d+(?:\.\d+)*", version)[0].split("."))
 
 
 def problem(

@@ -1,0 +1,74 @@
+"""An unsupported Python or jax: one line naming what to install (galax/requirements.py)."""
+
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+from galax import requirements
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_the_supported_versions_pass():
+  assert requirements.problem((3, 12, 1), "0.11.2") is None
+  assert requirements.problem((3, 13, 0), "0.11.3") is None
+
+
+@pytest.mark.parametrize(
+  "python, jax, words",
+  [
+    ((3, 11, 7), "0.11.2", "galax needs Python >= 3.12 (jax 0.11), this is Python 3.11.7"),
+    ((3, 12, 1), "0.10.2", "galax needs jax >= 0.11.2, < 0.12 (found jax 0.10.2)"),
+    ((3, 12, 1), "0.11.1", "(found jax 0.11.1)"),
+    ((3, 12, 1), "0.12.0.1", "(found jax 0.12.0.1)"),
+    ((3, 12, 1), "0.11.2rc1", None),  # a release candidate of 0.11.2 counts as 0.11.2
+  ],
+)
+def test_each_problem_is_one_line_naming_what_to_install(python, jax, words):
+  message = requirements.problem(python, jax)
+  if words is None:
+    assert message is None
+    return
+  assert words in message and "pip install" in message and "\n" not in message
+
+
+def _command(python: str, env: dict) -> subprocess.CompletedProcess:
+  return subprocess.run(
+    [python, os.path.join(ROOT, "run.py"), "--help"],
+    capture_output=True,
+    text=True,
+    env=env,
+    cwd=ROOT,
+    timeout=120,
+  )
+
+
+@pytest.mark.slow
+def test_the_command_with_another_jax_says_one_line(tmp_path):
+  """The command under an installed jax 0.10.2 (its metadata first on the path)."""
+  info = tmp_path / "jax-0.10.2.dist-info"
+  info.mkdir()
+  (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax\nVersion: 0.10.2\n")
+  env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{ROOT}")
+  proc = _command(sys.executable, env)
+  assert proc.returncode == 2
+  assert proc.stderr.strip().splitlines() == [
+    "error: galax needs jax >= 0.11.2, < 0.12 (found jax 0.10.2): pip install "
+    "'jax>=0.11.2,<0.12' (or pip install -e '.[test]' in a venv of Python >= 3.12 (README))"
+  ]
+
+
+@pytest.mark.slow
+def test_the_command_on_python_3_11_says_one_line():
+  found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.11*/bin/python3")))
+  if not found:
+    pytest.skip("no Python 3.11 on this machine")
+  env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+  env["PYTHONPATH"] = ROOT
+  proc = _command(found[-1], env)
+  assert proc.returncode == 2
+  lines = proc.stderr.strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: galax needs Python >= 3.12")
