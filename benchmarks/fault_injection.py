@@ -3,6 +3,7 @@
   python benchmarks/fault_injection.py                 # 20 kills (about 10 minutes on 2 cores)
   python benchmarks/fault_injection.py --kills=3 --total_env_steps=8000
   python benchmarks/fault_injection.py --env_id=gymnax/CartPole-v1   # gymnax's CartPole
+  python benchmarks/fault_injection.py --resume_scenarios   # what --resume does in 9 cases
 
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
 checkpoint's final rename is slowed down (`--save_delay_s`, patched into orbax in the
@@ -18,7 +19,10 @@ run is restarted with `--resume` (or afresh when no checkpoint exists yet). At t
   episodes, so the reference must restart its envs at the same steps.)
 
 and prints the counts: kills, resumes, kills inside a save (orbax tmp directories left),
-damaged checkpoints reported on resume, rows lost.
+damaged checkpoints reported on resume, rows lost. `--resume_scenarios` runs
+benchmarks/resume_faults.py instead: a bare resume, safe and unsafe changes, another
+config, a shape mismatch, a truncated checkpoint, another directory, Ctrl-C during compile
+and a failed tracking start, each against a real run.
 """
 
 from __future__ import annotations
@@ -219,7 +223,13 @@ def main() -> None:
   parser.add_argument(
     "--env_id", default="", help="another CartPole (default: the config's, envpool's)"
   )
+  parser.add_argument("--resume_scenarios", action="store_true", help="resume_faults.py's cases")
   args = parser.parse_args()
+  if args.resume_scenarios:
+    import resume_faults  # pylint: disable=g-import-not-at-top
+
+    sys.argv = [sys.argv[0]] + ([f"--workdir={args.workdir}"] if args.workdir else [])
+    resume_faults.main()
   root = args.workdir or tempfile.mkdtemp(prefix="galax_faults_")
   killed, reference = os.path.join(root, "killed"), os.path.join(root, "reference")
   os.makedirs(killed, exist_ok=True)

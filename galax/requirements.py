@@ -24,9 +24,7 @@ def _release(version: str) -> tuple[int, ...]:
   return tuple(int(n) for n in re.findall(r"^\d+(?:\.\d+)*", version)[0].split("."))
 
 
-def problem(
-  python: tuple[int, ...] | None = None, jax_version: str | None = None
-) -> str | None:
+def problem(python: tuple[int, ...] | None = None, jax_version: str | None = None) -> str | None:
   """What is wrong with this interpreter or its jax, in one line; None if nothing is."""
   python = python or tuple(sys.version_info[:3])
   if python[:2] < PYTHON:

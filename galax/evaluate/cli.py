@@ -47,13 +47,10 @@ PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
 
 
 def read_config(workdir: str) -> ConfigDict:
-  path = workdirs.path(workdirs.join(workdir, "config.json"))  # a local path or a gs:// URL
-  if not path.is_file():
+  saved = workdirs.read_config_json(workdir)  # a local path or a gs:// URL
+  if saved is None:
     raise ValueError(f"--workdir {workdir!r} has no config.json: not a galax run directory.")
-  try:
-    return ConfigDict(json.loads(path.read_text()))
-  except ValueError as e:
-    raise ValueError(f"{path} is not valid JSON ({e}).") from None
+  return ConfigDict(saved)
 
 
 def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:

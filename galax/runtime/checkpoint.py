@@ -23,12 +23,14 @@ one whose files fail to restore (truncated, edited), as damaged: it moves it asi
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
+from absl import logging
 
 from galax.core.types import JsonDict, PyTree
 from galax.runtime import workdir as workdirs
@@ -45,6 +47,34 @@ ENVS_ITEM = "envs"  # the env state, where the envs' state is a pytree (gymnax)
 
 class FormatError(ValueError):
   """A whole checkpoint of another layout: not damage, so it is left where it is."""
+
+
+class MismatchError(FormatError):
+  """A readable checkpoint of another program's shapes (another config): left in place."""
+
+
+def _key_path(path: tuple) -> str:
+  """'opt_state/1/0/nu/params/Dense_0/bias': the same for a restored tree (dicts, lists)
+  and the state it restores into (dataclasses, named tuples)."""
+  names = (getattr(k, "key", getattr(k, "name", getattr(k, "idx", k))) for k in path)
+  return "/".join(map(str, names))
+
+
+def _shapes(tree: PyTree) -> dict[str, tuple[int, ...]]:
+  return {_key_path(p): tuple(np.shape(leaf)) for p, leaf in jax.tree.leaves_with_path(tree)}
+
+
+def _mismatch(stored: dict, wanted: dict) -> str | None:
+  """The first few arrays whose presence or shape differs, in words; None if all fit."""
+  found = [
+    f"{key}: saved {stored.get(key, 'none')}, here {wanted.get(key, 'none')}"
+    for key in sorted(set(stored) | set(wanted))
+    if stored.get(key) != wanted.get(key)
+  ]
+  if not found:
+    return None
+  more = f"; {len(found) - 3} more" if len(found) > 3 else ""
+  return "; ".join(found[:3]) + more
 
 
 def _saveable(state: LearnerState) -> dict[str, PyTree]:
@@ -75,6 +105,22 @@ class _Manager(ocp.CheckpointManager):
   def reached_preemption(self, step: int) -> bool:
     del step
     return False
+
+
+def _shapes_of_metadata(tree: PyTree) -> dict[str, object]:
+  """The array metadata (with `.shape`) of a stored tree, by key path."""
+  leaves = jax.tree.leaves_with_path(tree, is_leaf=lambda x: hasattr(x, "shape"))
+  return {_key_path(p): leaf for p, leaf in leaves if hasattr(leaf, "shape")}
+
+
+@contextlib.contextmanager
+def quiet_orbax() -> Iterator[None]:
+  level = logging.get_verbosity()
+  logging.set_verbosity(logging.ERROR)
+  try:
+    yield
+  finally:
+    logging.set_verbosity(level)
 
 
 class Checkpointer:
@@ -123,6 +169,7 @@ class Checkpointer:
         if not workdirs.path(workdirs.join(self.step_dir(step), COMMIT_MARKER)).exists():
           raise FileNotFoundError(f"no {COMMIT_MARKER} (an unfinished save)")
         meta = self._checked_meta(step)
+        self._check_shapes(step, template_state)
         items = dict(state=ocp.args.StandardRestore(_saveable(template_state)))
         if self.with_envs and meta.get("env_state_saved"):
           items[ENVS_ITEM] = ocp.args.StandardRestore(template_state.env_state)
@@ -160,6 +207,26 @@ class Checkpointer:
     if int(meta["env_steps"]) != step:
       raise ValueError(f"its metadata says env step {meta['env_steps']}")
     return meta
+
+  def _check_shapes(self, step: int, template_state: LearnerState) -> None:
+    """`MismatchError` if the step's arrays, read from its metadata, are not the shapes
+    of `template_state`: a whole checkpoint of another program, not damage."""
+    path = workdirs.join(self.step_dir(step), "state")
+    with quiet_orbax():  # it notes a metadata file that galax never writes
+      tree = ocp.StandardCheckpointer().metadata(path)
+    tree = getattr(tree, "item_metadata", tree)
+    tree = getattr(tree, "tree", tree)
+    stored = {k: tuple(v.shape) for k, v in _shapes_of_metadata(tree).items()}
+    if not stored:
+      raise ValueError("its metadata lists no arrays")  # damage: moved aside
+    found = _mismatch(stored, _shapes(_saveable(template_state)))
+    if found:
+      raise MismatchError(
+        f"--resume: checkpoint {self.step_dir(step)} holds arrays of other shapes than "
+        f"this run's program ({found}): it was saved with another config or galax "
+        "version; nothing was moved. Resume with the run's own config (--workdir and "
+        "--resume, no --config), or start another run (another --workdir, or --overwrite)."
+      )
 
   def _move_aside(self, step: int) -> str:
     """Moves a damaged step out of orbax's view (so that it can be saved again)."""
@@ -205,11 +272,29 @@ class BestCheckpoint:
     self._checkpointer.close()
 
 
-def check_resume_dir(directory: str | None) -> None:
-  """Raises a clear error if `--resume` points at no checkpoints (None: there is no workdir)."""
+def has_checkpoints(directory: str | None, quiet: bool = False) -> bool:
+  """Whether `--resume` finds checkpoints to continue from in `directory`. False where the
+  run has none yet (stopped before its first save: it starts afresh); unless `quiet`,
+  ValueError (one line) where there is no run, or only checkpoints moved aside as damaged
+  (it says where)."""
   if directory is None:
     raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
-  if not workdirs.path(directory).is_dir():
-    raise FileNotFoundError(f"--resume: checkpoint directory {directory!r} does not exist.")
-  if not any(item.name.isdigit() for item in workdirs.path(directory).iterdir()):
-    raise FileNotFoundError(f"--resume: {directory!r} holds no checkpoints.")
+  root = workdirs.path(directory)
+  if root.is_dir() and any(item.name.isdigit() for item in root.iterdir()):
+    return True
+  if quiet:
+    return False
+  damaged = workdirs.path(directory + ".damaged")
+  moved = sorted(item.name for item in damaged.iterdir()) if damaged.is_dir() else []
+  if moved:
+    raise FileNotFoundError(
+      f"--resume: {directory} holds no checkpoints; {len(moved)} damaged one(s) were moved "
+      f"to {damaged} ({', '.join(moved)}): move one back into {directory} to try it again, "
+      "or start afresh with --overwrite."
+    )
+  run_dir = workdirs.path(directory).parent
+  if not (run_dir / workdirs.CONFIG_FILE).exists():
+    raise FileNotFoundError(
+      f"--resume: {run_dir} holds no run to continue: start one without --resume."
+    )
+  return False

@@ -19,6 +19,7 @@ etils.epath only for remote paths.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
@@ -74,6 +75,21 @@ def path(location: str):
   return epath.Path(location)
 
 
+CONFIG_FILE = "config.json"  # the run's config (galax/training/outputs.py writes it)
+
+
+def read_config_json(workdir: str) -> dict | None:
+  """The run's saved config as JSON data; None if the workdir has no config.json,
+  ValueError (one line) if it is not JSON."""
+  file = path(join(workdir, CONFIG_FILE))
+  if not file.is_file():
+    return None
+  try:
+    return json.loads(file.read_text())
+  except ValueError as e:
+    raise ValueError(f"{file} is not valid JSON ({e}).") from None
+
+
 def last_good(directory: str | None) -> str:
   """The newest committed step directory under a checkpoint `directory`, read from the
   files alone (no orbax manager, no collective: usable when a multi-process job failed)."""
@@ -121,6 +137,7 @@ RUN_FILES = (
   "tb",
   "best",
   "checkpoints.damaged",
+  "config_changes.json",
   "wandb",
   "wandb_id.txt",
   "videos",

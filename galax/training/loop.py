@@ -30,6 +30,7 @@ from ml_collections import ConfigDict
 
 from galax import config as config_lib
 from galax.algorithms import Algorithm, make_algorithm
+from galax.config import resume as resume_lib
 from galax.core import divergence
 from galax.core.divergence import Diverged
 from galax.evaluate import evaluator as eval_lib
@@ -92,32 +93,78 @@ def train(
     ),
     preemption.watch() as preempted,
   ):
+    changes = _prepare(config, workdir, resume, overwrite, holds_lock, log)
     try:
-      if resume:  # before the (slow) build
-        ckpt_lib.check_resume_dir(_checkpoint_dir(workdir))
-      elif holds_lock:  # never mix two runs' files
-        workdirs.start_afresh(workdir, overwrite)
-      return _train(make_algorithm(config), workdir, resume, log, preempted, on_call)
+      return _train(make_algorithm(config), workdir, changes, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/runtime/peers.py)
         peers.exit_lost_peer(
           e, workdir and workdirs.staging_dir(workdir), workdirs.last_good(_checkpoint_dir(workdir))
         )
       raise
+    except BaseException:
+      if holds_lock and changes is None and not _trained(workdir):
+        workdirs.start_afresh(workdir, overwrite=True)  # a failed start leaves nothing behind
+      raise
+
+
+def _prepare(
+  config: ConfigDict,
+  workdir: str | None,
+  resume: bool,
+  overwrite: bool,
+  holds_lock: bool,
+  log: Callable[[str], None],
+) -> list[resume_lib.Change] | None:
+  """Before the (slow) build: a resume's changes to the saved config (None: a fresh run);
+  a fresh run's workdir emptied, where it may be."""
+  if resume and ckpt_lib.has_checkpoints(_checkpoint_dir(workdir)):
+    return _resume_changes(config, workdir)
+  if resume:  # stopped before its first checkpoint: nothing to lose
+    _resume_changes(config, workdir)  # still the run's own config
+    log(f"--resume: {workdir} has no checkpoint yet; starting the run afresh")
+    overwrite = True
+  if holds_lock:  # never mix two runs' files
+    workdirs.start_afresh(workdir, overwrite)
+  return None
+
+
+def _trained(workdir: str) -> bool:
+  """Whether a run in `workdir` saved anything of its training: a checkpoint, a metrics
+  row or a result (a divergence's)."""
+  local = workdirs.staging_dir(workdir)
+  metrics = workdirs.path(workdirs.join(local, "metrics.csv"))
+  rows = metrics.read_text().count("\n") if metrics.exists() else 0
+  return (
+    ckpt_lib.has_checkpoints(_checkpoint_dir(workdir), quiet=True)
+    or rows > 1
+    or workdirs.path(workdirs.join(local, "result.json")).exists()
+  )
 
 
 def _checkpoint_dir(workdir: str | None) -> str | None:
   return workdirs.join(workdir, "checkpoints") if workdir else None
 
 
+def _resume_changes(config: ConfigDict, workdir: str) -> list[resume_lib.Change]:
+  """How `config` differs from the run's saved one, where a resume may change it;
+  ValueError (one line) for any other difference (galax/config/resume.py)."""
+  saved = workdirs.read_config_json(workdir)
+  if saved is None:  # checkpoints without config.json: nothing to compare with
+    return []
+  found = resume_lib.changes(resume_lib.restore(saved), config)
+  return resume_lib.check(found, workdirs.join(workdir, workdirs.CONFIG_FILE))
+
+
 def _train(
   algorithm: Algorithm,
   workdir: str | None,
-  resume: bool,
+  changes: list[resume_lib.Change] | None,
   log: Callable[[str], None],
   preempted: preemption.Watch,
   on_call: OnCall | None,
 ) -> TrainResult:
+  """Trains afresh (`changes` None) or resumes, making `changes` to the saved config."""
   config = algorithm.config
   try:
     run = Run(
@@ -143,9 +190,9 @@ def _train(
     raise
   hooks: list[Hook] = [saver]
   try:  # whatever happens from here on (a failed restore or header too), close everything
-    if resume and (finished := _restore(algorithm, run, saver, log)):
+    if changes is not None and (finished := _restore(algorithm, run, saver, log)):
       return finished
-    hooks = _open(algorithm, run, saver, resume, log, on_call)
+    hooks = _open(algorithm, run, saver, changes, log, on_call)
     _loop(algorithm, run, hooks, saver, preempted, log)
   finally:
     for hook in hooks:
@@ -268,13 +315,17 @@ def _open(
   algorithm: Algorithm,
   run: Run,
   saver: CheckpointHook,
-  resume: bool,
+  changes: list[resume_lib.Change] | None,
   log: Callable[[str], None],
   on_call: OnCall | None,
 ) -> list[Hook]:
-  """Writes config.json and the header lines; the hooks; starts the clocks."""
+  """Writes config.json (and a resume's changes) and the header lines; the hooks; starts
+  the clocks."""
   config, progress, outputs = algorithm.config, run.progress, saver.outputs
-  outputs.open(config, resume, progress.env_steps)
+  resume = changes is not None
+  outputs.open(config, changes, progress.env_steps)
+  for change in changes or []:
+    log(f"resume changes {change} from env step {progress.env_steps} (config_changes.json)")
   for line in header_lines(algorithm, _planned(algorithm)):
     log(line)
   if outputs.workdir:

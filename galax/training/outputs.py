@@ -8,15 +8,31 @@ Only process 0 writes; every other process (and a run without a workdir) gets an
 
 from __future__ import annotations
 
+import json
 import os
 
 import jax
 from ml_collections import ConfigDict
 
+from galax.config.resume import Change
 from galax.core.types import JsonDict
 from galax.runtime import workdir as workdirs
 from galax.training import metrics as metrics_lib
 from galax.training import tracking
+
+CHANGES_FILE = "config_changes.json"  # what resumes changed of the config, and from when
+
+
+def _record_changes(path: str, changes: list[Change], env_steps: int) -> None:
+  """Appends `changes` (made from `env_steps` on) to the run's list of config changes."""
+  recorded = []
+  if os.path.exists(path):
+    with open(path) as f:
+      recorded = json.load(f)
+  recorded += [
+    dict(env_steps=env_steps, field=c.field, saved=c.saved, new=c.given) for c in changes
+  ]
+  metrics_lib.write_json(path, recorded)
 
 
 class Outputs:
@@ -33,11 +49,13 @@ class Outputs:
     """Where the files are written (the staging copy of a URL workdir); None: nowhere."""
     return self.files.local if self.files else None
 
-  def open(self, config: ConfigDict, resume: bool, env_steps: int) -> None:
-    """Writes config.json and opens the writer (and tracker); a resumed run drops the rows
-    its checkpoint at `env_steps` had not seen."""
+  def open(self, config: ConfigDict, changes: list[Change] | None, env_steps: int) -> None:
+    """Writes config.json and opens the writer (and tracker). A resume (`changes` not None)
+    drops the rows its checkpoint at `env_steps` had not seen, and rewrites config.json
+    only to make `changes`, each recorded in config_changes.json with `env_steps`."""
     if not self.is_writer:
       return
+    resume = changes is not None
     self.files.prepare(resume)
     tracker = (
       tracking.WandbTracker(
@@ -57,8 +75,12 @@ class Outputs:
     )
     if resume:
       metrics_lib.truncate_csv(os.path.join(self.local, "eval.csv"), env_steps)
-    with open(os.path.join(self.local, "config.json"), "w") as f:
-      f.write(config.to_json_best_effort(indent=2))
+    config_file = os.path.join(self.local, workdirs.CONFIG_FILE)
+    if changes:
+      _record_changes(os.path.join(self.local, CHANGES_FILE), changes, env_steps)
+    if changes or not (resume and os.path.exists(config_file)):
+      with open(config_file, "w") as f:
+        f.write(config.to_json_best_effort(indent=2))
 
   def push(self) -> None:
     """Uploads what changed (a URL workdir)."""

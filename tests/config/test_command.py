@@ -4,9 +4,9 @@ galax` and run.py are one command."""
 import os
 import subprocess
 import sys
+import tomllib
 
 import pytest
-import tomllib
 from run_helpers import ROOT, run_cli
 
 from galax.config import config_names

@@ -5,10 +5,10 @@ import importlib.util
 import os
 import re
 import subprocess
+import tomllib
 
 import nbformat
 import pytest
-import tomllib
 from nbclient import NotebookClient
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

@@ -5,9 +5,9 @@ import glob
 import os
 import re
 import shlex
+import tomllib
 
 import nbformat
-import tomllib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOCS = [

@@ -101,7 +101,8 @@ def test_cli_rejects_bad_config(args, message):
 def test_cli_resume_without_checkpoints(tmp_path):
   proc = _run_cli("--resume", f"--workdir={tmp_path / 'nowhere'}")
   assert proc.returncode == 2
-  assert "does not exist" in proc.stderr
+  assert "holds no run to continue: start one without --resume" in proc.stderr
+  assert not (tmp_path / "nowhere").exists()
 
 
 def test_config_schema_is_locked():

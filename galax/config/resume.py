@@ -1,0 +1,148 @@
+"""What a resume may change of a run: the run's saved config rules.
+
+A run's config.json is its config. `--resume` rebuilds it (`restore`), applies the
+command's `--config.<field>` overrides on top, and the training loop compares the result
+with the saved config field by field (`changes`):
+
+* a field in `CHANGEABLE_ON_RESUME` (how long the run goes and when it stops, logging,
+  checkpoint and evaluation cadence, video, tracking) may change: the change is applied,
+  printed, and recorded in the run's config_changes.json with the env step it took effect;
+* any other difference (seed, learning rate, envs, network, ...) would make the resumed
+  run another run: it is refused in one line naming each field, saved value against new.
+
+A command that names a config (`--config=pong_paac --resume`) must be the run's config in
+every field a resume may not change (`command_config`). `galax.train(config, resume=True)`
+compares the whole `config` it is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Mapping
+
+import ml_collections
+
+from galax.config import base_config, set_fields
+
+CHANGEABLE_ON_RESUME = (
+  "total_env_steps",  # more (or fewer) steps
+  "time_limit_s",
+  "target_return",
+  "log_every_steps",
+  "checkpoint_every_steps",
+  "keep_checkpoints",
+  "eval.every_steps",
+  "tensorboard",
+  "learner_stats",
+  "energy",
+  "capture_video",
+  "track",
+  "track_project",
+  "track_entity",
+  "track_mode",
+)
+# Sections whose keys are free (a config file fills them): one field each.
+_OPAQUE = ("env.options",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+  """A field whose value differs between the saved run and the command."""
+
+  field: str
+  saved: Any
+  given: Any
+
+  def __str__(self) -> str:
+    return f"{self.field} (run {_show(self.saved)}, command {_show(self.given)})"
+
+
+def _show(value: Any) -> str:
+  return "absent" if value is _ABSENT else json.dumps(value)
+
+
+_ABSENT = object()
+
+
+def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+  """{"optimizer.learning_rate": 7e-4, ...}: the leaves of a config as JSON data."""
+  leaves = {}
+  for key, value in tree.items():
+    path = prefix + key
+    if isinstance(value, Mapping) and path not in _OPAQUE:
+      leaves.update(flatten(value, path + "."))
+    else:
+      leaves[path] = value
+  return leaves
+
+
+def as_json(config: ml_collections.ConfigDict) -> dict[str, Any]:
+  """The config as config.json holds it (tuples as lists)."""
+  return json.loads(config.to_json_best_effort())
+
+
+def restore(saved: Mapping[str, Any]) -> ml_collections.ConfigDict:
+  """The run's config from its config.json data: the schema's defaults for fields the run
+  predates; ValueError (one line) for a field this galax does not have."""
+  config = base_config()
+  schema = flatten(as_json(config))
+  values = {}
+  for field, value in flatten(saved).items():
+    if field not in schema:
+      raise ValueError(
+        f"--resume: the run's config.json has a field {field!r} that this galax does not "
+        "know: resume it with the galax version that wrote it."
+      )
+    if field in _OPAQUE:
+      value = ml_collections.ConfigDict(value)
+    elif isinstance(value, list):
+      value = tuple(value)
+    values[field] = value
+  return set_fields(config, values)
+
+
+def command_config(
+  saved: Mapping[str, Any],
+  command: ml_collections.ConfigDict,
+  overrides: Mapping[str, Any],
+  names_config: bool,
+) -> ml_collections.ConfigDict:
+  """The config a resume command asks for: the run's saved config (config.json data) with
+  the command's `--config.<field>` `overrides`. A command that names a config file also
+  brings that file's value of every field a resume may not change, so that `changes`
+  finds where the file is not the run's; the changeable ones stay the run's unless
+  overridden (a file's own budget or target does not replace the run's)."""
+  fields = flatten(saved)
+  if names_config:
+    fields.update(
+      (field, value)
+      for field, value in flatten(as_json(command)).items()
+      if field not in CHANGEABLE_ON_RESUME
+    )
+  return set_fields(restore(fields), dict(overrides))
+
+
+def changes(saved: ml_collections.ConfigDict, given: ml_collections.ConfigDict) -> list[Change]:
+  """Every field whose value differs between the saved and the given config."""
+  old, new = flatten(as_json(saved)), flatten(as_json(given))
+  return [
+    Change(field, old.get(field, _ABSENT), new.get(field, _ABSENT))
+    for field in dict.fromkeys([*old, *new])
+    if old.get(field, _ABSENT) != new.get(field, _ABSENT)
+  ]
+
+
+def check(found: list[Change], config_json: str) -> list[Change]:
+  """The changes a resume may make; ValueError (one line) naming every other one."""
+  refused = [c for c in found if c.field not in CHANGEABLE_ON_RESUME]
+  if refused:
+    raise ValueError(
+      f"--resume: this command's config differs from the run's ({config_json}) in "
+      + "; ".join(map(str, refused))
+      + ". A resume continues the run as it was: give --workdir and --resume with no "
+      "--config, plus only fields a resume may change ("
+      + ", ".join(CHANGEABLE_ON_RESUME)
+      + "); or start another run (another --workdir, or --overwrite)."
+    )
+  return found
