@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
+import sys
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import jax
@@ -58,6 +60,19 @@ def gymnasium_env_ids() -> list[str]:
   return [PREFIX + name for name in gymnasium.registry]
 
 
+def _import_here_too(module: str) -> None:
+  """Imports `module`, from the working directory too, as `python -m` would: the installed
+  `galax` command (a console script) does not put it on sys.path."""
+  try:
+    importlib.import_module(module)
+  except ModuleNotFoundError as e:
+    here = os.getcwd()
+    if e.name != module.split(".")[0] or here in sys.path or "" in sys.path:
+      raise
+    sys.path.insert(0, here)
+    importlib.import_module(module)
+
+
 def registration(env_id: str) -> gymnasium.envs.registration.EnvSpec:
   """The gymnasium registration of "gymnasium/[module:]<id>" (its module imported first);
   one ValueError line, with close matches, if there is none."""
@@ -67,7 +82,7 @@ def registration(env_id: str) -> gymnasium.envs.registration.EnvSpec:
   if ":" in name:
     module, name = name.split(":", 1)
     try:
-      importlib.import_module(module)
+      _import_here_too(module)
     except ImportError as e:
       raise ValueError(
         f"Unknown env id {env_id!r}: module {module!r} does not import ({e})."

@@ -2,6 +2,10 @@
 gymnasium.vector.VectorEnv as its vector entry point) runs through the "gymnasium/" backend,
 host-stepped from inside the jitted rollout; ids no backend has are one line."""
 
+import os
+import subprocess
+import sys
+
 import gymnasium
 import jax
 import numpy as np
@@ -170,3 +174,55 @@ def test_cli_unknown_id_is_one_error_line(tmp_path):
   assert lines[0].startswith("error: Unknown env id 'NoSuchCorridor-v0'")
   assert "envpool" in lines[0] and "gymnax/" in lines[0] and "gymnasium/" in lines[0]
   assert not (tmp_path / "run").exists()
+
+
+MODULE = """
+import os
+import subprocess
+import sys
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+
+class Walls(gymnasium.Env):
+  observation_space = spaces.Box(0.0, 1.0, (2,), np.float32)
+  action_space = spaces.Discrete(2)
+
+  def reset(self, *, seed=None, options=None):
+    super().reset(seed=seed)
+    return np.zeros(2, np.float32), {}
+
+  def step(self, action):
+    return np.ones(2, np.float32) * action, 1.0, False, False, {}
+
+
+gymnasium.register("GalaxWalls-v0", entry_point=Walls, max_episode_steps=10)
+"""
+
+
+@pytest.mark.slow  # a CLI subprocess
+def test_the_installed_command_imports_an_env_module_from_the_working_directory(tmp_path):
+  """`galax` (a console script: the working directory is not on sys.path) imports
+  `module:id`'s module from it, as `python -m galax` does."""
+  command = os.path.join(os.path.dirname(sys.executable), "galax")
+  if not os.path.exists(command):
+    pytest.skip("galax is not installed as a command in this environment")
+  (tmp_path / "walls_envs.py").write_text(MODULE)
+  proc = subprocess.run(
+    [
+      command,
+      "--config.env.id=gymnasium/walls_envs:GalaxWalls-v0",
+      "--config.total_env_steps=1600",
+      "--config.updates_per_call=10",
+      "--config.target_return=0",
+      f"--workdir={tmp_path / 'run'}",
+    ],
+    capture_output=True,
+    text=True,
+    cwd=tmp_path,
+    timeout=300,
+  )
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  assert "done: 1600 steps" in proc.stdout
