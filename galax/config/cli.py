@@ -101,12 +101,47 @@ def flag_error(error: Exception) -> str:
   return " ".join(text.split())
 
 
+# Flags of CleanRL and Stable-Baselines3 scripts: the config field each means here.
+HABITS = {
+  "seed": "seed",
+  "env_id": "env.id",
+  "env": "env.id",
+  "total_timesteps": "total_env_steps",
+  "num_envs": "envs_per_learner",
+  "n_envs": "envs_per_learner",
+  "learning_rate": "optimizer.learning_rate",
+  "lr": "optimizer.learning_rate",
+  "algo": "algorithm",
+  "gamma": "gamma",
+  "num_steps": "t_max",
+  "n_steps": "t_max",
+  "ent_coef": "loss.entropy_coef",
+  "vf_coef": "loss.value_coef",
+  "max_grad_norm": "optimizer.max_grad_norm",
+  "gae_lambda": "gae_lambda",
+}
+
+
+def habit(arg: str) -> str | None:
+  """'did you mean' for a CleanRL/SB3 flag (`--seed=1`, `--env-id X`), or None."""
+  name, eq, value = arg.lstrip("-").partition("=")
+  field = HABITS.get(name.replace("-", "_"))
+  if not arg.startswith("--") or field is None:
+    return None
+  return (
+    f"unknown flag {arg.split('=')[0]}: did you mean --config.{field}={value if eq else '...'}?"
+  )
+
+
 def parse_flags(argv: list[str]) -> list[str]:
   """absl's parsing (app.run's flags_parser), with a bad value as one `error:` line."""
   from absl import flags  # pylint: disable=g-import-not-at-top
 
   try:
     return flags.FLAGS(argv)
+  except flags.UnrecognizedFlagError as e:
+    hints = [h for h in map(habit, argv[1:]) if h]
+    fail(hints[0] if hints else flag_error(e))
   except flags.Error as e:
     fail(flag_error(e))
 
@@ -130,31 +165,60 @@ def prepare_argv(argv: list[str], default_config: str) -> list[str]:
   (ml_collections applies overrides while the flag is parsed and would raise a bare
   KeyError traceback; a missing config file would give a long one.)
   """
-  from galax.config import load  # pylint: disable=g-import-not-at-top
-
   if len(argv) > 1 and not argv[1].startswith("-") and _config_arg(argv) is None:
     argv = [argv[0], f"--config={argv[1]}", *argv[2:]]  # `galax pong_fast`
   try:
     argv = resolve_config_arg(argv)
   except FileNotFoundError as e:
     fail(str(e))
-  overrides = [
-    a[len("--config.") :].split("=", 1)[0]
-    for a in argv[1:]
-    if a.startswith("--config.") and "=" in a
-  ]
-  if overrides:
-    found = _config_arg(argv)
-    path = found[1].split(":")[0] if found else default_config
-    try:
-      config = load(path)
-    except Exception:  # pylint: disable=broad-except
-      return argv  # a broken config file gets ml_collections' own error
-    for dotted in overrides:
-      message = unknown_override(config, dotted)
+  overrides = [a for a in argv[1:] if a.startswith("--config.") and "=" in a]
+  found = _config_arg(argv)
+  if overrides or found:
+    config = _load_or_fail(found[1].split(":")[0] if found else default_config)
+    for arg in overrides:
+      message = unknown_override(config, arg[len("--config.") :].split("=", 1)[0])
       if message:
         fail(message)
+    argv = [_integral(config, a) if a in overrides else a for a in argv]
   return argv
+
+
+def _load_or_fail(path: str) -> ConfigDict:
+  """The config file's config; one line with the file and line number if it fails."""
+  import traceback  # pylint: disable=g-import-not-at-top
+
+  from galax.config import load  # pylint: disable=g-import-not-at-top
+
+  try:
+    return load(path)
+  except SyntaxError as e:
+    fail(f"config file {e.filename}, line {e.lineno}: {e.msg}")
+  except Exception as e:  # pylint: disable=broad-except  (a misspelt field, a bad value...)
+    here = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
+    where = f"config file {path}{f', line {here[-1].lineno}' if here else ''}"
+    misspelt = re.search(r'Key "([^"]+)" does not exist', str(e))
+    if misspelt:  # a locked ConfigDict's error lists every field: name the close ones instead
+      from galax.config import base_config  # pylint: disable=g-import-not-at-top
+
+      hint = unknown_override(base_config(), misspelt.group(1)) or ""
+      fail(f"{where}: no field {misspelt.group(1)!r}.{hint.partition(').')[2]}")
+    fail(f"{where}: {type(e).__name__}: {' '.join(str(e).split())[:300]}")
+
+
+def _integral(config: ConfigDict, arg: str) -> str:
+  """`--config.total_env_steps=1e5` as `=100000` for an int field (CleanRL and SB3 write
+  step counts so); anything else unchanged, for ml_collections to parse or refuse."""
+  dotted, value = arg[len("--config.") :].split("=", 1)
+  node = config
+  for part in dotted.split("."):
+    node = node[part]
+  if not isinstance(node, int) or isinstance(node, bool):
+    return arg
+  try:
+    number = float(value)
+  except ValueError:
+    return arg
+  return f"--config.{dotted}={int(number)}" if number.is_integer() else arg
 
 
 def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], Any]:

@@ -9,7 +9,8 @@ import tomllib
 import pytest
 from run_helpers import ROOT, run_cli
 
-from galax.config import config_names
+from galax.config import cli, config_names
+from galax.config import load as load_config
 
 
 def test_pyproject_installs_the_galax_command():
@@ -48,3 +49,62 @@ def test_python_m_galax_trains_like_run_py(tmp_path):
   assert proc.returncode == 0, proc.stderr[-2000:]
   assert "done: 800 steps" in proc.stdout
   assert (tmp_path / "result.json").exists()
+
+
+@pytest.mark.parametrize(
+  "arg, hint",
+  [
+    ("--seed=1", "did you mean --config.seed=1?"),
+    ("--env-id=Pong-v5", "did you mean --config.env.id=Pong-v5?"),
+    ("--total-timesteps=100000", "did you mean --config.total_env_steps=100000?"),
+    ("--num_envs=8", "did you mean --config.envs_per_learner=8?"),
+    ("--learning-rate=3e-4", "did you mean --config.optimizer.learning_rate=3e-4?"),
+    ("--algo=ppo", "did you mean --config.algorithm=ppo?"),
+    ("--sed=1", None),
+  ],
+)
+def test_cleanrl_and_sb3_flags_point_to_their_config_field(arg, hint):
+  assert cli.habit(arg) == (f"unknown flag {arg.split('=')[0]}: {hint}" if hint else None)
+
+
+def test_an_integral_float_becomes_an_int_for_an_int_field():
+  config = load_config("cartpole_a2c")
+  assert cli._integral(config, "--config.total_env_steps=1e5") == "--config.total_env_steps=100000"
+  assert cli._integral(config, "--config.total_env_steps=1.5e3") == "--config.total_env_steps=1500"
+  kept = ["--config.total_env_steps=1.5", "--config.gamma=1e-1", "--config.tensorboard=1"]
+  assert [cli._integral(config, a) for a in kept] == kept  # not integral, a float, a bool
+
+
+@pytest.mark.slow  # CLI subprocesses
+@pytest.mark.parametrize(
+  "source, args, expected",
+  [
+    (None, ["--seed=1"], "error: unknown flag --seed: did you mean --config.seed=1?"),
+    (
+      "from galax.config import base_config\ndef get_config():\n  c = base_config()\n"
+      "  c.envs_per_lerner = 3\n  return c\n",
+      [],
+      "line 4: no field 'envs_per_lerner'. Did you mean 'config.envs_per_learner'?",
+    ),
+    ("def get_config(:\n  pass\n", [], "line 1: invalid syntax"),
+  ],
+)
+def test_bad_flags_and_config_files_are_one_line(tmp_path, source, args, expected):
+  if source is not None:
+    (tmp_path / "bad.py").write_text(source)
+    args = [f"--config={tmp_path / 'bad.py'}"]
+  proc = run_cli(*args, f"--workdir={tmp_path / 'run'}")
+  lines = proc.stderr.strip().splitlines()
+  assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], proc.stderr[-1000:]
+
+
+@pytest.mark.slow  # a CLI subprocess
+def test_a_step_count_written_1e3_runs(tmp_path):
+  proc = run_cli(
+    "--config.env.id=gymnax/CartPole-v1",
+    "--config.total_env_steps=1.6e3",
+    "--config.updates_per_call=10",
+    "--config.target_return=0",
+    f"--workdir={tmp_path}",
+  )
+  assert proc.returncode == 0 and "done: 1600 steps" in proc.stdout, proc.stderr[-1000:]
