@@ -8,7 +8,9 @@ It reads the run's config.json and its newest checkpoint that restores (or `--st
 plays `--episodes` fresh full games with the protocol of galax.evaluate.evaluator (raw rewards, no
 episodic life, up to eval.noop_max no-op starts on Atari; envs seeded apart from the
 training and training-time evaluation envs by `--seed`), prints the mean return, its
-standard error and every episode's return, and writes `eval_step<N>.json` beside the run.
+standard error and every episode's return, and writes `eval_step<N>.json` beside the run
+(another protocol than 30 greedy episodes of the first learner at seed 0 writes a name that
+says it: `eval_step<N>_3ep_sampled_learner-first_seed0.json`).
 `--video` (.mp4 or .gif) renders `--video_episodes` games (galax/envs/video.py).
 
 From Python: `policy_fn, config = galax.load_policy(workdir)`; `policy_fn(obs)` returns
@@ -265,7 +267,8 @@ def main(argv: Sequence[str]) -> None:
     f"({'greedy' if FLAGS.greedy else 'sampled'} actions, learner {FLAGS.learner})"
   )
   print("returns: " + " ".join(f"{r:g}" for r in record["returns"]))
-  path = workdirs.join(FLAGS.workdir, f"eval_step{record['step']}.json")
+  name = eval_file_name(record["step"], FLAGS.episodes, FLAGS.greedy, FLAGS.learner, FLAGS.seed)
+  path = workdirs.join(FLAGS.workdir, name)
   workdirs.path(path).write_text(json.dumps(record, indent=1))
   print(f"wrote {path}")
   if FLAGS.video:
@@ -279,6 +282,15 @@ def main(argv: Sequence[str]) -> None:
       frames = video.record(settings.env, act, FLAGS.video_episodes, seed=10_000 + FLAGS.seed)
       video.write_video(FLAGS.video, frames)
     print(f"wrote {FLAGS.video}: {len(frames)} frames of {frames[0].shape[1]}x{frames[0].shape[0]}")
+
+
+def eval_file_name(step: int, episodes: int, greedy: bool, learner: str, seed: int) -> str:
+  """`eval_step<N>.json` for the default protocol (30 greedy episodes of the first learner,
+  seed 0); another protocol's name says it, so one evaluation never overwrites another's."""
+  if (episodes, greedy, learner, seed) == (30, True, "first", 0):
+    return f"eval_step{step}.json"
+  actions = "greedy" if greedy else "sampled"
+  return f"eval_step{step}_{episodes}ep_{actions}_learner-{learner}_seed{seed}.json"
 
 
 def run() -> None:

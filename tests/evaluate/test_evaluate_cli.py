@@ -100,9 +100,15 @@ def test_evaluate_writes_json_and_a_gif(cartpole_run, tmp_path):
   )
   assert proc.returncode == 0, proc.stderr
   steps = evaluate_lib.checkpoint_steps(cartpole_run)
-  record = json.loads(open(os.path.join(cartpole_run, f"eval_step{steps[0]}.json")).read())
+  name = f"eval_step{steps[0]}_5ep_sampled_learner-first_seed0.json"
+  record = json.loads(open(os.path.join(cartpole_run, name)).read())
   assert record["episodes"] == 5 and len(record["returns"]) == 5
   assert f"mean return {record['mean_return']:.2f}" in proc.stdout
+  # The default protocol's evaluation goes beside it, and leaves it as it was.
+  assert run_cli(f"--workdir={cartpole_run}", module="galax.evaluate").returncode == 0
+  default = json.loads(open(os.path.join(cartpole_run, f"eval_step{steps[0]}.json")).read())
+  assert default["episodes"] == 30
+  assert json.loads(open(os.path.join(cartpole_run, name)).read()) == record
   import imageio.v3 as iio  # pylint: disable=g-import-not-at-top
 
   frames = iio.imread(gif, index=None)
