@@ -249,7 +249,11 @@ def ctrl_c_in_compile(root: str) -> Outcome:
     130,
     err.splitlines()[-1:],
     True,
-    dict(nothing_left=not left, fresh_run_starts=fresh.returncode == 0),
+    dict(
+      no_traceback="Traceback" not in err,
+      nothing_left=not left,
+      fresh_run_starts=fresh.returncode == 0,
+    ),
   )
 
 

@@ -17,7 +17,7 @@ import importlib.abc
 import importlib.util
 import sys
 
-from galax import requirements as _requirements
+from galax.runtime import requirements as _requirements
 
 _requirements.check()  # Python >= 3.12 and jax 0.11.x: else one line naming what to install
 

@@ -12,16 +12,18 @@ the configs; `--help_config` lists every field with its default and meaning, and
 `--help_config=NAME` a config's values.
 """
 
+import json
 import os
 import socket
 import sys
 
 from absl import app, flags, logging
-from ml_collections import ConfigDict, config_flags
+from ml_collections import config_flags
 
-from galax.config import CONFIGS_DIR, cli, config_names
+from galax.config import CONFIGS_DIR, cli, config_names, resume
 from galax.config import help as config_help
 from galax.runtime import jax_quiet, supervise
+from galax.runtime import workdir as workdirs
 from galax.training import terminal_bar as progress_bar
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
@@ -66,8 +68,15 @@ def main(argv):
   if workdir is None:
     name = os.path.splitext(os.path.basename(flags.FLAGS["config"].config_filename))[0]
     workdir = os.path.join("runs", f"{name}_seed{config.seed}")
-  if _RESUME.value:
-    config = _resumed_config(workdir, config)
+  saved = workdirs.read_config_json(workdir) if _RESUME.value else None
+  if saved is not None:  # the run's config rules, plus this command's overrides
+    flag = flags.FLAGS["config"]
+    config = resume.command_config(
+      saved,
+      json.loads(config.to_json_best_effort()),
+      config_flags.get_override_values(flag),
+      names_config=bool(flag.present),  # galax/config/resume.py
+    )
   if config.distributed and not supervise.is_child():  # JAX's aborts go to a log file
     process = (
       str(_PROCESS_ID.value)
@@ -102,21 +111,6 @@ def main(argv):
   finally:
     if bar:
       bar.close()
-
-
-def _resumed_config(workdir: str, command: ConfigDict) -> ConfigDict:
-  """The run's own config.json with this command's --config.<field> overrides (and a named
-  config's fixed fields): galax/config/resume.py. The loop checks what differs."""
-  from galax.config import resume  # pylint: disable=g-import-not-at-top
-  from galax.runtime import workdir as workdirs  # pylint: disable=g-import-not-at-top
-
-  saved = workdirs.read_config_json(workdir)
-  if saved is None:
-    return command  # no run there: train() says so in one line
-  flag = flags.FLAGS["config"]
-  return resume.command_config(
-    saved, command, config_flags.get_override_values(flag), names_config=bool(flag.present)
-  )
 
 
 def _child_argv() -> list[str]:

@@ -77,16 +77,11 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
   return leaves
 
 
-def as_json(config: ml_collections.ConfigDict) -> dict[str, Any]:
-  """The config as config.json holds it (tuples as lists)."""
-  return json.loads(config.to_json_best_effort())
-
-
 def restore(saved: Mapping[str, Any]) -> ml_collections.ConfigDict:
   """The run's config from its config.json data: the schema's defaults for fields the run
   predates; ValueError (one line) for a field this galax does not have."""
   config = base_config()
-  schema = flatten(as_json(config))
+  schema = flatten(json.loads(config.to_json_best_effort()))
   values = {}
   for field, value in flatten(saved).items():
     if field not in schema:
@@ -104,28 +99,31 @@ def restore(saved: Mapping[str, Any]) -> ml_collections.ConfigDict:
 
 def command_config(
   saved: Mapping[str, Any],
-  command: ml_collections.ConfigDict,
+  command: Mapping[str, Any],
   overrides: Mapping[str, Any],
   names_config: bool,
 ) -> ml_collections.ConfigDict:
   """The config a resume command asks for: the run's saved config (config.json data) with
   the command's `--config.<field>` `overrides`. A command that names a config file also
-  brings that file's value of every field a resume may not change, so that `changes`
-  finds where the file is not the run's; the changeable ones stay the run's unless
-  overridden (a file's own budget or target does not replace the run's)."""
+  brings that file's value (`command`: its config as JSON data) of every field a resume may
+  not change, so that `changes` finds where the file is not the run's; the changeable ones
+  stay the run's unless overridden (a file's own budget or target does not replace the
+  run's)."""
   fields = flatten(saved)
   if names_config:
     fields.update(
       (field, value)
-      for field, value in flatten(as_json(command)).items()
+      for field, value in flatten(command).items()
       if field not in CHANGEABLE_ON_RESUME
     )
   return set_fields(restore(fields), dict(overrides))
 
 
-def changes(saved: ml_collections.ConfigDict, given: ml_collections.ConfigDict) -> list[Change]:
-  """Every field whose value differs between the saved and the given config."""
-  old, new = flatten(as_json(saved)), flatten(as_json(given))
+def changes(saved: Mapping[str, Any], given: Mapping[str, Any]) -> list[Change]:
+  """Every field whose value differs between the run's config.json data (made whole by
+  `restore`) and the given config's (`config.to_json_best_effort()`: tuples as lists)."""
+  old = flatten(json.loads(restore(saved).to_json_best_effort()))
+  new = flatten(given)
   return [
     Change(field, old.get(field, _ABSENT), new.get(field, _ABSENT))
     for field in dict.fromkeys([*old, *new])

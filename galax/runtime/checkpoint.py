@@ -272,18 +272,15 @@ class BestCheckpoint:
     self._checkpointer.close()
 
 
-def has_checkpoints(directory: str | None, quiet: bool = False) -> bool:
+def has_checkpoints(directory: str | None) -> bool:
   """Whether `--resume` finds checkpoints to continue from in `directory`. False where the
-  run has none yet (stopped before its first save: it starts afresh); unless `quiet`,
-  ValueError (one line) where there is no run, or only checkpoints moved aside as damaged
-  (it says where)."""
+  run has none yet (stopped before its first save: it starts afresh); ValueError (one
+  line) where there is no run, or only checkpoints moved aside as damaged (it says where)."""
   if directory is None:
     raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
   root = workdirs.path(directory)
   if root.is_dir() and any(item.name.isdigit() for item in root.iterdir()):
     return True
-  if quiet:
-    return False
   damaged = workdirs.path(directory + ".damaged")
   moved = sorted(item.name for item in damaged.iterdir()) if damaged.is_dir() else []
   if moved:

@@ -96,12 +96,14 @@ def _named_in_store(workdir: str, log: Callable[[str], None]) -> Iterator[None]:
 def _flock(
   folder: str, workdir: str, log: Callable[[str], None], made: str | None = None
 ) -> Iterator[None]:
-  """The `flock` on `<folder>/run.lock` (`folder`: the workdir, or a URL's staging copy)."""
-  os.makedirs(folder, exist_ok=True)
-  path = os.path.join(folder, LOCK_FILE)
-  fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-  emptied = False
+  """The `flock` on `<folder>/run.lock` (`folder`: the workdir, or a URL's staging copy).
+  Whatever stops the run before it wrote anything (a Ctrl-C during this very call too)
+  leaves no lock file, and none of the folders it `made`."""
+  held = emptied = False
+  fd = None
   try:
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(os.path.join(folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
     try:
       fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -110,27 +112,35 @@ def _flock(
         f"--workdir {workdir!r} is in use by a running galax run ({_describe(holder)}); "
         f"wait for it to end or stop it, or choose another --workdir."
       ) from None
-    stale = _holder(os.pread(fd, 4096, 0).decode(errors="replace"))
-    if stale:
-      log(
-        f"warning: taking over the lock of {workdir!r} from {_describe(stale)}, which "
-        f"ended without releasing it (killed or crashed)"
-      )
-    me = dict(pid=os.getpid(), host=socket.gethostname(), since=time.time())
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, json.dumps(me).encode(), 0)
-    os.fsync(fd)
+    held = True
+    _take(fd, workdir, log)
     try:
       yield
-    except BaseException:
-      emptied = _remove_if_unused(folder)  # while held: no other run can have taken it
-      raise
     finally:
-      os.ftruncate(fd, 0)  # ended normally: nothing stale to report next time
+      os.ftruncate(fd, 0)  # ended (or failed): nothing stale to report next time
+  except BaseException:
+    if held or made:  # while held no other run can have taken it; a made folder is ours
+      emptied = _remove_if_unused(folder)
+    raise
   finally:
-    os.close(fd)  # releases the flock
+    if fd is not None:
+      os.close(fd)  # releases the flock
     if emptied and made:
       _remove_made(folder, made)
+
+
+def _take(fd: int, workdir: str, log: Callable[[str], None]) -> None:
+  """Writes this process into the held lock file, warning of a holder that died."""
+  stale = _holder(os.pread(fd, 4096, 0).decode(errors="replace"))
+  if stale:
+    log(
+      f"warning: taking over the lock of {workdir!r} from {_describe(stale)}, which "
+      f"ended without releasing it (killed or crashed)"
+    )
+  me = dict(pid=os.getpid(), host=socket.gethostname(), since=time.time())
+  os.ftruncate(fd, 0)
+  os.pwrite(fd, json.dumps(me).encode(), 0)
+  os.fsync(fd)
 
 
 def first_missing(workdir: str) -> str | None:
@@ -158,9 +168,10 @@ def _remove_if_unused(folder: str) -> bool:
   """Removes the lock file and the empty folders under `folder` if that is all it holds (a
   run that failed before writing anything); says whether it did."""
   tree = list(os.walk(folder, topdown=False))
-  if any(files != ([LOCK_FILE] if root == folder else []) for root, _, files in tree):
+  if any(files not in ([LOCK_FILE] if root == folder else [], []) for root, _, files in tree):
     return False
-  os.unlink(os.path.join(folder, LOCK_FILE))
+  with contextlib.suppress(FileNotFoundError):  # stopped before it made the lock file
+    os.unlink(os.path.join(folder, LOCK_FILE))
   for root, _, _ in tree:
     if root != folder:
       os.rmdir(root)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from typing import Iterator, Protocol
 
@@ -131,6 +132,51 @@ def watch() -> Iterator[Watch]:
   finally:
     # None: a handler installed outside Python, which Python cannot put back.
     signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+_ctrl_c_pending = False  # a Ctrl-C came while `ctrl_c_noted` held (see there)
+
+
+@contextlib.contextmanager
+def ctrl_c_noted() -> Iterator[None]:
+  """Ctrl-C raises KeyboardInterrupt as usual, and is noted too (main thread only).
+
+  Python raises it in whatever Python code runs when the signal comes. During a compile
+  that can be jax's garbage-collection callback, whose exceptions Python prints and drops
+  ("Exception ignored in: _xla_gc_callback"): the run went on to its end. The loop calls
+  `raise_dropped_ctrl_c` after each call, so a dropped one still stops the run there.
+  """
+  global _ctrl_c_pending
+  if threading.current_thread() is not threading.main_thread():
+    yield
+    return
+
+  def handle(signum, frame):
+    global _ctrl_c_pending
+    del signum, frame
+    _ctrl_c_pending = True
+    raise KeyboardInterrupt
+
+  def unraisable(hook_args):  # the dropped KeyboardInterrupt: noted, so not printed
+    if not isinstance(hook_args.exc_value, KeyboardInterrupt):
+      previous_hook(hook_args)
+
+  previous, previous_hook = signal.signal(signal.SIGINT, handle), sys.unraisablehook
+  sys.unraisablehook = unraisable
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+    sys.unraisablehook = previous_hook
+    _ctrl_c_pending = False
+
+
+def raise_dropped_ctrl_c() -> None:
+  """KeyboardInterrupt if a Ctrl-C came since the last call (see `ctrl_c_noted`)."""
+  global _ctrl_c_pending
+  if _ctrl_c_pending:
+    _ctrl_c_pending = False
+    raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -22,6 +22,7 @@ process at a time writes a workdir (galax/runtime/lock.py: process 0 holds its l
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from typing import Callable
 
@@ -92,8 +93,10 @@ def train(
       lambda: workdirs.last_good(_checkpoint_dir(workdir)),
     ),
     preemption.watch() as preempted,
+    preemption.ctrl_c_noted(),
   ):
-    changes = _prepare(config, workdir, resume, overwrite, holds_lock, log)
+    as_json = json.loads(config.to_json_best_effort())
+    changes = _prepare(as_json, workdir, resume, overwrite, holds_lock, log)
     try:
       return _train(make_algorithm(config), workdir, changes, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
@@ -103,57 +106,38 @@ def train(
         )
       raise
     except BaseException:
-      if holds_lock and changes is None and not _trained(workdir):
+      if holds_lock and changes is None and not workdirs.saved_training(workdir):
         workdirs.start_afresh(workdir, overwrite=True)  # a failed start leaves nothing behind
       raise
 
 
 def _prepare(
-  config: ConfigDict,
+  config_json: dict,
   workdir: str | None,
   resume: bool,
   overwrite: bool,
   holds_lock: bool,
   log: Callable[[str], None],
 ) -> list[resume_lib.Change] | None:
-  """Before the (slow) build: a resume's changes to the saved config (None: a fresh run);
-  a fresh run's workdir emptied, where it may be."""
-  if resume and ckpt_lib.has_checkpoints(_checkpoint_dir(workdir)):
-    return _resume_changes(config, workdir)
-  if resume:  # stopped before its first checkpoint: nothing to lose
-    _resume_changes(config, workdir)  # still the run's own config
+  """Before the (slow) build: a resume's changes to the saved config (None: a fresh run),
+  ValueError (one line) for any a resume may not make; a fresh run's workdir emptied,
+  where it may be."""
+  if resume:
+    saved = workdirs.read_config_json(workdir)
+    where = workdirs.join(workdir, workdirs.CONFIG_FILE)
+    found = [] if saved is None else resume_lib.changes(saved, config_json)
+    changes = resume_lib.check(found, where)
+    if ckpt_lib.has_checkpoints(_checkpoint_dir(workdir)):
+      return changes
     log(f"--resume: {workdir} has no checkpoint yet; starting the run afresh")
-    overwrite = True
+    overwrite = True  # stopped before its first checkpoint: nothing to lose
   if holds_lock:  # never mix two runs' files
     workdirs.start_afresh(workdir, overwrite)
   return None
 
 
-def _trained(workdir: str) -> bool:
-  """Whether a run in `workdir` saved anything of its training: a checkpoint, a metrics
-  row or a result (a divergence's)."""
-  local = workdirs.staging_dir(workdir)
-  metrics = workdirs.path(workdirs.join(local, "metrics.csv"))
-  rows = metrics.read_text().count("\n") if metrics.exists() else 0
-  return (
-    ckpt_lib.has_checkpoints(_checkpoint_dir(workdir), quiet=True)
-    or rows > 1
-    or workdirs.path(workdirs.join(local, "result.json")).exists()
-  )
-
-
 def _checkpoint_dir(workdir: str | None) -> str | None:
   return workdirs.join(workdir, "checkpoints") if workdir else None
-
-
-def _resume_changes(config: ConfigDict, workdir: str) -> list[resume_lib.Change]:
-  """How `config` differs from the run's saved one, where a resume may change it;
-  ValueError (one line) for any other difference (galax/config/resume.py)."""
-  saved = workdirs.read_config_json(workdir)
-  if saved is None:  # checkpoints without config.json: nothing to compare with
-    return []
-  found = resume_lib.changes(resume_lib.restore(saved), config)
-  return resume_lib.check(found, workdirs.join(workdir, workdirs.CONFIG_FILE))
 
 
 def _train(
@@ -246,7 +230,9 @@ def _loop(
 def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
   """One call of `step`: the state, progress, metrics and stop reason after it."""
   progress, call_start = run.progress, time.perf_counter()
-  run.state, metrics = algorithm.step(run.state)
+  state, metrics = algorithm.step(run.state)
+  preemption.raise_dropped_ctrl_c()  # as a KeyboardInterrupt there would: state unchanged
+  run.state = state
   progress.advance(algorithm.updates_per_call, _steps_per_call(algorithm))
   run.unchecked = metrics.get(divergence.FLAGS_KEY, {})
   metrics = to_host(metrics)

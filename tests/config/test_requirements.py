@@ -1,4 +1,4 @@
-"""An unsupported Python or jax: one line naming what to install (galax/requirements.py)."""
+"""An unsupported Python or jax: one line naming what to install (galax/runtime/requirements.py)."""
 
 import glob
 import os
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from galax import requirements
+from galax.runtime import requirements
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

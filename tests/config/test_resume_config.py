@@ -17,7 +17,7 @@ def test_a_saved_config_is_rebuilt_field_for_field():
   config.env.options = ml_collections.ConfigDict(dict(noop_max=0))
   rebuilt = resume.restore(_saved(config))
   validate(rebuilt)
-  assert resume.changes(config, rebuilt) == []
+  assert resume.changes(_saved(config), _saved(rebuilt)) == []
   assert rebuilt.network.mlp_hidden == config.network.mlp_hidden  # a tuple again, not a list
   assert rebuilt.env.options.noop_max == 0
 
@@ -39,7 +39,7 @@ def test_changeable_fields_pass_and_others_are_named_saved_against_new():
   saved = load("cartpole_a2c", seed=3)
   given = load("cartpole_a2c", seed=0, total_env_steps=5_000_000, eval__every_steps=10_000)
   given.optimizer.learning_rate = 5e-3
-  found = resume.changes(saved, given)
+  found = resume.changes(_saved(saved), _saved(given))
   assert [c.field for c in found] == [
     "seed",
     "total_env_steps",
@@ -61,13 +61,13 @@ def test_changeable_fields_pass_and_others_are_named_saved_against_new():
 def test_a_bare_resume_is_the_saved_config_with_the_overrides():
   saved = _saved(load("cartpole_a2c", seed=3, target_return=0.0))
   default = load("cartpole_a2c")  # what the command line holds without --config
-  config = resume.command_config(saved, default, {"total_env_steps": 9}, names_config=False)
+  config = resume.command_config(saved, _saved(default), {"total_env_steps": 9}, False)
   assert (config.seed, config.target_return, config.total_env_steps) == (3, 0.0, 9)
 
 
 def test_a_named_config_keeps_the_run_s_changeable_fields_unless_overridden():
   saved = _saved(load("cartpole_a2c", target_return=0.0, total_env_steps=3_000_000))
   named = load("cartpole_a2c", seed=1)  # the file: target 475, 1M steps; seed from the command
-  config = resume.command_config(saved, named, {}, names_config=True)
+  config = resume.command_config(saved, _saved(named), {}, names_config=True)
   assert (config.target_return, config.total_env_steps) == (0.0, 3_000_000)
-  assert [c.field for c in resume.changes(resume.restore(saved), config)] == ["seed"]
+  assert [c.field for c in resume.changes(saved, _saved(config))] == ["seed"]

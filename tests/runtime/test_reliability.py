@@ -328,7 +328,7 @@ def test_ctrl_c_during_compilation_saves_nothing(tmp_path, monkeypatch):
   lines = []
   with pytest.raises(KeyboardInterrupt):
     train(tiny_config(), workdir=str(tmp_path), log=lines.append)
-  assert not [s for s in os.listdir(tmp_path / "checkpoints") if s.isdigit()]
+  assert os.listdir(tmp_path) == []  # a fresh run that saved nothing leaves nothing
   assert "nothing new to save" in lines[-1]
 
 
