@@ -151,6 +151,7 @@ RUN_FILES = (
   "best",
   "checkpoints.damaged",
   "config_changes.json",
+  "sittings.json",
   "wandb",
   "wandb_id.txt",
   "videos",

@@ -10,29 +10,43 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import time
 
 import jax
 from ml_collections import ConfigDict
 
 from galax.config.resume import Change
 from galax.core.types import JsonDict
+from galax.runtime import provenance
 from galax.runtime import workdir as workdirs
 from galax.training import metrics as metrics_lib
 from galax.training import tracking
 
 CHANGES_FILE = "config_changes.json"  # what resumes changed of the config, and from when
+SITTINGS_FILE = "sittings.json"  # each sitting of the run: from which step, at which commit
 
 
-def _record_changes(path: str, changes: list[Change], env_steps: int) -> None:
-  """Appends `changes` (made from `env_steps` on) to the run's list of config changes."""
+def _append_json(path: str, entries: list[JsonDict]) -> None:
   recorded = []
   if os.path.exists(path):
     with open(path) as f:
       recorded = json.load(f)
-  recorded += [
-    dict(env_steps=env_steps, field=c.field, saved=c.saved, new=c.given) for c in changes
-  ]
-  metrics_lib.write_json(path, recorded)
+  metrics_lib.write_json(path, recorded + entries)
+
+
+def _record_sitting(path: str, env_steps: int) -> None:
+  """Appends this sitting (its first env step, the galax commit, host, start time)."""
+  when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+  sitting = dict(env_steps=env_steps, started=when, host=socket.gethostname())
+  _append_json(path, [dict(sitting, **provenance.git_info())])
+
+
+def _record_changes(path: str, changes: list[Change], env_steps: int) -> None:
+  """Appends `changes` (made from `env_steps` on) to the run's list of config changes."""
+  _append_json(
+    path, [dict(env_steps=env_steps, field=c.field, saved=c.saved, new=c.given) for c in changes]
+  )
 
 
 class Outputs:
@@ -75,6 +89,7 @@ class Outputs:
     )
     if resume:
       metrics_lib.truncate_csv(os.path.join(self.local, "eval.csv"), env_steps)
+    _record_sitting(os.path.join(self.local, SITTINGS_FILE), env_steps)
     config_file = os.path.join(self.local, workdirs.CONFIG_FILE)
     if changes:
       _record_changes(os.path.join(self.local, CHANGES_FILE), changes, env_steps)
@@ -89,6 +104,7 @@ class Outputs:
 
   def write_result(self, summary: JsonDict) -> None:
     if self.is_writer:
+      summary = dict(summary, git=provenance.git_info())  # the commit of this last sitting
       metrics_lib.write_json(os.path.join(self.local, "result.json"), summary)
       self.files.push()
 

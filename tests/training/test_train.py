@@ -136,3 +136,17 @@ def test_progress_gives_the_share_done_and_the_time_left():
     "40% of 10.0M, 10m left"
   )
   assert progress(1600, 3200, 800, 0.1) == "50% of 3.2k, 0s left"
+
+
+def test_each_sitting_and_the_result_record_the_commit(tmp_path):
+  """sittings.json: one entry per sitting (its first env step and the galax commit);
+  result.json: the commit of the last sitting (issue 58: runs recorded no commit)."""
+  from run_helpers import tiny_config  # pylint: disable=g-import-not-at-top
+
+  quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+  train(tiny_config(total_env_steps=1600), workdir=str(tmp_path), log=quiet)
+  train(tiny_config(total_env_steps=3200), workdir=str(tmp_path), resume=True, log=quiet)
+  sittings = json.loads((tmp_path / "sittings.json").read_text())
+  assert [s["env_steps"] for s in sittings] == [0, 1600]
+  commit = json.loads((tmp_path / "result.json").read_text())["git"]["commit"]
+  assert commit and all(s["commit"] == commit and "dirty" in s for s in sittings)

@@ -1,0 +1,166 @@
+"""Issue 56's pre-registered Atari runs (docs/results/atari_gala_hts/PREREGISTRATION.md):
+run them in turn across sessions, and report what they measured so far.
+
+  python -m experiments.atari_prereg list                     # every run and where it stands
+  python -m experiments.atari_prereg run codeeps_gala_0 codeeps_allreduce_0
+  python -m experiments.atari_prereg report --out=docs/results/atari_gala_hts
+
+`run` starts each named run with its registered command, or continues it with `--resume`
+where its workdir (runs/prereg/<name>) holds a checkpoint, or first copies a checkpoint
+carried in the tree (experiments/checkpoints/<name>, for a session on a new machine); a
+finished run is skipped. The commands are the registration's, word for word: nothing here
+chooses a setting. `report` writes <out>/runs.md: each run's running mean at every 0.5M
+agent steps, its final value, agent steps and minutes to 18 (Pong), and the commit each
+sitting ran at (metrics rows carry none: the sittings are listed by hand in runs.md's
+notes until they do).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUNS_DIR = os.path.join(ROOT, "runs", "prereg")
+CARRIED = os.path.join(ROOT, "experiments", "checkpoints")
+COMMON = ["--config.checkpoint_every_steps=250000"]
+BREAKOUT = [*COMMON, "--config.total_env_steps=5000000"]
+PONG = [*COMMON, "--config.target_return=18", "--config.total_env_steps=6000000"]
+A2C_ARM = ["--config.algorithm=a2c", "--config.hts.microbatches=0", "--config.hts.alpha=0"]
+CODE_EPS = ["--config.optimizer.eps=1e-5"]  # A-code: the authors' code's RMSProp epsilon
+
+
+def registered() -> dict[str, list[str]]:
+  """Every registered run: its name and its command's arguments (after run.py)."""
+  runs = {}
+  for s in range(3):
+    metrics = ["--config.gossip.metrics=True"] if s == 0 else []
+    for arm in ("gala", "allreduce"):
+      extra = metrics if arm == "gala" else []
+      args = [f"--config={arm}_a2c", f"--config.seed={s}", *BREAKOUT, *extra]
+      runs[f"{arm}_{s}"] = args
+      runs[f"codeeps_{arm}_{s}"] = [*args, *CODE_EPS]
+    runs[f"hts_{s}"] = ["--config=hts_a2c_atari", f"--config.seed={s}", *PONG]
+    runs[f"a2c_{s}"] = [*runs[f"hts_{s}"], *A2C_ARM]
+  runs["a2c16_0"] = ["--config=breakout_a2c", "--config.seed=0", *BREAKOUT]
+  runs["codeeps_a2c16_0"] = [*runs["a2c16_0"], *CODE_EPS]
+  return runs
+
+
+def _workdir(name: str) -> str:
+  return os.path.join(RUNS_DIR, name)
+
+
+def _has_checkpoint(folder: str) -> bool:
+  checkpoints = os.path.join(folder, "checkpoints")
+  return os.path.isdir(checkpoints) and any(n.isdigit() for n in os.listdir(checkpoints))
+
+
+def status(name: str) -> str:
+  workdir = _workdir(name)
+  result = {}
+  if os.path.exists(os.path.join(workdir, "result.json")):
+    with open(os.path.join(workdir, "result.json")) as f:
+      result = json.load(f)
+  if result.get("stopped") not in (None, "preempted", "interrupted"):
+    return f"finished at {result['env_steps']:,} agent steps ({result['stopped']})"
+  if _has_checkpoint(workdir):
+    steps = max(int(n) for n in os.listdir(os.path.join(workdir, "checkpoints")) if n.isdigit())
+    return f"checkpoint at {steps}"
+  if _has_checkpoint(os.path.join(CARRIED, name)):
+    return "checkpoint carried in experiments/checkpoints"
+  return "not started"
+
+
+def run(names: Sequence[str]) -> None:
+  runs = registered()
+  for name in names:
+    if name not in runs:
+      sys.exit(f"error: no registered run {name!r}: {', '.join(sorted(runs))}")
+    workdir = _workdir(name)
+    if status(name).startswith("finished"):
+      print(f"{name}: {status(name)}: skipped")
+      continue
+    carried = os.path.join(CARRIED, name)
+    if not _has_checkpoint(workdir) and _has_checkpoint(carried):
+      shutil.copytree(carried, workdir, dirs_exist_ok=True)
+    resume = _has_checkpoint(workdir)
+    args = [f"--workdir={workdir}", "--resume"] if resume else [*runs[name], f"--workdir={workdir}"]
+    print(f"{name}: {'resuming' if resume else 'starting'}: run.py {' '.join(args)}", flush=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], check=False)
+
+
+def _rows(name: str) -> list[dict]:
+  path = os.path.join(_workdir(name), "metrics.csv")
+  if not os.path.exists(path):
+    return []
+  with open(path) as f:
+    return list(csv.DictReader(f))
+
+
+def _at(rows: list[dict], steps: int) -> str:
+  before = [r for r in rows if int(r["env_steps"]) <= steps]
+  return (
+    f"{float(before[-1]['mean_return']):.2f}"
+    if before and steps <= int(rows[-1]["env_steps"])
+    else ""
+  )
+
+
+def _to_target(rows: list[dict], target: float) -> str:
+  for r in rows:
+    if r["mean_return"] and float(r["mean_return"]) >= target:
+      return f"{int(r['env_steps']):,} ({float(r['wall_time_s']) / 60:.1f} min)"
+  return ""
+
+
+def report(out: str) -> None:
+  marks = [500_000 * k for k in range(1, 13)]
+  lines = [
+    "# Issue 56's pre-registered runs: where they stand",
+    "",
+    "Written by `python -m experiments.atari_prereg report`. Running mean of the last 100",
+    "training games (raw score) at each mark of agent steps; blank: not reached yet.",
+    "",
+    "| run | status | "
+    + " | ".join(f"{m / 1e6:g}M" for m in marks)
+    + " | last row | to 18 (Pong) |",
+    "| --- | --- | " + " | ".join("---:" for _ in marks) + " | ---: | ---: |",
+  ]
+  for name in registered():
+    rows = _rows(name)
+    if not rows:
+      continue
+    last = f"{float(rows[-1]['mean_return']):.2f} at {int(rows[-1]['env_steps']):,}"
+    cells = " | ".join(_at(rows, m) for m in marks)
+    target = _to_target(rows, 18.0) if name.startswith(("hts", "a2c_")) else ""
+    lines.append(f"| {name} | {status(name)} | {cells} | {last} | {target} |")
+  os.makedirs(out, exist_ok=True)
+  with open(os.path.join(out, "runs.md"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+  print("\n".join(lines))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("command", choices=("list", "run", "report"))
+  parser.add_argument("names", nargs="*")
+  parser.add_argument("--out", default=os.path.join(ROOT, "docs", "results", "atari_gala_hts"))
+  args = parser.parse_args(argv)
+  if args.command == "list":
+    for name, command in registered().items():
+      print(f"{name:22s} {status(name):40s} run.py {' '.join(command)}")
+  elif args.command == "run":
+    run(args.names)
+  else:
+    report(args.out)
+
+
+if __name__ == "__main__":
+  main()
