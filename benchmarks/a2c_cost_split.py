@@ -21,6 +21,7 @@ this machine; XLA fuses the whole update its own way, so the last increment can 
 from __future__ import annotations
 
 import json
+import sys
 import time
 
 import jax
@@ -34,6 +35,7 @@ from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.algorithm import block_policy, make_setup
 from galax.algorithms.program import initial_params
 from galax.algorithms.registry import spec_for
+from galax.config import cli
 from galax.core.rollout import init_action_keys, rollout, sample_actions
 from galax.parallel import layout as lx
 
@@ -158,4 +160,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -39,6 +39,7 @@ from absl import app, flags  # pylint: disable=g-import-not-at-top
 
 from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+from galax.config import cli
 from galax.envs import env_family  # pylint: disable=g-import-not-at-top
 
 _ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id.")
@@ -170,4 +171,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -19,11 +19,13 @@ so they scan on CPU too).
 from __future__ import annotations
 
 import json
+import sys
 
 import measure
 from absl import app, flags
 
 from galax import config as config_lib
+from galax.config import cli
 
 _ENVS = flags.DEFINE_list("envs", ["gymnax/CartPole-v1", "gymnax/Breakout-MinAtar"], "gymnax ids.")
 _NUM_ENVS = flags.DEFINE_list("num_envs", ["64", "256", "1024", "4096"], "Env counts.")
@@ -132,4 +134,5 @@ def _write(info: dict, rows: list[dict]) -> None:
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -25,6 +26,7 @@ import jax
 from absl import app, flags
 
 from galax.algorithms import make_algorithm
+from galax.config import cli
 from galax.envs import EnvSettings, make_env
 
 _SUITES = flags.DEFINE_list("suites", ["atari", "football"], "Suites to run.")
@@ -161,4 +163,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -31,6 +31,7 @@ import time
 from absl import app, flags
 
 from galax import config as config_lib
+from galax.config import cli
 from galax.training.loop import train
 
 _BASELINES = flags.DEFINE_list("baselines", ["ba3c", "a3c", "impala"], "What to train.")
@@ -119,4 +120,5 @@ def main(argv):
 
 if __name__ == "__main__":
   sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

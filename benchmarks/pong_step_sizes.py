@@ -35,6 +35,8 @@ import jax
 import numpy as np
 from absl import app, flags
 
+from galax.config import cli
+
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from galax import config as config_lib  # noqa: E402
@@ -107,4 +109,5 @@ def main(_):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -30,6 +30,7 @@ from absl import app, flags  # pylint: disable=g-import-not-at-top
 
 from galax import config as config_lib  # pylint: disable=g-import-not-at-top
 from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+from galax.config import cli
 from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
 
 _CONFIG = flags.DEFINE_string("config", "ba3c_breakout", "Config name or file.")
@@ -120,4 +121,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -37,6 +37,7 @@ import measure  # pylint: disable=g-import-not-at-top
 from absl import app, flags  # pylint: disable=g-import-not-at-top
 
 from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+from galax.config import cli
 from galax.envs import env_family  # pylint: disable=g-import-not-at-top
 
 # algorithm -> (config name, learner rule): "one" runs 1 learner with all N envs, "many"
@@ -231,4 +232,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -18,11 +18,13 @@ overhead (policy forward, sampling, host-device traffic of the custom calls: 1/a
 from __future__ import annotations
 
 import json
+import sys
 
 import measure
 from absl import app, flags
 
 from galax import config as config_lib
+from galax.config import cli
 
 _ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id.")
 _CONFIG = flags.DEFINE_string(
@@ -88,4 +90,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)
