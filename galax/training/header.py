@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
+import jax
+
 from galax.algorithms import Algorithm, spec_for
 from galax.training.metrics import EpisodeTracker
 from galax.training.result import TrainResult
@@ -40,6 +42,13 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
     f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
     f"plan: {plan.describe()} (each field: galax/algorithms/plan.py)",
   ]
+  visible = jax.device_count()
+  if 1 < layout.num_learners and layout.num_devices < visible:  # several learners, idle devices
+    lines.append(
+      f"devices: {layout.num_devices} of the {visible} visible carry learners, "
+      f"{visible - layout.num_devices} idle (num_learners={layout.num_learners}; a multiple of "
+      f"{visible} uses them all)"
+    )
   unit_call = getattr(plan, "unit_call", None)
   if spec_for(config.algorithm).segment_units and unit_call in UNIT_CALL:  # HTS segments
     lines.append(f"unit_call={unit_call}: {UNIT_CALL[unit_call]}")

@@ -286,3 +286,19 @@ def test_readme_commands_name_configs_so_they_work_from_any_directory():
   given = re.findall(r"--(?:help_)?config=([^\s:`]+)", "\n".join(blocks))
   assert given and all(name in config_names() for name in given), given
   assert not [b for b in blocks[1:] if re.search(r"^python run\.py", b, re.M)]
+
+
+def test_idle_devices_are_named_in_the_header():
+  """4 learners on the suite's 8 virtual devices: the header says 4 are idle."""
+  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+  from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
+
+  algorithm = make_algorithm(tiny_config(num_learners=4, combine="allreduce"))
+  try:
+    lines = header_lines(algorithm, dict(requested_env_steps=1, planned_env_steps=1))
+  finally:
+    algorithm.env.close()
+  assert (
+    "devices: 4 of the 8 visible carry learners, 4 idle (num_learners=4; a multiple of 8 "
+    "uses them all)" in lines
+  )
