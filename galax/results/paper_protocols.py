@@ -147,6 +147,11 @@ def _batch(resamples: int, numbers_per_resample: int) -> int:
   return max(1, min(resamples, _BATCH_NUMBERS // max(1, numbers_per_resample)))
 
 
+# Below this many seeds a bootstrap "CI" is the mean itself (1 seed) or about [min, max]
+# (2 seeds): tables and plots give none.
+MIN_SEEDS_FOR_CI = 3
+
+
 def bootstrap_ci(
   samples: np.ndarray,
   confidence: float = 0.95,

@@ -137,8 +137,9 @@ def plot_all(
           continue
         grid, values = protocols.align_curves(xs, ys)
         mean, lo, hi = protocols.bootstrap_ci(values, resamples=resamples)
-        (line,) = ax.plot(grid / scale, mean, label=f"{name} (n={len(ys)})")
-        ax.fill_between(grid / scale, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
+        (line,) = ax.plot(grid / scale, mean, label=f"{name} (n={len(ys)})", marker=".")
+        if len(ys) >= protocols.MIN_SEEDS_FOR_CI:  # fewer: no band (it would be [min, max])
+          ax.fill_between(grid / scale, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
       ax.set_xlabel(x_label)
       ax.set_ylabel(y_label)
       files.append(

@@ -28,6 +28,8 @@ from typing import Any, Sequence
 import numpy as np
 from ml_collections import ConfigDict
 
+from galax.results.paper_protocols import MIN_SEEDS_FOR_CI
+
 Axis = tuple[str, list[Any]]
 
 
@@ -90,9 +92,6 @@ def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> 
   if steps:
     config.total_env_steps = steps
   return config
-
-
-MIN_SEEDS_FOR_CI = 3  # below this a bootstrap "CI" is the mean itself or [min, max]
 
 
 def seed_stats(values: Sequence[float | None], resamples: int = 2000) -> dict[str, Any]:

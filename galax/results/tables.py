@@ -132,10 +132,13 @@ def final_metric_table(evaluated: Groups, resamples: int) -> list[str]:
   ]
   for name, g in evaluated.items():
     finals = [protocols.final_metric(eval_series(r)[1]) for r in g]
-    _, lo, hi = protocols.bootstrap_ci(np.array(finals), resamples=resamples)
+    ci = f"n={len(finals)}, no CI"
+    if len(finals) >= protocols.MIN_SEEDS_FOR_CI:
+      _, lo, hi = protocols.bootstrap_ci(np.array(finals), resamples=resamples)
+      ci = f"[{lo:.1f}, {hi:.1f}]"
     lines.append(
       f"| {name} | {g[0]['env_id']} | {_steps(g[0]['env_steps'])} "
-      f"| {_mean_se(finals)} | [{lo:.1f}, {hi:.1f}] "
+      f"| {_mean_se(finals)} | {ci} "
       f"| {', '.join(_fmt(f) for f in finals)} |"
     )
   return lines

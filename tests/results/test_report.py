@@ -285,3 +285,13 @@ def test_report_of_one_game_has_no_aggregate(results):
   text = report.main([str(results / "results"), "--out", out, "--resamples", "100"])
   assert "Across games" not in text
   assert not os.path.exists(os.path.join(out, "performance_profile.png"))
+
+
+def test_two_seeds_get_no_ci(tmp_path):
+  """With 2 seeds a bootstrap interval is about [min, max]: the table says 'n=2, no CI'."""
+  _write(
+    str(tmp_path / "results"), [_run("ppo", "PPO", s, 16, f) for s, f in enumerate([1.0, 2.0])]
+  )
+  text = report.main([str(tmp_path / "results"), "--out", str(tmp_path / "r"), "--resamples", "50"])
+  final = {row[0]: row for row in _table(text, "Final metric")}
+  assert final["ppo"][4] == "n=2, no CI"
