@@ -165,8 +165,8 @@ def improvement_table(data: GameScores, resamples: int) -> list[str]:
     "",
     "Probability of improvement P(X > Y): the chance that a run of X beats a run "
     "of Y on a game (a tie counts half), averaged over games; 95% CI: the same "
-    "stratified bootstrap. Label: 'different' where the CI excludes 0.5, "
-    f"'equivalent' where it lies inside 0.5 +- {rule.PROBABILITY_MARGIN}, else "
+    "stratified bootstrap. Label, read in this order: 'equivalent' where the CI lies "
+    f"inside 0.5 +- {rule.PROBABILITY_MARGIN}, 'different' where it excludes 0.5, else "
     "'inconclusive' (galax/results/verdict.py).",
     "",
     "| X vs Y | P(X > Y) | 95% CI | label |",

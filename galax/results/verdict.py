@@ -2,30 +2,51 @@
 
 A comparison of a variant A with a baseline B is a statistic and its 95% CI: a difference
 of means (null 0), a ratio of means (null 1) or a probability of improvement (null 0.5).
-Its label:
+Its label, read in this order:
 
-  different      the CI excludes the null;
-  equivalent     the CI includes the null and lies strictly inside null +- margin;
-  inconclusive   otherwise: the CI includes the null and reaches past the margin.
+  1. equivalent    the CI lies strictly inside null +- margin;
+  2. different     the CI excludes the null (and so reaches past the margin);
+  3. inconclusive  otherwise: the CI includes the null and reaches past the margin.
 
-"different" is read first: a CI that excludes the null is never called equal, however
-small the difference. The margin is fixed before any result is read (MARGIN_FRACTION):
-10% of the baseline's mean score for a difference (so a baseline scoring 0 has no
-equivalence), 10% around 1 for a ratio, 0.1 around 0.5 for a probability. With the one
-95% CI, "equivalent" is a two one-sided test (TOST) at 2.5% on each side.
+"equivalent" is read first. With the one 95% CI it is a two one-sided test (TOST) at 2.5%
+on each side: a CI inside the margin is equivalent even where it excludes the null, since
+the difference it shows is smaller than the margin. The margin is fixed before any result
+is read (MARGIN_FRACTION): 10% of the baseline's mean score for a difference (so a
+baseline scoring 0 has no equivalence), 10% around 1 for a ratio, 0.1 around 0.5 for a
+probability.
 
-A claim's verdict follows from the label and the side of the null the CI lies on:
+A claim's verdict follows from the label and, for "different", the side of the null:
 
-  claim      different, above   different, below   CI includes the null
-  equal      not reproduced     not reproduced     equivalent: reproduced, else inconclusive
-  higher     reproduced         not reproduced     equivalent: not reproduced, else inconclusive
-  lower      not reproduced     reproduced         equivalent: not reproduced, else inconclusive
-  at least   reproduced         not reproduced     low end above null - margin (no worse by
-                                                   more than the margin): reproduced, else
-                                                   inconclusive
+  claim    equivalent       different, above   different, below   inconclusive
+  equal    reproduced       not reproduced     not reproduced     inconclusive
+  higher   not reproduced   reproduced         not reproduced     inconclusive
+  lower    not reproduced   not reproduced     reproduced         inconclusive
 
-A claim judged in several cells (games, rates, simulator counts) has one verdict only
-where every cell has it; otherwise it is "mixed" and names the cells (`overall`).
+"at least" is non-inferiority: A is no worse than B by more than the margin. Its verdict
+reads only where the CI sits against null - margin, not the label:
+
+  at least   reproduced where the low end is above null - margin; not reproduced where
+             the high end is below null - margin; otherwise (the CI straddles it)
+             inconclusive.
+  at most    the mirror: reproduced where the high end is below null + margin; not
+             reproduced where the low end is above null + margin; otherwise inconclusive.
+
+Worked examples (differences, null 0):
+
+  +0.14 [+0.02, +0.27], margin 0.58 (HTS-PPO - PPO, 2a Breakout (a)): inside +-0.58, so
+      equivalent although it excludes 0. equal: reproduced; higher: not reproduced.
+  +0.53 [+0.13, +0.94], margin 0.58: excludes 0 and passes +0.58: different, above.
+      equal: not reproduced; higher: reproduced.
+  [-0.50, -0.18] and [-0.50, +0.01], margin 0.53: both lie inside +-0.53, so both are
+      equivalent, and both low ends are above -0.53: at least, reproduced for both.
+      Whether the CI covers 0 does not count; only the low end's side of -margin does.
+  -0.52 [-0.79, -0.18], margin 0.53 (1e Breakout 7e-4): different, below; at least:
+      inconclusive (the CI straddles -0.53), equal: not reproduced.
+  [-8.06, -6.86], margin 1.96: at least: not reproduced (the high end is below -1.96).
+
+A CI with a non-finite end (no interval) is inconclusive, whatever the claim. A claim
+judged in several cells (games, rates, simulator counts) has one verdict only where every
+cell has it; otherwise it is "mixed" and names the cells (`overall`).
 """
 
 from __future__ import annotations
@@ -36,7 +57,7 @@ from typing import Mapping, NamedTuple
 MARGIN_FRACTION = 0.10  # the equivalence margin, relative to the baseline
 PROBABILITY_MARGIN = 0.10  # around P(A > B) = 0.5
 LABELS = ("equivalent", "different", "inconclusive")
-CLAIMS = ("equal", "higher", "lower", "at least")
+CLAIMS = ("equal", "higher", "lower", "at least", "at most")
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 
 
@@ -76,31 +97,44 @@ def _finite(c: Comparison) -> bool:
 
 
 def label(c: Comparison) -> str:
-  """'different', 'equivalent' or 'inconclusive' (the module's rule)."""
+  """'equivalent', 'different' or 'inconclusive', read in that order (the module's rule)."""
   if not _finite(c):
     return "inconclusive"  # no interval: nothing follows
+  if c.null - c.margin < c.low and c.high < c.null + c.margin:
+    return "equivalent"  # TOST first: a CI inside the margin is never "different"
   if c.low > c.null or c.high < c.null:
     return "different"
-  if c.null - c.margin < c.low and c.high < c.null + c.margin:
-    return "equivalent"
   return "inconclusive"
 
 
+def _bound(c: Comparison, claim: str) -> str:
+  """'at least' (non-inferiority) against null - margin, or 'at most' against null + margin."""
+  if claim == "at least":
+    edge = c.null - c.margin
+    shown, refuted = c.low > edge, c.high < edge
+  else:
+    edge = c.null + c.margin
+    shown, refuted = c.high < edge, c.low > edge
+  return REPRODUCED if shown else NOT_REPRODUCED if refuted else INCONCLUSIVE
+
+
 def verdict(claim: str, c: Comparison) -> str:
-  """A claim about A against B ('equal', 'higher', 'lower', 'at least'), from its CI."""
+  """A claim about A against B (one of CLAIMS), from its CI by the module's rule."""
   if claim not in CLAIMS:
     raise ValueError(f"claim must be one of {CLAIMS}, got {claim!r}.")
+  if not _finite(c):
+    return INCONCLUSIVE
+  if claim in ("at least", "at most"):
+    return _bound(c, claim)
   kind = label(c)
-  if kind == "different":
-    above = c.low > c.null
-    if claim == "equal":
-      return NOT_REPRODUCED
-    return REPRODUCED if above == (claim in ("higher", "at least")) else NOT_REPRODUCED
-  if claim == "at least":
-    return REPRODUCED if _finite(c) and c.low > c.null - c.margin else INCONCLUSIVE
   if kind == "equivalent":
     return REPRODUCED if claim == "equal" else NOT_REPRODUCED
-  return INCONCLUSIVE
+  if kind == "inconclusive":
+    return INCONCLUSIVE
+  above = c.low > c.null
+  if claim == "equal":
+    return NOT_REPRODUCED
+  return REPRODUCED if above == (claim == "higher") else NOT_REPRODUCED
 
 
 def overall(cells: Mapping[str, str]) -> str:
@@ -116,6 +150,6 @@ def overall(cells: Mapping[str, str]) -> str:
 
 
 def describe(c: Comparison, digits: int = 2, signed: bool = True) -> str:
-  """'+0.14 [+0.02, +0.27], different (margin +-0.58)'."""
+  """'+0.14 [+0.02, +0.27], equivalent (margin +-0.58)'."""
   f = f"{{:{'+' if signed else ''}.{digits}f}}".format
   return f"{f(c.estimate)} [{f(c.low)}, {f(c.high)}], {label(c)} (margin +-{c.margin:.{digits}f})"

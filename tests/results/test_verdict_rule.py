@@ -11,13 +11,17 @@ from experiments import claim_checks, gala_best
 from galax.results import across_games
 from galax.results import verdict as rule
 
+R, N, I = rule.REPRODUCED, rule.NOT_REPRODUCED, rule.INCONCLUSIVE
 
-def test_hts_ppo_stale_on_breakout_at_table_a6_is_different_not_within_noise():
-  # stale - PPO, Breakout, Table A6's PPO (PPO 5.81): the CI excludes 0.
+
+def test_equivalence_is_read_before_difference_hts_ppo_stale_breakout_a():
+  # Issue 58: stale - PPO, Breakout, Table A6's PPO (PPO 5.81). The CI excludes 0 but lies
+  # inside +-0.58: a two one-sided test calls it equivalent, and the old rule, which read
+  # "different" first, did not.
   breakout = rule.difference(0.14, 0.02, 0.27, baseline=5.81)
-  assert rule.label(breakout) == "different"
-  assert rule.verdict("equal", breakout) == "not reproduced"
-  # The four cells once summarised as "within noise in all four": not one verdict.
+  assert rule.label(breakout) == "equivalent"
+  assert rule.verdict("equal", breakout) == "reproduced"
+  assert rule.verdict("higher", breakout) == "not reproduced"  # higher by less than the margin
   cells = {
     "Breakout (a)": breakout,
     "SpaceInvaders (a)": rule.difference(1.20, -0.42, 2.78, baseline=23.23),
@@ -25,7 +29,66 @@ def test_hts_ppo_stale_on_breakout_at_table_a6_is_different_not_within_noise():
     "SpaceInvaders (b)": rule.difference(-10.15, -19.89, 1.40, baseline=130.75),
   }
   summary = rule.overall({k: rule.verdict("equal", c) for k, c in cells.items()})
-  assert summary.startswith("mixed: ") and "not reproduced at Breakout (a)" in summary
+  assert summary == (
+    "mixed: reproduced at Breakout (a); "
+    "inconclusive at SpaceInvaders (a), Breakout (b), SpaceInvaders (b)"
+  )
+
+
+def test_a_ci_that_leaves_the_margin_on_one_side_of_the_null_is_different():
+  # hts current - PPO, Breakout (a): excludes 0 and passes +0.58.
+  c = rule.difference(0.53, 0.13, 0.94, baseline=5.81)
+  assert rule.label(c) == "different"
+  assert [rule.verdict(k, c) for k in ("equal", "higher", "lower")] == [
+    "not reproduced",
+    "reproduced",
+    "not reproduced",
+  ]
+
+
+@pytest.mark.parametrize("high", [-0.18, 0.01])
+def test_at_least_does_not_depend_on_whether_the_ci_covers_the_null(high):
+  # Issue 58: [-0.50, -0.18] was "not reproduced" and [-0.50, +0.01] "reproduced" with a
+  # margin of 0.53, though only the upper end moved. Both low ends are above -0.53.
+  c = rule.difference(-0.3, -0.50, high, baseline=5.3)
+  assert c.margin == pytest.approx(0.53)
+  assert rule.verdict("at least", c) == "reproduced"
+
+
+@pytest.mark.parametrize(
+  "name, estimate, low, high, baseline",
+  [
+    ("1e Breakout 7e-4", -0.52, -0.79, -0.18, 5.27),
+    ("1f Breakout 7e-4", -0.60, -0.83, -0.29, 5.35),
+    ("1c SpaceInvaders 5.5e-3", -40.83, -76.03, -5.63, 97.36),
+  ],
+)
+def test_at_least_is_inconclusive_where_the_ci_straddles_minus_margin(
+  name, estimate, low, high, baseline
+):
+  # Different from 0, but non-inferiority is neither shown nor refuted: the old rule said
+  # "not reproduced" because the CI excluded 0.
+  c = rule.difference(estimate, low, high, baseline=baseline)
+  assert low < -c.margin < high, name
+  assert rule.label(c) == "different"
+  assert rule.verdict("at least", c) == "inconclusive"
+
+
+def test_at_least_is_refuted_only_below_minus_margin_and_at_most_mirrors_it():
+  def at(lo, hi):
+    return rule.difference(0.0, lo, hi, baseline=-10.0)  # margin 1
+
+  assert rule.verdict("at least", at(-3.0, -1.2)) == "not reproduced"
+  assert rule.verdict("at least", at(-3.0, -1.0)) == "inconclusive"  # touches -margin
+  assert rule.verdict("at least", at(-0.9, 5.0)) == "reproduced"
+  assert rule.verdict("at most", at(1.2, 3.0)) == "not reproduced"
+  assert rule.verdict("at most", at(-0.2, 3.0)) == "inconclusive"
+  assert rule.verdict("at most", at(-5.0, 0.9)) == "reproduced"
+  # Monotone: raising only the high end never lowers an "at least" verdict.
+  order = {"not reproduced": 0, "inconclusive": 1, "reproduced": 2}
+  for low in np.linspace(-3.0, 1.0, 17):
+    ranks = [order[rule.verdict("at least", at(low, hi))] for hi in np.linspace(low, 3.0, 17)]
+    assert ranks == sorted(ranks), low
 
 
 def test_gala_fig1a_at_64_simulators_is_different_not_within_noise():
@@ -58,17 +121,15 @@ def test_paac_time_ratio_at_32_that_includes_1_does_not_reproduce_the_trend():
 @pytest.mark.parametrize(
   "ci, label, verdicts",
   [
-    # (low, high) with null 0 and margin 1: equal, higher, lower, at least
-    ((-0.5, 0.5), "equivalent", ("reproduced", "not reproduced", "not reproduced", "reproduced")),
-    ((0.1, 0.3), "different", ("not reproduced", "reproduced", "not reproduced", "reproduced")),
-    (
-      (-3.0, -0.1),
-      "different",
-      ("not reproduced", "not reproduced", "reproduced", "not reproduced"),
-    ),
-    ((-0.5, 4.0), "inconclusive", ("inconclusive", "inconclusive", "inconclusive", "reproduced")),
-    ((-2.0, 4.0), "inconclusive", ("inconclusive",) * 4),
-    ((math.nan, math.nan), "inconclusive", ("inconclusive",) * 4),
+    # (low, high) with null 0 and margin 1: equal, higher, lower, at least, at most
+    ((-0.5, 0.5), "equivalent", (R, N, N, R, R)),
+    ((0.1, 0.3), "equivalent", (R, N, N, R, R)),  # excludes 0, inside the margin
+    ((0.1, 1.3), "different", (N, R, N, R, I)),
+    ((-3.0, -0.1), "different", (N, N, R, I, R)),
+    ((-3.0, -1.1), "different", (N, N, R, N, R)),
+    ((-0.5, 4.0), "inconclusive", (I, I, I, R, I)),
+    ((-2.0, 4.0), "inconclusive", (I,) * 5),
+    ((math.nan, math.nan), "inconclusive", (I,) * 5),
   ],
 )
 def test_every_claim_follows_from_the_label(ci, label, verdicts):
