@@ -72,16 +72,13 @@ def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
 
 def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
   import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
-  from absl import logging  # pylint: disable=g-import-not-at-top
+
+  from galax.runtime.checkpoint import quiet_orbax  # pylint: disable=g-import-not-at-top
 
   path = workdirs.join(workdirs.absolute(workdir), kind, str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
-  level = logging.get_verbosity()
-  logging.set_verbosity(logging.ERROR)  # orbax notes a metadata file that galax never writes
-  try:
+  with quiet_orbax():  # orbax notes a metadata file that galax never writes
     metadata = checkpointer.metadata(path)
-  finally:
-    logging.set_verbosity(level)
   tree = getattr(metadata, "item_metadata", metadata)
   tree = getattr(tree, "tree", tree)
   restore_args = jax.tree.map(lambda _: ocp.RestoreArgs(restore_type=np.ndarray), tree)

@@ -278,8 +278,7 @@ def has_checkpoints(directory: str | None) -> bool:
   line) where there is no run, or only checkpoints moved aside as damaged (it says where)."""
   if directory is None:
     raise ValueError("--resume needs a --workdir holding earlier checkpoints.")
-  root = workdirs.path(directory)
-  if root.is_dir() and any(item.name.isdigit() for item in root.iterdir()):
+  if workdirs.holds_steps(directory):
     return True
   damaged = workdirs.path(directory + ".damaged")
   moved = sorted(item.name for item in damaged.iterdir()) if damaged.is_dir() else []

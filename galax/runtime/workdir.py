@@ -90,14 +90,19 @@ def read_config_json(workdir: str) -> dict | None:
     raise ValueError(f"{file} is not valid JSON ({e}).") from None
 
 
+def holds_steps(directory: str) -> bool:
+  """Whether a checkpoint `directory` holds any step directory (complete or not)."""
+  root = path(directory)
+  return root.is_dir() and any(item.name.isdigit() for item in root.iterdir())
+
+
 def saved_training(workdir: str) -> bool:
   """Whether a run in `workdir` saved anything of its training: a checkpoint, a metrics row
   or a result (a divergence's). A fresh run that fails before any removes what it made."""
   local = staging_dir(workdir)
-  checkpoints = path(join(workdir, "checkpoints"))
   metrics = path(join(local, "metrics.csv"))
   return (
-    (checkpoints.is_dir() and any(item.name.isdigit() for item in checkpoints.iterdir()))
+    holds_steps(join(workdir, "checkpoints"))
     or (metrics.exists() and metrics.read_text().count("\n") > 1)
     or path(join(local, "result.json")).exists()
   )
