@@ -5,12 +5,12 @@ One update of one learner:
   2. n-step returns (or GAE) bootstrapped from V(o_T), masking auto-reset steps,
   3. the A2C loss and its gradient,
   4. optionally draw which learners' gradients arrive late (`galax.parallel.stragglers`),
-  5. combine (`galax.parallel.combine`): all-reduce averages gradients here (the first m
-     to arrive, when dropping stragglers),
-  6. the optimizer step (its state replicated per learner, or sharded across learners:
-     `galax.core.optimizers`, or `galax.parallel.sharded_optimizer`, which then does the
-     all-reduce of step 5 itself),
-  7. combine again: GALA's gossip mixes parameters here (and measures consensus).
+  5. `combiner.grads` (`galax.parallel.combine`): all-reduce averages the learners'
+     gradients here (the first m to arrive, when dropping stragglers), after each learner's
+     own per-tensor clipping,
+  6. the optimizer step (its state replicated per learner, `galax.core.optimizers`, or
+     sharded across learners, `galax.parallel.sharded_optimizer`),
+  7. `combiner.params`: GALA's gossip mixes parameters here (and measures consensus).
 
 The same learner serves a single PAAC learner (n = 1), all-reduce A2C and GALA-A2C; they
 differ only in the combiner. All n learners run as one `shard_map` program.
@@ -57,7 +57,7 @@ def a2c_grads(
   """Gradient of the A2C loss of one learner's trajectory [T, b] at `params`.
 
   With `chunks` = k > 1 the b envs are split into k equal chunks and the gradient is the
-  mean of the chunks' gradients (`execution.chunked`): the loss is a mean over
+  mean of the chunks' gradients (`algorithm.chunked`): the loss is a mean over
   [T, b] (fixed normaliser), so this is the same gradient up to float rounding.
   """
   check_trajectory(traj)
@@ -122,19 +122,21 @@ def make_a2c_update(
     weights = None  # straggler dropping: the all-reduce mean's weights [L]
     if stragglers is not None:
       weights, metrics["stragglers"] = stragglers.weights(learners, state.update_count[0])
-    params, opt_state, metrics["grad_norm"] = optimizer.apply_gradients(
-      grads, state.opt_state, state.params, weights
-    )
     if settings.grad_similarity:  # GALA Fig. 2b: the learners' own gradients, [L, n]
       metrics["grad_cosine"] = diagnostics.grad_cosine_similarity(grads)
+    grads = combiner.grads(optimizer.clip_each(grads), weights)  # all-reduce: the mean
+    params, opt_state, metrics["grad_norm"] = optimizer.step(grads, state.opt_state, state.params)
+    params, combiner_state, combine_metrics = combiner.params(  # gossip: mix with peers
+      state.params, params, state.combiner
+    )
     return finish_update(
       state,
-      combiner,
       params=params,
       opt_state=opt_state,
+      combiner_state=combiner_state,
       env_state=env_state,
       action_keys=keys,
-      metrics=metrics,
+      metrics={**metrics, **combine_metrics},
     )
 
   return update

@@ -168,9 +168,9 @@ def make_a3c_update(
     )
     return finish_update(
       state,
-      None,
       params=jax.tree.map(copies, params),
       opt_state=jax.tree.map(copies, opt_state),
+      combiner_state=state.combiner,
       env_state=env_state,
       action_keys=keys,
       metrics=metrics,

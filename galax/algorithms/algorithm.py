@@ -7,11 +7,12 @@ learners out over the devices, builds their envs and network and makes the run's
 learners' combiner and optimizer (`UpdateParts`).
 
 `LearnerState` is the state of n learners. An algorithm writes its update (a `BlockUpdate`)
-for one device's block of learners as plain JAX, ending in `finish_update` (the combiner's
-step after the optimizer, the update counted). The wrappers here carry out the plan on it:
-`block_policy` runs the learners' networks (`plan.learner_map`), `chunked` computes a
-gradient in `plan.grad_chunks` pieces, `scan_loop` runs a learner's steps (PPO's epochs and
-minibatches, HTS's units) as a scan or unrolled (`plan.unroll_units`).
+for one device's block of learners as plain JAX, the combiner's two points on its own lines
+(`galax.parallel.combine`), ending in `finish_update` (the new state, the update counted).
+The wrappers here carry out the plan on it: `block_policy` runs the learners' networks
+(`plan.learner_map`), `chunked` computes a gradient in `plan.grad_chunks` pieces,
+`scan_loop` runs a learner's steps (PPO's epochs and minibatches, HTS's units) as a scan or
+unrolled (`plan.unroll_units`).
 
 `compile_step` compiles the update into the step that runs `updates_per_call` updates, one
 jitted `shard_map` (`plan.update_loop`), returning the new state and per-update metrics;
@@ -159,22 +160,21 @@ def make_learners(
   make_envs: MakeEnvs | None = None,
 ) -> UpdateParts:
   """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
-  schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches)."""
+  schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches). With
+  `optimizer.sharded_state` both come from `galax.parallel.sharded_optimizer`."""
   setup = make_setup(config, spec, make_envs, devices)
-  g = config.gossip
-  combiner = make_combiner(
-    config.combine, setup.layout.num_learners, g.topology, g.peers, g.delay, g.metrics
-  )
   opt, layout = setup.settings.optimizer, setup.layout
   envs, learners = layout.envs_per_learner, layout.num_learners
   schedule, per_update = optimizers.learner_schedule(
     opt, envs, learners, setup.anneal_updates, steps_per_update
   )
-  if opt.sharded_state:
-    optimizer = make_sharded_optimizer(opt, params_shapes(setup), learners, schedule)
+  if opt.sharded_state:  # ZeRO-1: the all-reduce as a reduce-scatter and an all-gather
+    combiner, optimizer = make_sharded_optimizer(opt, params_shapes(setup), learners, schedule)
   else:
+    g = config.gossip
+    combiner = make_combiner(config.combine, learners, g.topology, g.peers, g.delay, g.metrics)
     total_steps = setup.anneal_updates * steps_per_update
-    optimizer = optimizers.make_replicated_optimizer(opt, envs, learners, total_steps, combiner)
+    optimizer = optimizers.make_replicated_optimizer(opt, envs, learners, total_steps)
   return UpdateParts(setup, combiner, optimizer, per_update)
 
 
@@ -247,27 +247,17 @@ _KEEP = object()  # `finish_update`: the algorithm's own state unchanged
 
 def finish_update(
   state: LearnerState,
-  combiner: Combiner | None,
   *,
   params: ParamsBlock,
   opt_state: OptState,
+  combiner_state: PyTree,
   env_state: EnvState,
   action_keys: jax.Array,
   metrics: Metrics,
   extra: PyTree = _KEEP,
 ) -> tuple[LearnerState, Metrics]:
-  """The combiner's step after the optimizer (`Combiner.after_step`: GALA's gossip, from
-  `state.params`, the parameters before the step, to `params`, those after it), its metrics
-  merged under the combiner's name, the new state with the update counted. `extra`: the
-  algorithm's new own state (unchanged if left out). Without a combiner (A3C) `params` are
-  kept as they are."""
-  combiner_state = state.combiner
-  if combiner is not None:
-    params, combiner_state, combine_metrics = combiner.after_step(
-      state.params, params, state.combiner
-    )
-    if combine_metrics:
-      metrics = dict(metrics, **{combiner.name: combine_metrics})
+  """The new state, with the update counted, and the update's metrics. `extra`: the
+  algorithm's new own state (unchanged if left out)."""
   new_state = state.replace(
     params=params,
     opt_state=opt_state,

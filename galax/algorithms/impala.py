@@ -170,7 +170,11 @@ def make_impala_update(
     grads, (terms, log_rhos) = jax.vmap(
       lambda p, t, o: impala_grads(apply_fn, vtrace, loss, p, t, o, chunks)
     )(state.params, lx.split_learners(traj, learners), last_obs)
-    params, opt_state, grad_norm = optimizer.apply_gradients(grads, state.opt_state, state.params)
+    grads = combiner.grads(optimizer.clip_each(grads))  # all-reduce: the mean
+    params, opt_state, grad_norm = optimizer.step(grads, state.opt_state, state.params)
+    params, combiner_state, combine_metrics = combiner.params(  # gossip: mix with peers
+      state.params, params, state.combiner
+    )
     queue = state.extra.queue
     if lag:
       queue = jax.tree.map(lambda q, p: q.at[rows, slot].set(p), queue, state.params)
@@ -183,12 +187,13 @@ def make_impala_update(
       grad_norm=grad_norm,
       abs_log_rho=abs_log_rho,
       episodes=episode_log(traj)._asdict(),
+      **combine_metrics,
     )
     return finish_update(
       state,
-      combiner,
       params=params,
       opt_state=opt_state,
+      combiner_state=combiner_state,
       env_state=env_state,
       action_keys=keys,
       metrics=metrics,

@@ -7,8 +7,9 @@ One update of one learner:
   3. `epochs` passes over the t_max * b samples, each a fresh random permutation cut into
      `minibatches` minibatches; every minibatch is one gradient of the PPO-clip loss
      (`losses.ppo_loss`: clipped surrogate, clipped value loss with the same clip, entropy
-     bonus), clipped, combined (all-reduce for n > 1 learners) and applied by the
-     learners' optimizer (`LearnerOptimizer.apply_gradients`, as in every algorithm).
+     bonus), clipped per tensor, combined (`combiner.grads`: all-reduce for n > 1
+     learners) and applied by the learners' optimizer (`LearnerOptimizer.step`),
+  4. `combiner.params` after the last minibatch: gossip mixes parameters here.
 
 Diagnostics beside the losses (CleanRL's): `clip_fraction` and `approx_kl` (the minibatches'
 mean; `first_clip_fraction` the first minibatch's), and `explained_variance` of the value
@@ -155,7 +156,7 @@ class PPOLearner:
     chunks: int = 1,
   ):
     """`optimizer`: the learners' optimizer (`galax.core.optimizers.LearnerOptimizer`); each
-    minibatch gradient is the mean of `chunks` sample chunks' (`execution.chunked`)."""
+    minibatch gradient is the mean of `chunks` sample chunks' (`algorithm.chunked`)."""
     self.apply_fn, self.settings, self.optimizer = apply_fn, settings, optimizer
     self.combiner, self.learners = combiner, learners
     self.epochs, self.minibatches = settings.epochs, settings.minibatches
@@ -268,9 +269,8 @@ class PPOLearner:
 
     mb = jax.vmap(minibatch)(carry.batch, carry.perms)
     grads, terms = jax.vmap(self._chunked_grads)(carry.params, mb)
-    params, opt_state, grad_norm = self.optimizer.apply_gradients(
-      grads, carry.opt_state, carry.params
-    )
+    grads = self.combiner.grads(self.optimizer.clip_each(grads))  # all-reduce: the mean
+    params, opt_state, grad_norm = self.optimizer.step(grads, carry.opt_state, carry.params)
     # The first minibatch's: how far the start of the epochs is from the behaviour policy
     # (HTS-PPO: pi_theta_k / pi_theta_{k-1} on D_{k-1}; 0 for on-policy PPO).
     first = jnp.where((epoch == 0) & (index == 0), terms["clip_fraction"], 0.0)
@@ -317,12 +317,15 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
     carry = learner.begin(state.params, state.opt_state, traj, shuffle_keys)
     carry = learner.run_epochs(carry, unroll)
     params, opt_state, metrics = learner.finish(carry)
-    metrics = dict(metrics, episodes=episode_log(traj)._asdict())
+    params, combiner_state, combine_metrics = learner.combiner.params(  # gossip: mix
+      state.params, params, state.combiner
+    )
+    metrics = dict(metrics, episodes=episode_log(traj)._asdict(), **combine_metrics)
     return finish_update(
       state,
-      learner.combiner,
       params=params,
       opt_state=opt_state,
+      combiner_state=combiner_state,
       env_state=env_state,
       action_keys=keys,
       metrics=metrics,

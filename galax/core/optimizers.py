@@ -16,19 +16,19 @@ Clipping comes first, in this order when both are on: per-tensor clipping by ave
 (TensorFlow's `clip_by_average_norm`, as distributed BA3C's tensorpack code uses), then
 clipping by the global norm (PAAC, GALA, IMPALA).
 
-The learners' one apply-update. Every algorithm applies its gradients through a
+The learners' optimizer step. Every algorithm steps its learners' optimizer through a
 `LearnerOptimizer` (in the spirit of Flax's `TrainState.apply_gradients`): A2C, all-reduce
 A2C, GALA, IMPALA, PPO's minibatch steps, HTS-A2C and HTS-PPO. (A3C applies one learner's
 gradient at a time to one shared parameter set, with the same optax chain: per-tensor
 clipping of that gradient first.) It acts inside `shard_map` on a device's block of L
-learners:
+learners, and knows nothing of how learners combine: the update itself calls the combiner
+(`galax.parallel.combine`) between `clip_each` and `step`, and again after `step`:
 
   init(params)              the optimizer state of ONE learner (vmap-ed over learners)
-  apply_gradients(grads, opt_state, params, weights=None)
-                            -> (params, opt_state, grad_norm [L]): clip each learner's
-                            gradient per tensor, combine the block's gradients [L, ...]
-                            (with `weights` [L]: the mean of w_i g_i, straggler dropping),
-                            clip globally, update, new params for its L learners
+  clip_each(grads)          per-tensor clipping of each learner's own gradient [L, ...]
+  step(grads, opt_state, params)
+                            -> (params, opt_state, grad_norm [L]): clip the (combined)
+                            gradients globally, update, new params for the block's L learners
 
 Per-tensor clipping by average norm (`optimizer.clip_average_norm`) applies to each
 learner's own gradient, before combining: BA3C's tensorpack workers clipped their gradients
@@ -36,26 +36,22 @@ before SyncReplicas averaged them (and dropped the late ones: straggler weights 
 the clipped gradients). Global-norm clipping applies to the combined gradient. This is the
 one meaning of `clip_average_norm` in every algorithm.
 
-`ReplicatedOptimizer` is the plain path: the combiner combines gradients (all-reduce: pmean,
-gossip: none, `galax.parallel.combine`), then every learner runs the whole optimizer on its
-own copy of the state. `galax.parallel.sharded_optimizer` shards the state over the
-learners instead (ZeRO-1, BA3C's parameter servers), with the same update.
+`ReplicatedOptimizer` is the plain path: every learner runs the whole optimizer on its own
+copy of the state. `galax.parallel.sharded_optimizer` shards the state over the learners
+instead (ZeRO-1, BA3C's parameter servers), with the same update.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import jax
 import jax.numpy as jnp
 import optax
 
 from galax.core.types import OptState, Params, ParamsBlock
-
-if TYPE_CHECKING:
-  from galax.parallel.combine import Combiner
 
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
 
@@ -233,16 +229,15 @@ class LearnerOptimizer(Protocol):
   def init(self, params: Params) -> OptState:
     """The optimizer state of one learner."""
 
-  def apply_gradients(
-    self,
-    grads: ParamsBlock,
-    opt_state: OptState,
-    params: ParamsBlock,
-    weights: jax.Array | None = None,
+  def clip_each(self, grads: ParamsBlock) -> ParamsBlock:
+    """Each learner's own gradient [L, ...] clipped per tensor (`clip_average_norm`), the
+    first thing done to it, before the learners combine; unchanged where that is off."""
+
+  def step(
+    self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock
   ) -> tuple[ParamsBlock, OptState, jax.Array]:
-    """(params, opt_state, norm of the combined gradient [L]) after one step. `weights`
-    [L]: the combined gradient is the mean of w_i clip(g_i) (`stragglers.StragglerModel`);
-    all-reduce only."""
+    """(params, opt_state, norm of the gradient each learner applies [L]) after one step
+    on the (combined) gradients `grads`."""
 
 
 def clip_each_learner(grads: ParamsBlock, clip_average_norm: float) -> ParamsBlock:
@@ -254,46 +249,33 @@ def clip_each_learner(grads: ParamsBlock, clip_average_norm: float) -> ParamsBlo
 
 
 class ReplicatedOptimizer:
-  """Every learner holds the whole optimizer state; `combiner.grads` combines gradients.
+  """Every learner holds the whole optimizer state and steps it on its own gradient.
 
   `optimizer` must not clip by average norm itself when `clip_average_norm` > 0.
   """
 
-  def __init__(
-    self,
-    optimizer: optax.GradientTransformation,
-    combiner: Combiner,
-    clip_average_norm: float = 0.0,
-  ):
+  def __init__(self, optimizer: optax.GradientTransformation, clip_average_norm: float = 0.0):
     self.optimizer = optimizer
-    self.combiner = combiner
     self.clip_average_norm = clip_average_norm
 
   def init(self, params: Params) -> OptState:
     return self.optimizer.init(params)
 
-  def apply_gradients(
-    self,
-    grads: ParamsBlock,
-    opt_state: OptState,
-    params: ParamsBlock,
-    weights: jax.Array | None = None,
+  def clip_each(self, grads: ParamsBlock) -> ParamsBlock:
+    return clip_each_learner(grads, self.clip_average_norm)
+
+  def step(
+    self, grads: ParamsBlock, opt_state: OptState, params: ParamsBlock
   ) -> tuple[ParamsBlock, OptState, jax.Array]:
-    grads = clip_each_learner(grads, self.clip_average_norm)
-    grads = self.combiner.grads(grads, weights)
     updates, opt_state = jax.vmap(self.optimizer.update)(grads, opt_state, params)
     params = optax.apply_updates(params, updates)
     return params, opt_state, jax.vmap(optax.tree.norm)(grads)
 
 
 def make_replicated_optimizer(
-  cfg: OptimizerSettings,
-  num_envs: int,
-  num_learners: int,
-  total_steps: int,
-  combiner: Combiner,
+  cfg: OptimizerSettings, num_envs: int, num_learners: int, total_steps: int
 ) -> ReplicatedOptimizer:
   """The replicated optimizer step for the run's optimizer `cfg`, its lr annealed over
   `total_steps` optimizer steps (as `learner_schedule`'s)."""
   optimizer, _ = make_optimizer(cfg, num_envs, num_learners, total_steps, per_tensor_clip=False)
-  return ReplicatedOptimizer(optimizer, combiner, cfg.clip_average_norm)
+  return ReplicatedOptimizer(optimizer, cfg.clip_average_norm)

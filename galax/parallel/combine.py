@@ -1,18 +1,23 @@
 """How learners combine: where all-reduce A2C and GALA differ.
 
-All-reduce averages gradients before the optimizer step, GALA mixes parameters after it;
-every algorithm takes its combiner from `make_combiner` and calls it at both points. One
-exception: with `optimizer.sharded_state` the all-reduce happens inside the sharded
-optimizer (a reduce-scatter and an all-gather, galax/parallel/sharded_optimizer.py), which
-then does not call `grads`.
+All-reduce averages gradients before the optimizer step, GALA mixes parameters after it.
+Every algorithm's update calls its combiner at both points, on lines of its own:
+
+  grads = combiner.grads(optimizer.clip_each(grads), weights)
+  params, opt_state, grad_norm = optimizer.step(grads, opt_state, params)
+  params, combiner_state, combine_metrics = combiner.params(old_params, params, combiner_state)
 
 A combiner (`Combiner`) acts on a device's block of L learners inside `shard_map` over `AXIS`:
 
-  grads(g)          before the optimizer step (all-reduce averages gradients here)
-  params(x, state)  after the optimizer step (gossip mixes parameters here)
-  after_step(x_old, x_new, state) -> (x, state, metrics)
-                    `params` plus the combiner's diagnostics (GALA's consensus metrics);
-                    x_old are the parameters before the optimizer step
+  grads(g, weights)  before the optimizer step (all-reduce averages gradients here)
+  params(x_old, x_new, state) -> (x, state, metrics)
+                     after the optimizer step (gossip mixes parameters here), with the
+                     combiner's diagnostics under its name (GALA's consensus metrics);
+                     x_old are the parameters before the optimizer step
+
+With `optimizer.sharded_state` (ZeRO-1, galax/parallel/sharded_optimizer.py) the all-reduce
+is split in two: `ShardedAllReduce.grads` reduce-scatters the gradients into one slice per
+learner, and the sharded optimizer's step all-gathers the updated slices.
 
 `init(params_block)` builds the combiner's state (kept in `LearnerState.combiner`) from the
 host's block of initial parameters; every leaf has the learner axis first.
@@ -49,13 +54,12 @@ class Combiner(Protocol):
     """The block's gradients [L, ...], combined, before the optimizer step. `weights` [L]:
     per-learner weights of an all-reduce mean (straggler dropping; AllReduce only)."""
 
-  def params(self, params_block: ParamsBlock, state: PyTree) -> tuple[ParamsBlock, PyTree]:
-    """The block's parameters [L, ...], combined, after the optimizer step."""
-
-  def after_step(
+  def params(
     self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
   ) -> tuple[ParamsBlock, PyTree, Metrics]:
-    """`params` plus the combiner's metrics; `old_params` are those before the step."""
+    """The block's parameters [L, ...] after the optimizer step (`new_params`), combined,
+    the combiner's new state, and its metrics under its name ({} without any);
+    `old_params` are those before the step."""
 
 
 def make_combiner(
@@ -86,15 +90,11 @@ class Independent:
       )
     return grads_block
 
-  def params(self, params_block: ParamsBlock, state: PyTree) -> tuple[ParamsBlock, PyTree]:
-    return params_block, state
-
-  def after_step(
+  def params(
     self, old_params: ParamsBlock, new_params: ParamsBlock, state: PyTree
   ) -> tuple[ParamsBlock, PyTree, Metrics]:
     chex.assert_trees_all_equal_shapes(old_params, new_params)
-    params, state = self.params(new_params, state)
-    return params, state, {}
+    return new_params, state, {}
 
 
 class AllReduce(Independent):
@@ -225,9 +225,10 @@ class Gossip(Independent):
     weight = self.topology.weight
     return jax.tree.map(lambda x, r: (x + r) * weight, own, received)
 
-  def params(
+  def mix_step(
     self, params_block: ParamsBlock, state: GossipState
   ) -> tuple[ParamsBlock, GossipState]:
+    """The block's parameters mixed with the in-peers' (see the class docstring)."""
     if not self.delay:
       return self.mix(params_block, self.receive(params_block)), state
     received = self.receive(state.outbox)  # y^{k-1}: independent of this update's work
@@ -241,11 +242,11 @@ class Gossip(Independent):
     inbox = jax.tree.map(put, state.inbox, received)
     return self.mix(params_block, arrived), state._replace(inbox=inbox)
 
-  def after_step(
+  def params(
     self, old_params: ParamsBlock, new_params: ParamsBlock, state: GossipState
   ) -> tuple[ParamsBlock, GossipState, Metrics]:
     chex.assert_trees_all_equal_shapes(old_params, new_params)
-    params, state = self.params(new_params, state)
+    params, state = self.mix_step(new_params, state)
     if not self.metrics:
       return params, state, {}
     updates = jax.tree.map(jnp.subtract, new_params, old_params)
@@ -263,4 +264,5 @@ class Gossip(Independent):
       prop1_bound=bounds[:, 0],
       centered_update_norm=per_learner(g),
     )
-    return params, state._replace(update_norms=update_norms, bounds=bounds), metrics
+    state = state._replace(update_norms=update_norms, bounds=bounds)
+    return params, state, {self.name: metrics}

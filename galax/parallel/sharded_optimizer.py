@@ -6,12 +6,17 @@ the learner axis this becomes ZeRO stage 1 (Rajbhandari et al. 2020): learner k 
 slice k of the optimizer state, and the all-reduce of gradients splits into its two halves,
 a reduce-scatter before the update and an all-gather after it (the same bytes on the wire
 as one all-reduce). `optimizer.sharded_state=True` (with combine = allreduce) picks it
-instead of `galax.core.optimizers.ReplicatedOptimizer`; both give the same update.
+instead of `galax.core.optimizers.ReplicatedOptimizer` and `AllReduce`; both give the same
+update. The reduce-scatter is the combiner's (`ShardedAllReduce.grads`), on the update's
+own line like every combine; the all-gather ends the optimizer's `step`, since every
+learner needs the whole parameters to act.
 
 The parameters, flattened into one vector of P numbers and zero-padded to n * S, are cut
 into n slices of S. One step of learner k:
-  1. reduce-scatter: the mean over learners of gradient slice k (`psum_scatter`),
-  2. global-norm clipping, with the squared norm `psum`-ed over the slices,
+  1. reduce-scatter: the mean over learners of gradient slice k (`psum_scatter`;
+     `ShardedAllReduce.grads`),
+  2. global-norm clipping, with the squared norm `psum`-ed over the slices
+     (`ShardedOptimizer.step`, as are 3 and 4),
   3. the element-wise optimizer (Adam, RMSProp, SGD) on slice k with state slice k,
   4. all-gather of the updated slices, unflattened into every learner's parameters.
 A device then holds L * S numbers per optimizer moment instead of L * P: n times less.
@@ -28,6 +33,7 @@ import optax
 
 from galax.core import optimizers
 from galax.core.types import OptState, Params, ParamsBlock, PyTree
+from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS, learner_sum
 
 
@@ -57,19 +63,35 @@ class FlatLayout:
     return jax.tree.unflatten(self.treedef, [p.reshape(s) for p, s in zip(parts, self.shapes)])
 
 
+class ShardedAllReduce(AllReduce):
+  """All-reduce's first half: each learner receives its slice [S] of the mean gradient."""
+
+  def __init__(self, layout: FlatLayout):
+    self.layout = layout
+
+  def grads(self, grads_block: ParamsBlock, weights: jax.Array | None = None) -> jax.Array:
+    """[L, S]: device d receives the mean over all learners of the slices of its learners
+    d*L .. d*L+L-1 (with `weights` [L], the mean of w_i g_i: straggler dropping)."""
+    layout = self.layout
+    n, size = layout.num_shards, layout.shard_size
+    learners = jax.tree.leaves(grads_block)[0].shape[0]  # L
+    flat_grads = jax.vmap(layout.flatten)(grads_block).reshape(learners, n, size)
+    summed = learner_sum(flat_grads, weights)
+    return jax.lax.psum_scatter(summed, AXIS, scatter_dimension=0, tiled=True) / n
+
+
 class ShardedOptimizer:
   """ZeRO-1 optimizer state over the learner axis (see the module docstring)."""
 
   def __init__(
     self,
     optimizer: optax.GradientTransformation,
-    params_shapes: PyTree,
-    num_learners: int,
+    layout: FlatLayout,
     clip_average_norm: float = 0.0,
     max_grad_norm: float = 0.0,
   ):
     self.optimizer = optimizer  # element-wise: no clipping inside
-    self.layout = FlatLayout(params_shapes, num_learners)
+    self.layout = layout
     self.clip_average_norm = clip_average_norm
     self.max_grad_norm = max_grad_norm
 
@@ -86,26 +108,18 @@ class ShardedOptimizer:
       grads = jax.lax.select(norm < self.max_grad_norm, grads, grads / norm * self.max_grad_norm)
     return grads, norm
 
-  def apply_gradients(
-    self,
-    grads: ParamsBlock,
-    opt_state: OptState,
-    params: ParamsBlock,
-    weights: jax.Array | None = None,
-  ) -> tuple[ParamsBlock, OptState, jax.Array]:
-    layout = self.layout
-    n, size = layout.num_shards, layout.shard_size
-    learners = jax.tree.leaves(grads)[0].shape[0]  # L
-    shards = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)  # k of each learner
+  def clip_each(self, grads: ParamsBlock) -> ParamsBlock:
+    return optimizers.clip_each_learner(grads, self.clip_average_norm)
 
-    # 1. Reduce-scatter (after each learner's per-tensor clipping): device d receives the
-    #    summed slices of its learners d*L .. d*L+L-1 (weighted: straggler dropping).
-    grads = optimizers.clip_each_learner(grads, self.clip_average_norm)
-    flat_grads = jax.vmap(layout.flatten)(grads).reshape(learners, n, size)
-    grad_slices = (
-      jax.lax.psum_scatter(learner_sum(flat_grads, weights), AXIS, scatter_dimension=0, tiled=True)
-      / n
-    )  # [L, S]
+  def step(
+    self, grad_slices: jax.Array, opt_state: OptState, params: ParamsBlock
+  ) -> tuple[ParamsBlock, OptState, jax.Array]:
+    """One step from the learners' slices of the mean gradient [L, S]
+    (`ShardedAllReduce.grads`) to every learner's whole new parameters."""
+    layout = self.layout
+    size = layout.shard_size
+    learners = grad_slices.shape[0]  # L
+    shards = jax.lax.axis_index(AXIS) * learners + jnp.arange(learners)  # k of each learner
     # 2. Global-norm clipping of the mean gradient.
     grad_slices, norm = self._clip_global(grad_slices)
     # 3. The element-wise update of each learner's slice. Learners share parameters, so
@@ -128,13 +142,14 @@ def make_sharded_optimizer(
   params_shapes: PyTree,
   num_learners: int,
   schedule: optax.Schedule,
-) -> ShardedOptimizer:
-  """The sharded optimizer step for the run's optimizer `cfg`, with the lr `schedule`
-  (a function of the optimizer step: `optimizers.learner_schedule`)."""
-  return ShardedOptimizer(
+) -> tuple[ShardedAllReduce, ShardedOptimizer]:
+  """The combiner and the sharded optimizer step for the run's optimizer `cfg`, with the lr
+  `schedule` (a function of the optimizer step: `optimizers.learner_schedule`)."""
+  layout = FlatLayout(params_shapes, num_learners)
+  optimizer = ShardedOptimizer(
     optimizers.elementwise_optimizer(cfg, schedule),
-    params_shapes,
-    num_learners,
+    layout,
     cfg.clip_average_norm,
     cfg.max_grad_norm,
   )
+  return ShardedAllReduce(layout), optimizer

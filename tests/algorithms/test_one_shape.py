@@ -27,8 +27,8 @@ def small_config(**overrides):
 
 @pytest.mark.parametrize("algorithm", ["a2c", "impala", "ppo", "hts_a2c", "hts_ppo"])
 def test_clip_average_norm_clips_each_learner_before_combining(algorithm, monkeypatch):
-  """Every algorithm applies gradients through `LearnerOptimizer.apply_gradients`: each
-  learner's gradient is clipped per tensor, then combined (optimizers.py's one meaning)."""
+  """Every algorithm clips each learner's gradient per tensor (`LearnerOptimizer.clip_each`),
+  then combines it (`Combiner.grads`): optimizers.py's one meaning."""
   events = []
   clip = optimizers.clip_each_learner
   mean = combine_lib.AllReduce.grads
@@ -162,4 +162,4 @@ def test_entries_assert_their_shapes():
   params = {"w": jnp.zeros((2, 3))}
   for combiner in (combine_lib.Independent(), combine_lib.AllReduce()):
     with pytest.raises(AssertionError):
-      combiner.after_step(params, {"w": jnp.zeros((2, 4))}, ())
+      combiner.params(params, {"w": jnp.zeros((2, 4))}, ())

@@ -149,7 +149,7 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   c.ppo.epochs, c.ppo.minibatches = 3, 4
   steps, envs, learners = 4, 2, 2
   apply_fn = lambda p, obs: (jnp.zeros(obs.shape[:-1] + (2,)), jnp.sum(obs * p["w"], -1))
-  optimizer = ReplicatedOptimizer(optax.sgd(0.0), Independent())
+  optimizer = ReplicatedOptimizer(optax.sgd(0.0))
   settings = ppo_settings(RunSettings.from_config(c), c.ppo)
   learner = PPOLearner(apply_fn, settings, optimizer, Independent(), learners, steps, envs)
   n = learners * envs
@@ -197,7 +197,7 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
     return obs @ params["pi"], (obs @ params["v"])[..., 0]
 
   def learner(chunks):
-    optimizer = ReplicatedOptimizer(optax.sgd(0.1), Independent())
+    optimizer = ReplicatedOptimizer(optax.sgd(0.1))
     settings = ppo_settings(RunSettings.from_config(c), c.ppo)
     return PPOLearner(apply_fn, settings, optimizer, Independent(), 1, 8, 4, chunks)
 

@@ -150,7 +150,7 @@ def test_gossip_step_is_the_mixing_matrix(name, peers, devices, per_device):
   topology = topo.make_topology(name, n, peers)
   gossip = Gossip(topology)
   params = _params(n)
-  mixed = _sharded(lambda x: gossip.params(x, ())[0], devices)(params)
+  mixed = _sharded(lambda x: gossip.mix_step(x, ())[0], devices)(params)
   expected = topology.mixing_matrix() @ _stacked(params)
   np.testing.assert_allclose(_stacked(mixed), expected, rtol=1e-6, atol=1e-6)
 
@@ -174,7 +174,7 @@ def test_shift_learners_moves_whole_learners(devices, per_device):
 def test_ring_gossip_uses_ppermute_not_all_gather(per_device, name, ppermutes):
   n = 8 * per_device
   gossip = Gossip(topo.make_topology(name, n))
-  fn = _sharded(lambda x: gossip.params(x, ())[0], 8)
+  fn = _sharded(lambda x: gossip.mix_step(x, ())[0], 8)
   params = _params(n)
   prims = _primitives(jax.make_jaxpr(fn)(params).jaxpr)
   # One ppermute per shift and parameter leaf: with 2 learners per device a shift by 1, 2,
@@ -186,7 +186,7 @@ def test_ring_gossip_uses_ppermute_not_all_gather(per_device, name, ppermutes):
 
 def test_full_topology_uses_an_all_reduce():
   gossip = Gossip(topo.make_topology("full", 8))
-  fn = _sharded(lambda x: gossip.params(x, ())[0], 8)
+  fn = _sharded(lambda x: gossip.mix_step(x, ())[0], 8)
   prims = _primitives(jax.make_jaxpr(fn)(_params(8)).jaxpr)
   assert "psum" in prims and "ppermute" not in prims and "all_gather" not in prims
 
@@ -200,7 +200,8 @@ def _run_gossip(gossip, params, updates, devices, metrics=False):
 
   def step(x, s, u):
     new = jax.tree.map(jnp.add, x, u)
-    return gossip.after_step(x, new, s)
+    x, s, metrics = gossip.params(x, new, s)
+    return x, s, metrics.get(gossip.name, {})
 
   mesh = Mesh(np.array(jax.devices()[:devices]), (AXIS,))
   out_specs = (P(AXIS), P(AXIS), P(AXIS))
@@ -262,7 +263,7 @@ def test_delayed_gossip_sends_before_the_update_is_computed():
   state = gossip.init(x0)
   mesh = Mesh(np.array(jax.devices()), (AXIS,))
   fn = jax.shard_map(
-    gossip.params,
+    gossip.mix_step,
     mesh=mesh,
     in_specs=(P(AXIS), P(AXIS)),
     out_specs=(P(AXIS), P(AXIS)),

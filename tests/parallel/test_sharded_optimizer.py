@@ -14,7 +14,7 @@ from galax.core import optimizers
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS, to_host
-from galax.parallel.sharded_optimizer import FlatLayout, ShardedOptimizer
+from galax.parallel.sharded_optimizer import FlatLayout, ShardedAllReduce, ShardedOptimizer
 
 # Odd sizes so that the flat vector (P = 3*5 + 7 + 2*2*3 + 1 = 35) needs padding.
 SHAPES = dict(conv=(3, 5), bias=(7,), dense=(2, 2, 3), scalar=())
@@ -44,15 +44,25 @@ def _tree(rng, lead=()):
   return {k: jnp.asarray(rng.normal(size=lead + s), jnp.float32) for k, s in SHAPES.items()}
 
 
-def _run_steps(opt, mesh, params, grads_per_step):
-  """Runs the optimizer's block step under shard_map for each [n, ...] gradient tree."""
+def _combined_step(opt, combiner):
+  """An update's three lines: clip each learner's gradient, combine, step."""
+
+  def step(grads, opt_state, params):
+    return opt.step(combiner.grads(opt.clip_each(grads)), opt_state, params)
+
+  return step
+
+
+def _run_steps(opt, combiner, mesh, params, grads_per_step):
+  """Runs the block's clip, combine and step under shard_map for each [n, ...] gradient
+  tree."""
   n = jax.tree.leaves(params)[0].shape[0]
   opt_state = jax.vmap(opt.init)(params)
   sharding = NamedSharding(mesh, P(AXIS))
   put = lambda t: jax.tree.map(lambda x: jax.device_put(x, sharding), t)
   step = jax.jit(
     jax.shard_map(
-      opt.apply_gradients,
+      _combined_step(opt, combiner),
       mesh=mesh,
       in_specs=(P(AXIS),) * 3,
       out_specs=(P(AXIS),) * 3,
@@ -94,16 +104,18 @@ def test_sharded_adam_equals_replicated(devices, learners, clip):
   cfg = _optimizer_config(**clip)
   full, _ = optimizers.make_optimizer(cfg, 1, learners, 10, per_tensor_clip=False)
   schedule = optimizers.make_schedule(cfg, 1, learners, 10)
-  replicated = ReplicatedOptimizer(full, AllReduce(), cfg.clip_average_norm)
+  replicated = ReplicatedOptimizer(full, cfg.clip_average_norm)
+  layout = FlatLayout(jax.eval_shape(lambda: one), learners)
   sharded = ShardedOptimizer(
     optimizers.elementwise_optimizer(cfg, schedule),
-    jax.eval_shape(lambda: one),
-    learners,
+    layout,
     cfg.clip_average_norm,
     cfg.max_grad_norm,
   )
-  expected, _, expected_norms = _run_steps(replicated, mesh, params, grads_per_step)
-  got, sharded_state, got_norms = _run_steps(sharded, mesh, params, grads_per_step)
+  expected, _, expected_norms = _run_steps(replicated, AllReduce(), mesh, params, grads_per_step)
+  got, sharded_state, got_norms = _run_steps(
+    sharded, ShardedAllReduce(layout), mesh, params, grads_per_step
+  )
 
   for key in SHAPES:
     np.testing.assert_allclose(got[key], expected[key], rtol=1e-5, atol=1e-6, err_msg=key)
@@ -151,16 +163,13 @@ def test_per_tensor_clipping_applies_to_each_learner_before_averaging(sharded):
   grads = dict(a=jnp.array([[3.0, 4.0], [0.01, 0.0]]))
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, 2, 1)
-    opt = ShardedOptimizer(
-      optimizers.elementwise_optimizer(cfg, schedule),
-      jax.eval_shape(lambda: dict(a=jnp.zeros(2))),
-      2,
-      0.1,
-    )
+    layout = FlatLayout(jax.eval_shape(lambda: dict(a=jnp.zeros(2))), 2)
+    opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule), layout, 0.1)
+    combiner = ShardedAllReduce(layout)
   else:
     full, _ = optimizers.make_optimizer(cfg, 1, 2, 1, per_tensor_clip=False)
-    opt = ReplicatedOptimizer(full, AllReduce(), 0.1)
-  new_params, _, _ = _run_steps(opt, mesh, params, [grads])
+    opt, combiner = ReplicatedOptimizer(full, 0.1), AllReduce()
+  new_params, _, _ = _run_steps(opt, combiner, mesh, params, [grads])
   np.testing.assert_allclose(new_params["a"], [[-0.065, -0.08]] * 2, rtol=1e-6)
 
 

@@ -17,7 +17,7 @@ from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS
-from galax.parallel.sharded_optimizer import ShardedOptimizer
+from galax.parallel.sharded_optimizer import FlatLayout, ShardedAllReduce, ShardedOptimizer
 
 
 def test_kept_mask_and_weights_hand_computed():
@@ -124,18 +124,19 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   )
   if sharded:
     schedule = optimizers.make_schedule(cfg, 1, learners, 10)
-    opt = ShardedOptimizer(
-      optimizers.elementwise_optimizer(cfg, schedule), jax.eval_shape(lambda: one), learners, clip
-    )
+    layout = FlatLayout(jax.eval_shape(lambda: one), learners)
+    opt = ShardedOptimizer(optimizers.elementwise_optimizer(cfg, schedule), layout, clip)
+    combiner = ShardedAllReduce(layout)
   else:
     full, _ = optimizers.make_optimizer(cfg, 1, learners, 10, per_tensor_clip=False)
-    opt = ReplicatedOptimizer(full, AllReduce(), clip)
+    opt, combiner = ReplicatedOptimizer(full, clip), AllReduce()
   model = stragglers.StragglerModel(learners, kept_count, "exponential", 1.0, seed=0)
   update = jnp.int32(2)
 
   def block(g, p):
     weights, _ = model.weights(jax.tree.leaves(g)[0].shape[0], update)
-    new_params, _, _ = opt.apply_gradients(g, jax.vmap(opt.init)(p), p, weights)
+    grads = combiner.grads(opt.clip_each(g), weights)
+    new_params, _, _ = opt.step(grads, jax.vmap(opt.init)(p), p)
     return new_params
 
   step = jax.jit(

@@ -116,6 +116,21 @@ def test_no_runtime_import_cycles():
   assert not cycles, "\n".join(cycles)
 
 
+def test_core_imports_nothing_from_parallel():
+  """The maths of one learner's update (galax/core: losses, returns, the optimizer step)
+  knows nothing of how learners combine: the update calls the combiner on its own lines,
+  so no module of galax/core imports galax/parallel (typed imports included)."""
+  graph = _import_graph()
+  climbs = sorted(
+    f"{module} -> {target}"
+    for module, targets in graph.items()
+    if module.startswith("galax.core")
+    for target in targets
+    if target.startswith("galax.parallel")
+  )
+  assert not climbs, "\n".join(climbs)
+
+
 def test_the_cycle_check_finds_a_planted_cycle():
   graph = _import_graph()
   graph["galax.algorithms.spec"].add("galax.algorithms.plan")  # the plan imports it

@@ -214,9 +214,8 @@ class A2CStepLearner(AtPreviousParameters):
     return carry._replace(acc=acc, sums=sums)
 
   def finish(self, carry: A2CStepCarry) -> tuple[ParamsBlock, OptState, Metrics]:
-    params, opt_state, grad_norm = self.optimizer.apply_gradients(
-      carry.acc, carry.opt_state, carry.params
-    )
+    grads = self.combiner.grads(self.optimizer.clip_each(carry.acc))  # all-reduce: the mean
+    params, opt_state, grad_norm = self.optimizer.step(grads, carry.opt_state, carry.params)
     return params, opt_state, dict(loss=carry.sums._asdict(), grad_norm=grad_norm)
 
 

@@ -271,16 +271,20 @@ class Segment:
       behaviour_version=version,
       storage_version=version,
     )
+    params, combiner_state, combine_metrics = self.learner.combiner.params(  # gossip: mix
+      state.params, params, state.combiner
+    )
     metrics = dict(
       metrics,
       episodes=episode_log(traj)._asdict(),
       hts=dict(versions, applied_to_version=version, new_version=version + 1, learned=learned),
+      **combine_metrics,
     )
     return finish_update(
       state,
-      self.learner.combiner,
       params=params,
       opt_state=opt_state,
+      combiner_state=combiner_state,
       env_state=env_states,
       action_keys=action_keys,
       metrics=metrics,
