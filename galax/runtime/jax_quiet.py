@@ -6,6 +6,15 @@ not find cuda drivers` lines and the first backend use logs a traceback ("Unable
 CUDA"). galax's commands then could not answer bad input in one line. `import_jax` imports
 JAX with those lines held back and filters that log record; on a machine with an NVIDIA
 driver nothing is held back (a plugin failing there is news). Other output passes through.
+
+With the `tpu` extra (libtpu, the TPU compiler for `python -m galax.aot`) installed on a
+machine without a TPU, the first backend use loads libtpu to try a TPU backend, and libtpu
+prints five lines ("could not determine TPU accelerator type", `E0000 ... INVALID_ARGUMENT:
+... TPU_WORKER_HOSTNAMES`, a source location trace) before JAX falls back to the CPU.
+`import_jax` makes JAX's TPU backend fail at once, without loading libtpu, where the
+machine has no TPU chip (JAX's own PCI check), and JAX falls back as it would anyway;
+unless `JAX_PLATFORMS` names `tpu` or `JAX_FORCE_TPU_INIT` is set. Compiling for a TPU
+target (galax.aot) loads libtpu directly, not through that backend, and is unchanged.
 """
 
 from __future__ import annotations
@@ -89,11 +98,44 @@ def _load_plugins() -> None:
     register()
 
 
+def _tpu_wanted() -> bool:
+  """True where JAX's TPU backend should stay: the machine has a TPU chip, or the user
+  asked for it (`JAX_PLATFORMS` names tpu, or `JAX_FORCE_TPU_INIT`)."""
+  from jax._src import hardware_utils  # pylint: disable=g-import-not-at-top
+
+  platforms = os.environ.get("JAX_PLATFORMS", "") or os.environ.get("JAX_PLATFORM_NAME", "")
+  if "tpu" in platforms.lower().split(",") or "JAX_FORCE_TPU_INIT" in os.environ:
+    return True
+  try:
+    return hardware_utils.num_available_tpu_chips_and_device_id()[0] > 0
+  except OSError:
+    return True  # cannot tell: leave JAX as it is
+
+
+def _no_tpu_here():
+  raise RuntimeError("no TPU chip on this machine (galax.runtime.jax_quiet)")
+
+
+def _drop_absent_tpu() -> None:
+  """Makes JAX's TPU backend fail at once, without loading libtpu, on a machine with no
+  TPU (see the module docstring). The backend stays registered: JAX's lowering rules for
+  the tpu platform need its name."""
+  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+
+  factories = getattr(xla_bridge, "_backend_factories", None)
+  registration = factories.get("tpu") if isinstance(factories, dict) else None
+  if registration is None or registration.factory is _no_tpu_here:
+    return
+  if not _tpu_wanted():
+    registration.factory = _no_tpu_here
+
+
 def import_jax() -> ModuleType:
   """`import jax`, quiet about plugins for absent chips (see the module docstring)."""
   if has_nvidia_driver():
     import jax  # pylint: disable=g-import-not-at-top
 
+    _drop_absent_tpu()
     return jax
   if "jax" not in sys.modules:
     with _stderr_without(_NO_DRIVER_LINES):
@@ -102,6 +144,7 @@ def import_jax() -> ModuleType:
       _install_filter()  # the plugin's failing initialize() logs a traceback
       _load_plugins()
   _install_filter()
+  _drop_absent_tpu()
   return sys.modules["jax"]
 
 
