@@ -6,10 +6,12 @@ The public API, imported on first use (so that `import galax` stays light, witho
   config = galax.load_config("pong_fast", envs_per_learner=64)  # configs/<name>.py + overrides
   algorithm = galax.make_algorithm(config)     # init() and the jitted step (updates per call)
   result = galax.train(config, workdir="runs/x")   # the loop the `galax` command runs
-  policy = galax.load_policy("runs/x")         # a trained policy from a run's checkpoints
-  galax.evaluate_params(settings, params)      # returns of parameters on fresh envs
+  policy_fn, config = galax.load_policy("runs/x")  # a run's policy: policy_fn(obs) -> actions
+  params = jax.tree.map(lambda x: x[0], result.state.params)  # learner 0's parameters
+  returns = galax.evaluate_params(config, params, episodes=10)  # returns on fresh eval envs
 
-The folders, by concern: docs/architecture.md.
+Evaluating from Python, with an example: docs/evaluation.md. The folders, by concern:
+docs/architecture.md.
 """
 
 import importlib

@@ -222,25 +222,87 @@ def select_params(
 
 
 def evaluate_params(
-  settings: EvalSettings,
+  config: ConfigDict | EvalSettings,
   params: Params,
   episodes: int | None = None,
   seed_offset: int = 0,
   apply_fn: Callable | None = None,
+  greedy: bool | None = None,
 ) -> np.ndarray:
-  """One-off evaluation of a single parameter set (no learner axis): its returns [N].
+  """Plays fresh evaluation episodes with one parameter set; returns their returns [N].
 
-  Used for GALA's best-policy table, which re-evaluates the selected final policy on
-  fresh episodes (a different `seed_offset` than the training-time evaluations).
+    config = galax.load_config("cartpole_a2c", total_env_steps=20_000, target_return=0)
+    result = galax.train(config)
+    params = jax.tree.map(lambda x: x[0], result.state.params)  # learner 0's (no learner axis)
+    returns = galax.evaluate_params(config, params, episodes=10)
+
+  Args:
+    config: the run's config (`galax.load_config`, or the one `galax.load_policy` returns),
+      whose `eval` section, seed, env and network are used; or its `EvalSettings`
+      (`RunSettings.from_config(config).eval`).
+    params: one parameter set of the config's network, without the learner axis that a
+      run's state has (`result.state.params` is [num_learners, ...]: take one learner's).
+    episodes: episodes to play (default: `config.eval.episodes`).
+    seed_offset: shifts the eval env seeds and sampling keys from the run's evaluation
+      envs (GALA's best-policy table re-evaluates its selected policy on fresh episodes).
+    apply_fn: (params, obs) -> (logits, values); default: the config's network.
+    greedy: argmax actions (True) or sampled (False); default: `config.eval.greedy`.
+
+  Returns the returns of the episodes that ended within the step budget (the protocol of
+  this module's docstring: full games, raw rewards, no-op starts on Atari).
   """
+  settings = _eval_settings(config)
   if episodes is not None:
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
+      raise ValueError(f"episodes={episodes!r}: give a whole number >= 1.")
     settings = dataclasses.replace(settings, episodes=int(episodes))
+  if greedy is not None:
+    settings = dataclasses.replace(settings, greedy=bool(greedy))
   evaluator = Evaluator(settings, apply_fn, 1, seed_offset=seed_offset)
   try:
+    if apply_fn is None:
+      _check_params(settings.network, evaluator.env.spec, params)
     out = evaluator.evaluate(jax.tree.map(lambda x: np.asarray(x)[None], params))
   finally:
     evaluator.close()
   return out.returns[0][out.completed[0]]
+
+
+def _eval_settings(config: ConfigDict | EvalSettings) -> EvalSettings:
+  if isinstance(config, EvalSettings):
+    return config
+  if isinstance(config, ConfigDict):
+    from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
+
+    return RunSettings.from_config(config).eval
+  raise TypeError(
+    f"evaluate_params takes a run's config (galax.load_config or galax.load_policy gives "
+    f"one), not a {type(config).__name__}."
+  )
+
+
+def _check_params(network: NetworkSettings, spec, params: Params) -> None:
+  """One line where `params` are not one parameter set of `network` (e.g. a run's state
+  with its learner axis, or another network's)."""
+  dummy = jnp.zeros((1, *spec.obs_shape), spec.obs_dtype)
+  expected = jax.eval_shape(network.build(spec).init, jax.random.PRNGKey(0), dummy)
+  want_leaves, want_tree = jax.tree.flatten(expected)
+  got_leaves, got_tree = jax.tree.flatten(params)
+  if got_tree == want_tree:
+    want = [tuple(x.shape) for x in want_leaves]
+    got = [tuple(np.shape(x)) for x in got_leaves]
+    if got == want:
+      return
+    extra = {g[: len(g) - len(w)] if g[len(g) - len(w) :] == w else None for g, w in zip(got, want)}
+    if len(extra) == 1 and None not in extra and len(next(iter(extra))) == 1:
+      raise ValueError(
+        f"params have a learner axis of {next(iter(extra))[0]} (a run's state has one): "
+        "pass one learner's, e.g. jax.tree.map(lambda x: x[0], params)."
+      )
+  raise ValueError(
+    f"params do not fit the config's network ({network.name}, for observations of shape "
+    f"{tuple(spec.obs_shape)}): pass the parameters of a run of this config."
+  )
 
 
 def frames_per_step(env: EnvSettings) -> int:
