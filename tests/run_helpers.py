@@ -88,10 +88,12 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
   """`galax.training.header.header_lines` for `config` on a stand-in algorithm (1 learner x
   16 envs, 40 updates of 80 env steps, 10 a call; `plan` default: a CPU plan): no JAX
   program is built."""
+  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
   from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
+  from galax.training.settings import LoopSettings  # pylint: disable=g-import-not-at-top
 
   algorithm = types.SimpleNamespace(
-    config=config,
+    setup=types.SimpleNamespace(settings=RunSettings.from_config(config)),
     total_updates=40,
     env_steps_per_update=80,
     updates_per_call=10,
@@ -99,4 +101,5 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
     plan=plan or types.SimpleNamespace(platform="cpu", describe=lambda: "..."),
     env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)),
   )
-  return header_lines(algorithm, dict(requested_env_steps=3200, planned_env_steps=3200))
+  planned = dict(requested_env_steps=3200, planned_env_steps=3200)
+  return header_lines(algorithm, LoopSettings.from_config(config), planned)

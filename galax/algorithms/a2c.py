@@ -150,7 +150,7 @@ def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) ->
     config.num_learners, s.num_kept, s.step_time, s.scale, config.seed
   )
   update = make_a2c_update(setup, optimizer, combiner, stragglers)
-  return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner)
+  return assemble(setup, update, optimizer, schedule, setup.settings.t_max, combiner)
 
 
 SPECS = (

@@ -203,12 +203,11 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) ->
     return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
   return assemble(
-    config,
     setup,
     make_a3c_update(setup, optimizer, a3c),
     optimizer,
     lambda update: schedule(update * n),  # rounds -> applications
-    config.t_max,
+    setup.settings.t_max,
     init_extra=init_extra,
   )
 

@@ -171,10 +171,8 @@ def make_learners(
   if opt.sharded_state:  # ZeRO-1: the all-reduce as a reduce-scatter and an all-gather
     combiner, optimizer = make_sharded_optimizer(opt, params_shapes(setup), learners, schedule)
   else:
-    g = config.gossip
-    combiner = make_combiner(config.combine, learners, g.topology, g.peers, g.delay, g.metrics)
-    total_steps = setup.anneal_updates * steps_per_update
-    optimizer = optimizers.make_replicated_optimizer(opt, envs, learners, total_steps)
+    combiner = make_combiner(setup.settings.combine, learners)
+    optimizer = optimizers.make_replicated_optimizer(opt, schedule)
   return UpdateParts(setup, combiner, optimizer, per_update)
 
 

@@ -216,7 +216,8 @@ def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None)
     return ImpalaExtra(queue)
 
   update = make_impala_update(setup, optimizer, combiner, vtrace, lag)
-  return assemble(config, setup, update, optimizer, schedule, config.t_max, combiner, init_extra)
+  t_max = setup.settings.t_max
+  return assemble(setup, update, optimizer, schedule, t_max, combiner, init_extra)
 
 
 def impala_config() -> ConfigDict:

@@ -354,12 +354,11 @@ def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None) ->
     return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
 
   return assemble(
-    config,
     setup,
     make_ppo_update(setup, learner),
     optimizer,
     schedule,
-    config.t_max,
+    setup.settings.t_max,
     combiner,
     init_extra,
   )

@@ -16,7 +16,6 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import optax
-from ml_collections import ConfigDict
 
 from galax.algorithms.algorithm import BlockUpdate, LearnerState, Setup, compile_step
 from galax.algorithms.plan import ExecutionPlan
@@ -34,11 +33,10 @@ ExtraInit = Callable[[ParamsBlock], PyTree]  # this process's initial params -> 
 
 @dataclasses.dataclass
 class Algorithm:
-  """A compiled training program over a `Setup`. `step` is jitted; `init` builds fresh
-  state. `config`: the config it was built from, for the host code around it (the
-  training loop, the run header); the program itself takes `setup.settings`."""
+  """A compiled training program over a `Setup` (whose `settings` are its config, read
+  once). `step` is jitted; `init` builds fresh state; `learning_rate` is the schedule the
+  update applies, as a function of the update count (for the logger)."""
 
-  config: ConfigDict
   setup: Setup
   init: Callable[[], LearnerState]
   abstract_init: Callable[[], LearnerState]  # shapes and shardings only (`galax.aot.compile`)
@@ -62,7 +60,6 @@ class Algorithm:
 
 
 def assemble(
-  config: ConfigDict,
   setup: Setup,
   update: BlockUpdate,
   optimizer: Optimizer,
@@ -71,14 +68,13 @@ def assemble(
   combiner: Combiner | None = None,
   init_extra: ExtraInit | None = None,
 ) -> Algorithm:
-  """The `Algorithm` of a block update over `setup` (built from `config`): fresh state from
+  """The `Algorithm` of a block update over `setup`: fresh state from
   `initial_state`, the update compiled by `compile_step`. `steps_per_env` env steps per env
   and update (t_max, alpha); `optimizer` is a `LearnerOptimizer` (or anything with a
   per-learner `init`); the state holds `combiner`'s state (none without one) and
   `init_extra`'s."""
   init_combiner = combiner.init if combiner is not None else None
   return Algorithm(
-    config=config,
     setup=setup,
     init=lambda: initial_state(setup, optimizer, init_combiner, init_extra),
     abstract_init=lambda: abstract_initial_state(setup, optimizer, init_combiner, init_extra),

@@ -196,7 +196,7 @@ def report(
     learners=layout.num_learners,
     learners_per_chip=learners_per_chip,
     envs_per_chip=layout.learners_per_device * layout.envs_per_learner,
-    combine=algorithm.config.combine,
+    combine=algorithm.setup.settings.combine.kind,
     plan=algorithm.plan.describe(),
     env_steps_per_update=algorithm.env_steps_per_update,
     updates_per_call=updates,

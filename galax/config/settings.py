@@ -21,17 +21,20 @@ from galax.core.optimizers import OptimizerSettings
 from galax.core.returns import ReturnSettings
 from galax.envs.backend import EnvSettings
 from galax.evaluate.evaluator import EvalSettings
+from galax.parallel.combine import CombineSettings
 
 
 @dataclasses.dataclass(frozen=True)
 class RunSettings:
   """The shared fields of a run's config, read once (`from_config`)."""
 
+  algorithm: str  # a name in `galax.algorithms.specs()`
   seed: int
   t_max: int  # env steps per env and rollout
   updates_per_call: int  # updates per jitted call
   initial_params: str  # shared | per_learner
   grad_similarity: bool  # GALA Fig. 2b's gradient cosines (A2C)
+  combine: CombineSettings  # how the learners combine
   env: EnvSettings
   network: NetworkSettings
   optimizer: OptimizerSettings
@@ -69,13 +72,17 @@ class RunSettings:
       bool(o.sharded_state),
       None if anneal_steps is None else int(anneal_steps),
     )
-    loss = config.loss
+    loss, g = config.loss, config.gossip
     return cls(
+      algorithm=str(config.algorithm),
       seed=int(config.seed),
       t_max=int(config.t_max),
       updates_per_call=int(config.updates_per_call),
       initial_params=str(config.initial_params),
       grad_similarity=bool(config.grad_similarity),
+      combine=CombineSettings(
+        str(config.combine), str(g.topology), int(g.peers), int(g.delay), bool(g.metrics)
+      ),
       env=env,
       network=network,
       optimizer=optimizer,

@@ -195,13 +195,20 @@ def make_optimizer(
   lr schedule (a function of the update count).
   """
   schedule = make_schedule(cfg, num_envs, num_learners, total_updates)
-  opt = elementwise_optimizer(cfg, schedule)
+  return clipped_optimizer(cfg, schedule, per_tensor_clip), schedule
+
+
+def clipped_optimizer(
+  cfg: OptimizerSettings, schedule: optax.Schedule, per_tensor_clip: bool = True
+) -> optax.GradientTransformation:
+  """Gradient clipping (per tensor first, with `per_tensor_clip`), then the optimizer of
+  `cfg.name` with the lr `schedule`."""
   clip = []
   if per_tensor_clip and cfg.clip_average_norm > 0:
     clip.append(clip_by_average_norm(cfg.clip_average_norm))
   if cfg.max_grad_norm > 0:
     clip.append(optax.clip_by_global_norm(cfg.max_grad_norm))
-  return optax.chain(*clip, opt), schedule
+  return optax.chain(*clip, elementwise_optimizer(cfg, schedule))
 
 
 def learner_schedule(
@@ -273,9 +280,8 @@ class ReplicatedOptimizer:
 
 
 def make_replicated_optimizer(
-  cfg: OptimizerSettings, num_envs: int, num_learners: int, total_steps: int
+  cfg: OptimizerSettings, schedule: optax.Schedule
 ) -> ReplicatedOptimizer:
-  """The replicated optimizer step for the run's optimizer `cfg`, its lr annealed over
-  `total_steps` optimizer steps (as `learner_schedule`'s)."""
-  optimizer, _ = make_optimizer(cfg, num_envs, num_learners, total_steps, per_tensor_clip=False)
-  return ReplicatedOptimizer(optimizer, cfg.clip_average_norm)
+  """The replicated optimizer step for the run's optimizer `cfg`, with the lr `schedule`
+  (a function of the optimizer step: `learner_schedule`'s, the one the logger reads)."""
+  return ReplicatedOptimizer(clipped_optimizer(cfg, schedule, False), cfg.clip_average_norm)

@@ -29,6 +29,7 @@ along a ring of devices (GALA-A2C; topologies in `galax.parallel.topology`).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple, Protocol
 
 import chex
@@ -62,15 +63,25 @@ class Combiner(Protocol):
     `old_params` are those before the step."""
 
 
-def make_combiner(
-  combine: str, num_learners: int, topology: str, peers: int, delay: int, metrics: bool
-) -> Combiner:
-  """The combiner `config.combine` names (checked by `galax.config.validate`); gossip's
-  `topology`, `peers`, `delay` and `metrics` are `config.gossip`'s."""
-  if combine == "allreduce":
+@dataclasses.dataclass(frozen=True)
+class CombineSettings:
+  """`config.combine` and the `gossip` section, read once (`galax.config.settings`)."""
+
+  kind: str  # independent | allreduce | gossip (checked by `galax.config.validate`)
+  topology: str  # gossip's graph (`galax.parallel.topology`)
+  peers: int  # out-peers per learner of the k-peer ring
+  delay: int  # gossip's message delay tau, in updates
+  metrics: bool  # GALA's consensus metrics and the Prop. 1 bound
+
+
+def make_combiner(settings: CombineSettings, num_learners: int) -> Combiner:
+  """The combiner `settings.kind` names, for `num_learners` learners."""
+  s = settings
+  if s.kind == "allreduce":
     return AllReduce()
-  if combine == "gossip":
-    return Gossip(make_topology(topology, num_learners, peers), delay=delay, metrics=metrics)
+  if s.kind == "gossip":
+    topology = make_topology(s.topology, num_learners, s.peers)
+    return Gossip(topology, delay=s.delay, metrics=s.metrics)
   return Independent()
 
 

@@ -17,6 +17,7 @@ import jax
 from galax.algorithms import Algorithm, spec_for
 from galax.training.metrics import EpisodeTracker
 from galax.training.result import TrainResult
+from galax.training.settings import LoopSettings
 
 # Above this many values an image is no MLP input (MinAtar's 10x10x4, 400, is PureJaxRL's
 # MLP case; Atari's 4x84x84 is 28,224).
@@ -31,12 +32,12 @@ UNIT_CALL = dict(
 )
 
 
-def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
+def header_lines(algorithm: Algorithm, loop: LoopSettings, planned: Mapping[str, int]) -> list[str]:
   """The header; `planned` holds the requested and planned env steps (`TrainResult`'s)."""
-  config, layout, plan = algorithm.config, algorithm.layout, algorithm.plan
-  sharded = "+sharded_state" if config.optimizer.sharded_state else ""
+  run, layout, plan = algorithm.setup.settings, algorithm.layout, algorithm.plan
+  sharded = "+sharded_state" if run.optimizer.sharded_state else ""
   lines = [
-    f"{config.algorithm} (combine={config.combine}{sharded}) on {config.env.id}: "
+    f"{run.algorithm} (combine={run.combine.kind}{sharded}) on {run.env.id}: "
     f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
     f"{layout.num_devices} {plan.platform} device(s); "
     f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
@@ -50,25 +51,25 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
       f"{visible} uses them all)"
     )
   unit_call = getattr(plan, "unit_call", None)
-  if spec_for(config.algorithm).segment_units and unit_call in UNIT_CALL:  # HTS segments
+  if spec_for(run.algorithm).segment_units and unit_call in UNIT_CALL:  # HTS segments
     lines.append(f"unit_call={unit_call}: {UNIT_CALL[unit_call]}")
   if planned["planned_env_steps"] != planned["requested_env_steps"]:
     lines.append(
-      f"total_env_steps={config.total_env_steps} rounds up to "
+      f"total_env_steps={loop.total_env_steps} rounds up to "
       f"{planned['planned_env_steps']} env steps (whole calls of "
-      f"updates_per_call={config.updates_per_call} updates)"
+      f"updates_per_call={run.updates_per_call} updates)"
     )
   per_call = algorithm.updates_per_call * algorithm.env_steps_per_update
   for field, every in (
-    ("log_every_steps", config.log_every_steps),
-    ("checkpoint_every_steps", config.checkpoint_every_steps),
+    ("log_every_steps", loop.log_every_steps),
+    ("checkpoint_every_steps", loop.checkpoint_every_steps),
   ):
     if every > 0 and every % per_call:
       lines.append(
         f"{field}={every} rounds up to every {math.ceil(every / per_call) * per_call}"
         f" env steps (whole calls of {per_call} env steps)"
       )
-  batch = int(config.env.get("batch_size", 0))
+  batch = run.env.batch_size
   if 0 < batch < layout.envs_per_learner:
     lines.append(
       f"envs: envpool async, {batch} of {layout.envs_per_learner} envs per step "
@@ -79,13 +80,14 @@ def header_lines(algorithm: Algorithm, planned: Mapping[str, int]) -> list[str]:
 
 def _network_warning(algorithm: Algorithm) -> list[str]:
   shape = tuple(algorithm.env.spec.obs_shape)
-  if algorithm.config.network.name != "mlp" or len(shape) < 2:
+  run = algorithm.setup.settings
+  if run.network.name != "mlp" or len(shape) < 2:
     return []
   values = math.prod(shape)
   if values <= MLP_IMAGE_VALUES:
     return []
   return [
-    f"warning: network.name='mlp' flattens {algorithm.config.env.id}'s "
+    f"warning: network.name='mlp' flattens {run.env.id}'s "
     f"{'x'.join(map(str, shape))} images into {values} inputs; a convolutional network "
     f"learns from them far better (--config.network.name=archnips or archnature)"
   ]

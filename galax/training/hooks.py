@@ -28,14 +28,17 @@ from galax.training import metrics as metrics_lib
 from galax.training.header import returns_text, speed_text
 from galax.training.outputs import Outputs
 from galax.training.progress import Progress, Stop, StopRules
+from galax.training.settings import LoopSettings
 
 OnCall = Callable[[int, int, "float | None"], None]  # steps, planned steps, seconds left
 
 
 @dataclasses.dataclass
 class Run:
-  """What the hooks read: the state, where the run stands and the last call's metrics."""
+  """What the hooks read: the run's loop settings, the state, where the run stands and the
+  last call's metrics."""
 
+  settings: LoopSettings
   state: LearnerState
   progress: Progress
   rules: StopRules

@@ -4,7 +4,7 @@ The loop calls the jitted `step` (updates_per_call updates), pulls its metrics t
 updates the run's `Progress` (galax/training/progress.py) and runs the hooks that are due
 (galax/training/hooks.py: progress lines and metrics rows, evaluation, checkpoints), until
 `Progress.stop_reason` says why it ends. The first call compiles; its time is reported
-apart from the steady-state steps/s (galax/training/clock.py).
+apart from the steady-state steps/s (galax/training/clock.py). The loop reads `LoopSettings`.
 
 With `config.eval.every_steps` > 0 it also evaluates the policy on separate envs
 (`galax.evaluate.periodic`; `eval.csv`), outside `train_time_s`. On an NVIDIA GPU
@@ -15,8 +15,8 @@ non-finite loss or parameter stops the run (`Diverged`) before any save. A resum
 falls back past damaged checkpoints, drops metric rows after its checkpoint and continues
 the episode statistics and clocks stored in it; a finished run is not trained on. Ctrl-C
 saves the state of the last whole call (none if the first call had not finished); SIGTERM
-(preemption) lets the current call finish, saves it and exits 143 (galax/runtime/preemption.py). One
-process at a time writes a workdir (galax/runtime/lock.py: process 0 holds its lock).
+(preemption) lets the current call finish, saves it and exits 143 (runtime/preemption.py).
+One process at a time writes a workdir (runtime/lock.py: process 0 holds its lock).
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ from galax.training.hooks import (
 from galax.training.outputs import Outputs
 from galax.training.progress import Progress, Stop, StopRules
 from galax.training.result import TrainResult
+from galax.training.settings import LoopSettings
 from galax.training.videos import VideoHook
 
 
@@ -97,8 +98,10 @@ def train(
   ):
     as_json = json.loads(config.to_json_best_effort())
     changes = _prepare(as_json, workdir, resume, overwrite, holds_lock, log)
+    settings = LoopSettings.from_config(config)  # the config goes no further (but config.json)
     try:
-      return _train(make_algorithm(config), workdir, changes, log, preempted, on_call)
+      algorithm = make_algorithm(config)
+      return _train(algorithm, settings, as_json, workdir, changes, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/runtime/peers.py)
         peers.exit_lost_peer(
@@ -142,31 +145,34 @@ def _checkpoint_dir(workdir: str | None) -> str | None:
 
 def _train(
   algorithm: Algorithm,
+  settings: LoopSettings,
+  config_json: dict,
   workdir: str | None,
   changes: list[resume_lib.Change] | None,
   log: Callable[[str], None],
   preempted: preemption.Watch,
   on_call: OnCall | None,
 ) -> TrainResult:
-  """Trains afresh (`changes` None) or resumes, making `changes` to the saved config."""
-  config = algorithm.config
+  """Trains afresh (`changes` None) or resumes, making `changes` to `config_json`."""
+  s = settings
   try:
     run = Run(
+      s,
       algorithm.init(),
-      Progress(config.stats_window, algorithm.layout.num_learners if config.learner_stats else 0),
-      StopRules(algorithm.total_updates, config.target_return, config.time_limit_s),
-      _planned(algorithm)["planned_env_steps"],
+      Progress(s.stats_window, algorithm.layout.num_learners if s.learner_stats else 0),
+      StopRules(algorithm.total_updates, s.target_return, s.time_limit_s),
+      _planned(algorithm, s)["planned_env_steps"],
     )
     checkpoint_dir = _checkpoint_dir(workdir)
     saver = CheckpointHook(
       ckpt_lib.Checkpointer(
-        checkpoint_dir, config.keep_checkpoints, with_envs=algorithm.env.state_restorable
+        checkpoint_dir, s.keep_checkpoints, with_envs=algorithm.env.state_restorable
       )
       if workdir
       else None,
       checkpoint_dir,
       Outputs(workdir),
-      config.checkpoint_every_steps,
+      s.checkpoint_every_steps,
       0,
     )
   except BaseException:
@@ -176,7 +182,7 @@ def _train(
   try:  # whatever happens from here on (a failed restore or header too), close everything
     if changes is not None and (finished := _restore(algorithm, run, saver, log)):
       return finished
-    hooks = _open(algorithm, run, saver, changes, log, on_call)
+    hooks = _open(algorithm, config_json, run, saver, changes, log, on_call)
     _loop(algorithm, run, hooks, saver, preempted, log)
   finally:
     for hook in hooks:
@@ -264,7 +270,7 @@ def _restore(
   run.state, meta = checkpointer.restore(run.state, warn=log)
   progress.load_meta(meta)
   log(f"resumed from {checkpointer.step_dir(progress.env_steps)} at {progress.env_steps} env steps")
-  saver.next = progress.env_steps + (algorithm.config.checkpoint_every_steps or float("inf"))
+  saver.next = progress.env_steps + (run.settings.checkpoint_every_steps or float("inf"))
   stop = progress.stop_reason(run.rules, progress.clock.train_before)
   if stop is Stop.NONE:
     return None
@@ -282,7 +288,7 @@ def _restore(
     progress.tracker,
     run.state,
     f"already finished: {done}",
-    _planned(algorithm),
+    _planned(algorithm, run.settings),
   )
 
 
@@ -290,15 +296,16 @@ def _steps_per_call(algorithm: Algorithm) -> int:
   return algorithm.updates_per_call * algorithm.env_steps_per_update
 
 
-def _planned(algorithm: Algorithm) -> dict[str, int]:
+def _planned(algorithm: Algorithm, settings: LoopSettings) -> dict[str, int]:
   return dict(
-    requested_env_steps=int(algorithm.config.total_env_steps),
+    requested_env_steps=settings.total_env_steps,
     planned_env_steps=algorithm.total_updates * algorithm.env_steps_per_update,
   )
 
 
 def _open(
   algorithm: Algorithm,
+  config_json: dict,
   run: Run,
   saver: CheckpointHook,
   changes: list[resume_lib.Change] | None,
@@ -307,24 +314,25 @@ def _open(
 ) -> list[Hook]:
   """Writes config.json (and a resume's changes) and the header lines; the hooks; starts
   the clocks."""
-  config, progress, outputs = algorithm.config, run.progress, saver.outputs
+  settings, progress, outputs = run.settings, run.progress, saver.outputs
   resume = changes is not None
-  outputs.open(config, changes, progress.env_steps)
+  outputs.open(config_json, settings, changes, progress.env_steps)
   for change in changes or []:
     log(f"resume changes {change} from env step {progress.env_steps} (config_changes.json)")
-  for line in header_lines(algorithm, _planned(algorithm)):
+  for line in header_lines(algorithm, settings, _planned(algorithm, settings)):
     log(line)
   if outputs.workdir:
     log(f"workdir {workdirs.absolute(outputs.workdir)}")
-  hooks: list[Hook] = [LogHook(algorithm, outputs, log, config.log_every_steps, progress.env_steps)]
+  every = settings.log_every_steps
+  hooks: list[Hook] = [LogHook(algorithm, outputs, log, every, progress.env_steps)]
   if on_call:
     hooks.append(CallbackHook(on_call))
-  if config.eval.every_steps > 0:
-    evaluation = _evaluation(algorithm, outputs, resume, log, progress.env_steps)
+  if settings.eval_every_steps > 0:
+    evaluation = _evaluation(algorithm, run, outputs, resume, log)
     progress.clock.eval_time = lambda: evaluation.evals.eval_time_s
     hooks.append(evaluation)
   hooks.append(saver)
-  if config.energy:
+  if settings.energy:
     hooks.append(EnergyHook(log))
   progress.start_steps = progress.env_steps
   progress.clock.begin(time.perf_counter(), progress.env_steps)
@@ -332,13 +340,13 @@ def _open(
 
 
 def _evaluation(
-  algorithm: Algorithm, outputs: Outputs, resume: bool, log: Callable[[str], None], env_steps: int
+  algorithm: Algorithm, run: Run, outputs: Outputs, resume: bool, log: Callable[[str], None]
 ) -> EvaluationHook:
-  config, num_learners = algorithm.config, algorithm.layout.num_learners
+  num_learners = algorithm.layout.num_learners
   settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
   videos = (
     VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
-    if config.capture_video
+    if run.settings.capture_video
     else None
   )
   evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log, videos)
@@ -351,7 +359,7 @@ def _evaluation(
     if outputs.workdir
     else None
   )
-  return EvaluationHook(evals, best, outputs, log, env_steps)
+  return EvaluationHook(evals, best, outputs, log, run.progress.env_steps)
 
 
 def _finish(
@@ -380,7 +388,7 @@ def _finish(
     energy=energy.summary(steps, frames_per_step) if energy else None,
     stopped=run.message if diverged else run.stop.value,
     diverged=diverged,
-    **_planned(algorithm),
+    **_planned(algorithm, run.settings),
   )
   outputs.write_result(result.summary())
   if diverged:

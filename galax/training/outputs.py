@@ -14,7 +14,6 @@ import socket
 import time
 
 import jax
-from ml_collections import ConfigDict
 
 from galax.config.resume import Change
 from galax.core.types import JsonDict
@@ -22,6 +21,7 @@ from galax.runtime import provenance
 from galax.runtime import workdir as workdirs
 from galax.training import metrics as metrics_lib
 from galax.training import tracking
+from galax.training.settings import LoopSettings
 
 CHANGES_FILE = "config_changes.json"  # what resumes changed of the config, and from when
 SITTINGS_FILE = "sittings.json"  # each sitting of the run: from which step, at which commit
@@ -63,29 +63,31 @@ class Outputs:
     """Where the files are written (the staging copy of a URL workdir); None: nowhere."""
     return self.files.local if self.files else None
 
-  def open(self, config: ConfigDict, changes: list[Change] | None, env_steps: int) -> None:
-    """Writes config.json and opens the writer (and tracker). A resume (`changes` not None)
-    drops the rows its checkpoint at `env_steps` had not seen, and rewrites config.json
-    only to make `changes`, each recorded in config_changes.json with `env_steps`."""
+  def open(
+    self,
+    config_json: dict,
+    settings: LoopSettings,
+    changes: list[Change] | None,
+    env_steps: int,
+  ) -> None:
+    """Writes config.json (`config_json`, the run's config) and opens the writer (and
+    tracker). A resume (`changes` not None) drops the rows its checkpoint at `env_steps`
+    had not seen, and rewrites config.json only to make `changes`, each recorded in
+    config_changes.json with `env_steps`."""
     if not self.is_writer:
       return
     resume = changes is not None
     self.files.prepare(resume)
+    track = settings.track
     tracker = (
       tracking.WandbTracker(
-        config.track_project,
-        config.track_entity,
-        config.track_mode,
-        config.to_dict(),
-        self.local,
-        self.workdir,
-        resume,
+        track.project, track.entity, track.mode, config_json, self.local, self.workdir, resume
       )
-      if config.track
+      if track.on
       else None
     )
     self.writer = metrics_lib.MetricsWriter(
-      self.local, config.tensorboard, resume_step=env_steps if resume else None, tracker=tracker
+      self.local, settings.tensorboard, resume_step=env_steps if resume else None, tracker=tracker
     )
     if resume:
       metrics_lib.truncate_csv(os.path.join(self.local, "eval.csv"), env_steps)
@@ -95,7 +97,7 @@ class Outputs:
       _record_changes(os.path.join(self.local, CHANGES_FILE), changes, env_steps)
     if changes or not (resume and os.path.exists(config_file)):
       with open(config_file, "w") as f:
-        f.write(config.to_json_best_effort(indent=2))
+        json.dump(config_json, f, indent=2)
 
   def push(self) -> None:
     """Uploads what changed (a URL workdir)."""

@@ -111,8 +111,8 @@ def test_versions_of_every_update(a2c_sgd_run):
 def test_updates_follow_eq6(a2c_sgd_run):
   """theta_{k+1} - theta_k = -lr * grad L(theta_{k-1}; D_{k-1}), recomputed independently."""
   algo, states, _ = a2c_sgd_run
-  config, apply_fn = algo.config, algo.network.apply
-  lr = config.optimizer.learning_rate
+  apply_fn = algo.network.apply
+  lr = algo.setup.settings.optimizer.learning_rate
   settings = algo.setup.settings.returns, algo.setup.settings.loss
   squeeze = lambda tree: jax.tree.map(lambda x: x[0], tree)
   # Jitted once (op by op, each op compiles apart): the network and the recomputed gradient.

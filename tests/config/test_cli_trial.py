@@ -292,10 +292,13 @@ def test_idle_devices_are_named_in_the_header():
   """4 learners on the suite's 8 virtual devices: the header says 4 are idle."""
   from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
   from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
+  from galax.training.settings import LoopSettings  # pylint: disable=g-import-not-at-top
 
-  algorithm = make_algorithm(tiny_config(num_learners=4, combine="allreduce"))
+  config = tiny_config(num_learners=4, combine="allreduce")
+  algorithm = make_algorithm(config)
   try:
-    lines = header_lines(algorithm, dict(requested_env_steps=1, planned_env_steps=1))
+    planned = dict(requested_env_steps=1, planned_env_steps=1)
+    lines = header_lines(algorithm, LoopSettings.from_config(config), planned)
   finally:
     algorithm.env.close()
   assert (

@@ -104,6 +104,7 @@ def test_async_runs_train_with_finite_metrics(algorithm):
 def test_the_header_says_an_async_run_is_not_bit_reproducible():
   from galax.algorithms import make_algorithm
   from galax.training.header import header_lines
+  from galax.training.settings import LoopSettings
 
   lines = {}
   for batch in (0, 4):
@@ -111,7 +112,8 @@ def test_the_header_says_an_async_run_is_not_bit_reproducible():
     config.env.batch_size = batch
     algorithm = make_algorithm(config)
     try:
-      lines[batch] = header_lines(algorithm, dict(planned_env_steps=1, requested_env_steps=1))
+      planned = dict(planned_env_steps=1, requested_env_steps=1)
+      lines[batch] = header_lines(algorithm, LoopSettings.from_config(config), planned)
     finally:
       algorithm.env.close()
   assert not any("not bit-reproducible" in line for line in lines[0])

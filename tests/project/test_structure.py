@@ -4,6 +4,7 @@ two places (docs/architecture.md's recipe)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import json
 import os
@@ -366,6 +367,32 @@ def test_few_functions_take_the_whole_config():
   assert len(hits) <= MAX_CONFIG_PARAMS, (
     f"{len(hits)} ConfigDict parameters (at most {MAX_CONFIG_PARAMS}):\n" + "\n".join(hits)
   )
+
+
+# The config's entry into training: `train` (the public entry point) and the loop's own
+# reader; the loop, its hooks, outputs and header take `LoopSettings` and the algorithm's
+# `RunSettings` instead.
+TRAINING_CONFIG_READERS = {"train", "from_config"}
+
+
+def test_the_loop_takes_settings_not_the_config():
+  """No function in galax/training but `train` and `LoopSettings.from_config` takes a
+  ConfigDict, and an `Algorithm` carries no config: the config is read once, at the entry."""
+  hits = []
+  for path, tree in _galax_sources():
+    if not path.startswith(os.path.join("galax", "training")):
+      continue
+    for node in ast.walk(tree):
+      if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+        if node.name not in TRAINING_CONFIG_READERS and any(
+          a.annotation is not None and "ConfigDict" in ast.unparse(a.annotation) for a in args
+        ):
+          hits.append(f"{path}:{node.lineno} {node.name}")
+  assert not hits, hits
+  from galax.algorithms import Algorithm  # pylint: disable=g-import-not-at-top
+
+  assert "config" not in {f.name for f in dataclasses.fields(Algorithm)}
 
 
 MAX_FILE_LINES = 400

@@ -167,7 +167,7 @@ def _make_hts(
     )
 
   segment = Segment(setup, learner, alpha, bool(config.hts.delayed))
-  return assemble(config, setup, segment, optimizer, schedule, alpha, combiner, init_extra)
+  return assemble(setup, segment, optimizer, schedule, alpha, combiner, init_extra)
 
 
 def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
