@@ -2,6 +2,10 @@
 (numbers as JSON-able dict, markdown lines). `variants` maps a variant name (see
 experiments/claims.py) to its runs; `target` is the game's required-time target. Each
 comparison's label and each claim's verdict come from `galax.results.verdict`.
+
+A verdict needs `MIN_SEEDS_FOR_CI` (3) seeds of every variant: from fewer, a 95% bootstrap
+CI is zero-width (1 seed) or about [min, max] (2), and a label read from it means nothing.
+`write_verdict` refuses, in one line, before it writes anything (`check_seeds`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.verdicts import (
+from galax.results import paper_protocols as protocols
+from galax.results import verdict as rule
+from galax.results.tables import eval_series
+
+from .verdicts import (  # relative: `experiments` or `galax.experiments`
   Run,
   bootstrap_two_groups,
   by_game,
@@ -27,9 +35,6 @@ from experiments.verdicts import (
   required_times,
   variant_table,
 )
-from galax.results import paper_protocols as protocols
-from galax.results import verdict as rule
-from galax.results.tables import eval_series
 
 Variants = dict[str, list[Run]]
 Check = Callable[[Variants, float, int], tuple[dict[str, Any], list[str]]]
@@ -167,10 +172,33 @@ def ba3c(variants: Variants, target: float, resamples: int) -> tuple[dict, list[
 CHECKS: dict[str, Check] = dict(paac=paac, gala=gala, hts=hts, ba3c=ba3c)
 
 
+def check_seeds(runs: Sequence[Run]) -> None:
+  """Raises a one-line ValueError where a variant of a game has fewer than
+  `MIN_SEEDS_FOR_CI` seeds (no verdict is labelled from them)."""
+  least = protocols.MIN_SEEDS_FOR_CI
+  short = []
+  for game, variants in by_game(runs).items():
+    for variant, group in sorted(variants.items()):
+      seeds = sorted({int(r["seed"]) for r in group})
+      if len(seeds) < least:
+        listed = ",".join(map(str, seeds))
+        short.append(f"{game}_{variant} has {len(seeds)} (seed {listed})")
+  if short:
+    more = f" and {len(short) - 3} more" if len(short) > 3 else ""
+    raise ValueError(
+      f"no verdict from fewer than {least} seeds per variant: "
+      f"{'; '.join(short[:3])}{more} (a 95% CI from fewer is zero-width or [min, max]); "
+      f"run --seeds=0-{least - 1} or more, or --no_verdict for the report alone."
+    )
+
+
 def write_verdict(
   claim: str, runs: Sequence[Run], out_dir: str, resamples: int = 10_000
 ) -> dict[str, Any]:
-  """Writes verdict.md and verdict.json for a claim; returns the JSON data."""
+  """Writes verdict.md and verdict.json for a claim; returns the JSON data. Raises
+  ValueError (one line, nothing written) where a variant has fewer than
+  `MIN_SEEDS_FOR_CI` seeds (`check_seeds`)."""
+  check_seeds(runs)
   lines = [f"# Claim: {claim}", ""]
   data: dict[str, Any] = dict(claim=claim, games={})
   for game, variants in by_game(runs).items():

@@ -4,14 +4,22 @@
   python -m experiments.claims gala --out=results/claims --steps=1000000 --seeds=0-4 \\
       --envs=gymnax/Breakout-MinAtar,gymnax/Asterix-MinAtar
   python -m experiments.claims hts|ba3c ...
-  python -m experiments.claims ba3c --steps=5000 --seeds=0 --tiny     # a CI-sized run
+  python -m experiments.claims ba3c --steps=5000 --seeds=0-2 --tiny   # a CI-sized run
+  python -m experiments.claims ba3c --steps=5000 --seeds=0 --tiny --no_verdict  # report only
+
+From a checkout, `python -m experiments.claims`; from any directory, the installed command
+`galax-claims` (the same arguments; `pip install -e .` installs it) or
+`python -m galax.experiments.claims` (experiments/ installs as galax.experiments).
 
 Each claim is a set of configs (variants) x seeds per game, run through
 `galax.results.experiment.run_experiment` into `<out>/<claim>/<game>_<variant>/seed<s>.json`, then
 summarised by `galax.results.report.build_report` (`<out>/<claim>/report.md`: runs, final metric,
 final time metric, required time metric, best policy; PNG plots of return vs env steps and
 vs training time, mean and 95% bootstrap CI over seeds) and by the claim's own verdict
-(`<out>/<claim>/verdict.md` and `verdict.json`, experiments/verdicts.py).
+(`<out>/<claim>/verdict.md` and `verdict.json`, experiments/verdicts.py). A verdict needs at
+least 3 seeds per variant (`MIN_SEEDS_FOR_CI`: a CI from fewer is zero-width or [min, max]):
+with fewer, the command refuses in one line (exit 2) before it runs anything, unless
+`--no_verdict` asks for the runs and report.md alone.
 
   paac  PAAC (Clemente et al. 2017): n_e in {16, 32, 64, 128, 256}, lr = 0.0007 x n_e
         (Fig. 3: 256 diverges).
@@ -39,7 +47,7 @@ from typing import Callable, Sequence
 
 import ml_collections
 
-from experiments import minatar
+from . import minatar  # relative: this package is `experiments` or `galax.experiments`
 
 CLAIMS = ("paac", "gala", "hts", "ba3c")
 
@@ -173,11 +181,13 @@ def run_claim(
   log: Callable[[str], None] = print,
   lr_scale: float = 1.0,
   settings: str = "learning",
+  verdict: bool = True,
 ) -> str:
   """Runs a claim's variants (those named in `only`, if any) x seeds on each game, writes
   report and verdict; returns the claim's output directory. `lr_scale` multiplies every
   variant's base learning rate (a sensitivity check; use its own `out`); `settings` picks
-  the base configs (experiments/minatar.py: "learning" or the papers' "paper")."""
+  the base configs (experiments/minatar.py: "learning" or the papers' "paper"); `verdict`
+  False writes the report alone (no verdict from fewer than MIN_SEEDS_FOR_CI seeds)."""
   from galax import config as config_lib  # pylint: disable=g-import-not-at-top
   from galax.results.experiment import run_experiment  # pylint: disable=g-import-not-at-top
 
@@ -188,6 +198,7 @@ def run_claim(
   unknown = sorted(set(only) - set(names))
   if unknown:
     raise ValueError(f"--variants: {claim} has no variant {unknown}; choose from {names}.")
+  planned = []  # every config checked before anything runs
   for env_id in env_ids:
     for variant in VARIANTS[claim](env_id, steps, settings):
       if only and variant.name not in only:
@@ -195,38 +206,63 @@ def run_claim(
       variant = with_lr_scale(variant, lr_scale)
       config = minatar.scale_down(variant.config) if tiny else variant.config
       config_lib.validate(config)
-      name = f"{game_name(env_id)}_{variant.name}"
-      if _finished(os.path.join(claim_dir, name), seeds):
-        log(f"{claim}/{name}: done already, skipped")
-        continue
-      run_experiment(
-        config,
-        seeds,
-        claim_dir,
-        name,
-        variant.method,
-        mode="sequential",
-        best_policy_episodes=10,
-        log=log,
-      )
-  summarise(claim, claim_dir, resamples)
+      planned.append((f"{game_name(env_id)}_{variant.name}", variant.method, config))
+  if verdict:
+    check_seed_count(seeds)
+  for name, method, config in planned:
+    if _finished(os.path.join(claim_dir, name), seeds):
+      log(f"{claim}/{name}: done already, skipped")
+      continue
+    run_experiment(
+      config,
+      seeds,
+      claim_dir,
+      name,
+      method,
+      mode="sequential",
+      best_policy_episodes=10,
+      log=log,
+    )
+  summarise(claim, claim_dir, resamples, verdict)
   return claim_dir
 
 
-def summarise(claim: str, claim_dir: str, resamples: int = 10_000) -> None:
-  """report.md + plots (galax.results.report) and verdict.md/json of a claim's results."""
-  from experiments import claim_checks  # pylint: disable=g-import-not-at-top
+def check_seed_count(seeds: Sequence[int]) -> None:
+  """One line, before anything runs, where `seeds` are too few for a verdict."""
+  from galax.results.paper_protocols import MIN_SEEDS_FOR_CI  # pylint: disable=g-import-not-at-top
+
+  if len(seeds) < MIN_SEEDS_FOR_CI:
+    raise ValueError(
+      f"--seeds gives {len(seeds)} seed(s); a verdict needs at least {MIN_SEEDS_FOR_CI} per "
+      f"variant (a 95% CI from fewer is zero-width or [min, max]): "
+      f"--seeds=0-{MIN_SEEDS_FOR_CI - 1} or more, or --no_verdict for the runs and report alone."
+    )
+
+
+def summarise(claim: str, claim_dir: str, resamples: int = 10_000, verdict: bool = True) -> None:
+  """report.md + plots (galax.results.report) and verdict.md/json of a claim's results
+  (`verdict` False: no verdict). A verdict from fewer than MIN_SEEDS_FOR_CI seeds of a
+  variant is refused in one line before anything is written."""
   from galax.results.experiment import load_results  # pylint: disable=g-import-not-at-top
   from galax.results.report import build_report  # pylint: disable=g-import-not-at-top
 
+  from . import claim_checks  # pylint: disable=g-import-not-at-top
+
   runs, summaries = load_results(claim_dir)
+  if not runs:
+    raise ValueError(f"{claim_dir} holds no run records (seed<N>.json): nothing to summarise.")
+  if verdict:
+    claim_checks.check_seeds(runs)
   build_report(runs, summaries, claim_dir, resamples=resamples)
-  claim_checks.write_verdict(claim, runs, claim_dir, resamples)
+  if verdict:
+    claim_checks.write_verdict(claim, runs, claim_dir, resamples)
 
 
 def _parse(argv: Sequence[str]) -> argparse.Namespace:
   parser = argparse.ArgumentParser(
-    prog="python -m experiments.claims",
+    prog="galax-claims"
+    if os.path.basename(sys.argv[0]) == "galax-claims"
+    else f"python -m {__package__}.claims",
     description=__doc__,
     formatter_class=argparse.RawDescriptionHelpFormatter,
   )
@@ -259,6 +295,11 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
     "--compile_cache", default="", help="JAX persistent compilation cache directory ('' = none)"
   )
   parser.add_argument(
+    "--no_verdict",
+    action="store_true",
+    help="runs and report.md only: no verdict (which needs 3 seeds or more per variant)",
+  )
+  parser.add_argument(
     "--summarise_only",
     action="store_true",
     help="only rewrite report and verdict from existing results",
@@ -284,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> None:
       raise ValueError(f"--envs={args.envs!r} names no env.")
     for claim in CLAIMS if args.claim == "all" else (args.claim,):
       if args.summarise_only:
-        summarise(claim, os.path.join(args.out, claim), args.resamples)
+        summarise(claim, os.path.join(args.out, claim), args.resamples, not args.no_verdict)
       else:
         only = [v.strip() for v in args.variants.split(",") if v.strip()]
         run_claim(
@@ -298,8 +339,10 @@ def main(argv: Sequence[str] | None = None) -> None:
           only,
           lr_scale=args.lr_scale,
           settings=args.settings,
+          verdict=not args.no_verdict,
         )
-      print(f"wrote {os.path.join(args.out, claim)}/report.md and verdict.md")
+      written = "report.md" if args.no_verdict else "report.md and verdict.md"
+      print(f"wrote {os.path.join(args.out, claim)}/{written}")
   except (ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)
     sys.exit(2)

@@ -194,9 +194,9 @@ def test_consensus_check_reads_the_logged_bound(tmp_path):
 
 
 def test_verdict_json_has_no_nan(tmp_path):
-  runs = [_run("breakout_paac_ne16", s, [0.0, 1.0]) for s in range(2)]
-  # n_e = 32: seed 0 never reaches the target (0.25: halfway to its final metric 0.5)
-  runs += [_run("breakout_paac_ne32", s, [0.0, 2.0 * s]) for s in range(2)]
+  runs = [_run("breakout_paac_ne16", s, [0.0, 1.0]) for s in range(3)]  # 3: a verdict's least
+  # n_e = 32: seed 0 never reaches the target (0.25: halfway to the final metric 0.5)
+  runs += [_run("breakout_paac_ne32", s, [0.0, 2.0 * s]) for s in range(3)]
   data = claim_checks.write_verdict("paac", runs, str(tmp_path), resamples=200)
   assert data["games"]["breakout"]["checks"]["time_falls"] == "inconclusive"
   saved = _strict_json(tmp_path / "verdict.json")
@@ -208,7 +208,7 @@ def test_hts_verdict_compares_each_hts_variant_with_its_base(tmp_path):
   runs = [
     _run(f"breakout_{name}", s, [0.0, 1.0 + (name == "hts_a2c")])
     for name in ("a2c", "hts_a2c", "ppo", "hts_ppo")
-    for s in range(2)
+    for s in range(3)  # a verdict's least (MIN_SEEDS_FOR_CI)
   ]
   data = claim_checks.write_verdict("hts", runs, str(tmp_path), resamples=200)
   checks = data["games"]["breakout"]["checks"]
@@ -241,7 +241,8 @@ def test_bad_input_is_one_line(argv, message, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_claim_command_writes_results_tables_and_plots(tmp_path):
-  """A CI-sized run of a claim: every variant's JSON, the report, plots, the verdict.
+  """A CI-sized run of a claim: every variant's JSON, the report and plots; from 1 seed,
+  --no_verdict (a verdict needs 3 seeds: tests/project/test_claims_command.py).
 
   One claim, GALA: the rest of this path is the same for every claim (each claim took
   30-40 s here on 2 cores). The other claims' variants are validated above at full size,
@@ -258,6 +259,7 @@ def test_claim_command_writes_results_tables_and_plots(tmp_path):
       "--resamples=200",
       "--envs=gymnax/Breakout-MinAtar",
       f"--out={tmp_path}",
+      "--no_verdict",
     ]
   )
   claim_dir = tmp_path / claim
@@ -276,9 +278,7 @@ def test_claim_command_writes_results_tables_and_plots(tmp_path):
     assert section in report
   for plot in ("gymnax_Breakout-MinAtar_steps.png", "gymnax_Breakout-MinAtar_time.png"):
     assert (claim_dir / plot).read_bytes()[:8] == PNG_MAGIC
-  verdict = _strict_json(claim_dir / "verdict.json")
-  assert verdict["claim"] == claim and set(verdict["games"]) == {"breakout"}
-  assert "## breakout" in (claim_dir / "verdict.md").read_text()
+  assert not (claim_dir / "verdict.json").exists()
   # A second call finds every experiment done and only rewrites the summaries.
   before = (
     (claim_dir / f"breakout_{claims.VARIANTS[claim]('x/y', 1)[0].name}" / "seed0.json")
@@ -294,6 +294,7 @@ def test_claim_command_writes_results_tables_and_plots(tmp_path):
       "--resamples=200",
       "--envs=gymnax/Breakout-MinAtar",
       f"--out={tmp_path}",
+      "--no_verdict",
     ]
   )
   assert (
