@@ -19,6 +19,8 @@ papers).
 * 95% bootstrap confidence intervals of the mean over seeds (HTS-RL Fig. 5: 10,000
   resamples), by `scipy.stats.bootstrap`; of a difference or ratio of two groups' means,
   each group's seeds resampled separately (`two_sample_ci`).
+* Welch t-intervals of a difference or ratio of two groups' means (`welch_ci`): the verdicts'
+  interval, which holds its 95% at 3-10 seeds where the percentile bootstrap does not.
 
 Across games, rliable's metrics (IQM, performance profiles, probability of improvement):
 galax/results/across_games.py, on this module's bootstrap (`statistic_ci`).
@@ -273,6 +275,55 @@ def two_sample_ci(
     [x, y], lambda s: fn(s[0].mean(-1), s[1].mean(-1)), confidence, resamples, seed
   )
   return float(est), float(lo), float(hi)
+
+
+def welch_ci(
+  a: Sequence[float] | np.ndarray,
+  b: Sequence[float] | np.ndarray,
+  op: str = "diff",
+  confidence: float = 0.95,
+) -> Interval:
+  """mean(a) - mean(b) (op 'diff') or mean(a) / mean(b) ('ratio') over independent seeds,
+  with a Welch t-interval: fit for the 3-10 seeds a run here has, where the percentile
+  bootstrap is too narrow (at 3 seeds a side it covers about 80% where it claims 95%;
+  tests/results/test_interval_coverage.py measures both).
+
+  diff: d +- t(df) sqrt(va/na + vb/nb), df by Welch-Satterthwaite. ratio: the same on the
+  log of the ratio by the delta method (relative variances va/(na ma^2), exponentiated
+  back), defined where both means are positive. Runs are the last axis (leading axes
+  broadcast). Where neither group varies the interval is the estimate itself; a group of
+  one run, or a ratio of non-positive means, has no interval (NaN ends). Returns
+  (estimate, low, high).
+  """
+  if op not in ("diff", "ratio"):
+    raise ValueError(f"op must be 'diff' or 'ratio', got {op!r}.")
+  if not 0.0 < confidence < 1.0:
+    raise ValueError(f"confidence must be in (0, 1), got {confidence}.")
+  x, y = np.asarray(a, float), np.asarray(b, float)
+  if x.ndim < 1 or y.ndim < 1 or not x.shape[-1] or not y.shape[-1]:
+    raise ValueError("welch_ci needs two non-empty lists of run scores.")
+  na, nb = x.shape[-1], y.shape[-1]
+  ma, mb = x.mean(-1), y.mean(-1)
+  with np.errstate(divide="ignore", invalid="ignore"):
+    va = x.var(-1, ddof=1) / na if na > 1 else np.full_like(ma, np.nan)
+    vb = y.var(-1, ddof=1) / nb if nb > 1 else np.full_like(mb, np.nan)
+    if op == "ratio":
+      positive = (ma > 0) & (mb > 0)
+      va, vb = np.where(positive, va / ma**2, np.nan), np.where(positive, vb / mb**2, np.nan)
+    var = va + vb
+    df = var**2 / (va**2 / max(na - 1, 1) + vb**2 / max(nb - 1, 1))
+    half = stats.t.ppf(0.5 + confidence / 2, df) * np.sqrt(var)
+  half = np.where(var == 0, 0.0, half)  # neither group varies: the estimate itself
+  if op == "diff":
+    est = ma - mb
+    low, high = est - half, est + half
+  else:
+    with np.errstate(divide="ignore", invalid="ignore"):
+      est = ma / mb
+      low, high = est * np.exp(-half), est * np.exp(half)
+  if np.ndim(est) == 0:
+    return float(est), float(low), float(high)
+  return est, low, high
 
 
 def align_curves(
