@@ -12,11 +12,11 @@ at position i of the round, a gradient is s + i updates stale: 0..6, mean 3 = n 
 staleness of n equally fast asynchronous learners in steady state.
 """
 
-from galax.configs import breakout_a2c
+from galax.config import load
 
 
 def get_config():
-  c = breakout_a2c.get_config()  # Table 2's per-learner settings (lr not scaled for A3C)
+  c = load("breakout_a2c")  # Table 2's per-learner settings (lr not scaled for A3C)
   c.algorithm = "a3c"
   c.num_learners = 4
   c.envs_per_learner = 16

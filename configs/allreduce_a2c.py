@@ -8,11 +8,11 @@ alpha 0.99), lr 7e-4 x sqrt(4), clip 0.5, entropy 0.01, value coef 0.5, gamma 0.
 episodic life + clipped rewards, GALA CNN; 40M agent steps of all learners together.
 """
 
-from galax.configs import breakout_a2c
+from galax.config import load
 
 
 def get_config():
-  c = breakout_a2c.get_config()  # Table 2's per-learner A2C settings
+  c = load("breakout_a2c")  # Table 2's per-learner A2C settings
   c.num_learners = 4
   c.envs_per_learner = 16
   c.combine = "allreduce"

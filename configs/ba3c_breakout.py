@@ -31,7 +31,7 @@ paper's settings (Table 1, section 3.1) and the authors' tensorpack code.
 import ml_collections
 
 from galax.config import base_config
-from galax.configs._atari import atari_envs
+from galax.config.presets import atari_envs
 
 
 def get_config():

@@ -7,7 +7,7 @@ training, up to 30 no-ops; 40M agent steps. Network: the GALA code's Nature-styl
 """
 
 from galax.config import base_config
-from galax.configs._atari import a2c_rmsprop, atari_envs
+from galax.config.presets import a2c_rmsprop, atari_envs
 
 
 def get_config():

@@ -15,11 +15,11 @@ Fig. 2 diagnostics: --config.gossip.metrics=True (consensus distance, Prop. 1 bo
 same learners is configs/allreduce_a2c.py.
 """
 
-from galax.configs import breakout_a2c
+from galax.config import load
 
 
 def get_config():
-  c = breakout_a2c.get_config()  # Table 2's per-learner A2C settings
+  c = load("breakout_a2c")  # Table 2's per-learner A2C settings
   c.num_learners = 4
   c.envs_per_learner = 16
   c.combine = "gossip"

@@ -17,7 +17,7 @@ run one per env step, between envpool's send and recv (galax/algorithms/hts/segm
 """
 
 from galax.config import base_config
-from galax.configs._atari import a2c_rmsprop, atari_envs
+from galax.config.presets import a2c_rmsprop, atari_envs
 
 
 def get_config():

@@ -12,20 +12,11 @@ theta_{k-1}), one minibatch update every 8 env steps between envpool's send and 
   python run.py --config=configs/hts_ppo_gfootball.py --config.hts.delayed=False  # = PPO
 """
 
-import importlib.util
-import os
-
-
-def _ppo_config():
-  path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ppo_gfootball.py")
-  spec = importlib.util.spec_from_file_location("ppo_gfootball", path)
-  module = importlib.util.module_from_spec(spec)
-  spec.loader.exec_module(module)
-  return module.get_config()
+from galax.config import load
 
 
 def get_config():
-  c = _ppo_config()
+  c = load("ppo_gfootball")
   c.algorithm = "hts_ppo"
   c.hts.alpha = 128  # sync interval (multiple of t_max = 128)
   c.hts.delayed = True

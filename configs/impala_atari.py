@@ -20,7 +20,7 @@ and rewards clipped to [-1, 1], up to 30 no-ops. V-trace with rho-bar = c-bar = 
 """
 
 from galax.config import base_config
-from galax.configs._atari import atari_envs
+from galax.config.presets import atari_envs
 
 
 def get_config():

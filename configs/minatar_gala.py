@@ -11,11 +11,11 @@ several.
   python run.py --config=configs/minatar_gala.py
 """
 
-from galax.configs import minatar_a2c
+from galax.config import load
 
 
 def get_config():
-  c = minatar_a2c.get_config()
+  c = load("minatar_a2c")
   c.num_learners = 4
   c.envs_per_learner = 16
   c.combine = "gossip"

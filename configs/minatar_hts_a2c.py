@@ -14,11 +14,11 @@ algorithm (one-step delay, determinism across actor groups) is unchanged.
   python run.py --config=configs/minatar_hts_a2c.py
 """
 
-from galax.configs import minatar_a2c
+from galax.config import load
 
 
 def get_config():
-  c = minatar_a2c.get_config()
+  c = load("minatar_a2c")
   c.algorithm = "hts_a2c"
   c.hts.alpha = 16
   return c

@@ -16,7 +16,7 @@ docs/results.md, "Atari: Pong and Breakout".
 """
 
 from galax.config import base_config
-from galax.configs._atari import a2c_rmsprop, atari_envs
+from galax.config.presets import a2c_rmsprop, atari_envs
 
 
 def get_config():

@@ -18,7 +18,7 @@ of training), seed 1 1,863,680 (175 s), seed 2 1,904,640 (204 s); seed 1 on a 2-
 """
 
 from galax.config import base_config
-from galax.configs._atari import atari_envs
+from galax.config.presets import atari_envs
 
 
 def get_config():

@@ -1,9 +1,9 @@
-"""BA3C best against best (issue 46, item 2), from `galax.sweep` output
+"""BA3C best against best (issue 46, item 2), from `galax.results.sweep` output
 (docs/results/ba3c_best/run.sh makes it).
 
   python -m experiments.ba3c_best --root=runs/ba3c_best --out=docs/results/ba3c_best
 
-`<root>` holds one folder per optimizer and shape (each a `galax.sweep --out`):
+`<root>` holds one folder per optimizer and shape (each a `galax.results.sweep --out`):
 
   rmsprop, adam        the paper's shape: 4 learners x 32 envs all-reduce (batch 2048),
                        per-tensor clip at average norm 0.1; the rate sweep on seeds 0-2

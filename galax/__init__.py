@@ -15,9 +15,6 @@ docs/architecture.md.
 """
 
 import importlib
-import importlib.abc
-import importlib.util
-import sys
 
 from galax.runtime import requirements as _requirements
 
@@ -40,35 +37,3 @@ def __getattr__(name: str):
     module, attribute = _PUBLIC[name]
     return getattr(importlib.import_module(module), attribute)
   raise AttributeError(f"module 'galax' has no attribute {name!r}")
-
-
-# Short command names for modules in galax/results/: `python -m galax.sweep` (report,
-# experiment) runs galax.results.sweep, and importing the short name gives that module.
-_MOVED_COMMANDS = {
-  f"galax.{name}": f"galax.results.{name}" for name in ("sweep", "report", "experiment")
-}
-
-
-class _MovedCommands(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-  """Finds the moved commands' old names (a meta path finder) and loads them as the new
-  modules; `python -m` (runpy) runs the new module's code through `get_code`."""
-
-  def find_spec(self, name, path=None, target=None):
-    del path, target
-    if name not in _MOVED_COMMANDS:
-      return None
-    origin = importlib.util.find_spec(_MOVED_COMMANDS[name]).origin  # runpy's sys.argv[0]
-    return importlib.util.spec_from_loader(name, self, origin=origin)
-
-  def create_module(self, spec):
-    return importlib.import_module(_MOVED_COMMANDS[spec.name])
-
-  def exec_module(self, module):
-    del module  # the moved module, already executed
-
-  def get_code(self, name):
-    moved = _MOVED_COMMANDS[name]
-    return importlib.util.find_spec(moved).loader.get_code(moved)
-
-
-sys.meta_path.append(_MovedCommands())

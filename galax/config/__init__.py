@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from typing import Any
 
 import ml_collections
@@ -37,29 +36,6 @@ def _configs_dir() -> str:
 
 
 CONFIGS_DIR = _configs_dir()
-
-
-def _bind_configs_package() -> None:
-  """Makes `galax.configs` the CONFIGS_DIR package, for configs that import other configs.
-
-  Installed, pyproject maps configs/ to galax.configs; run from a checkout without
-  install nothing does, so the package is made here from the same folder. Bound on import:
-  the CLIs load config files through ml_collections, not `load`.
-  """
-  if "galax.configs" in sys.modules:
-    return
-  spec = importlib.util.spec_from_file_location(
-    "galax.configs",
-    os.path.join(CONFIGS_DIR, "__init__.py"),
-    submodule_search_locations=[CONFIGS_DIR],
-  )
-  module = importlib.util.module_from_spec(spec)
-  sys.modules["galax.configs"] = module
-  spec.loader.exec_module(module)
-  setattr(sys.modules["galax"], "configs", module)
-
-
-_bind_configs_package()
 
 
 def base_config() -> ml_collections.ConfigDict:

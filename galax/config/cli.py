@@ -1,4 +1,4 @@
-"""What the command lines (run.py, `python -m galax.experiment`) share: reading `--config`
+"""What the command lines (run.py, `python -m galax.results.experiment`) share: reading `--config`
 (a file or a name in configs/), checking `--config.<key>` overrides before ml_collections
 sees them, and turning expected failures into one line and an exit status.
 

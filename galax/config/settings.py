@@ -45,15 +45,7 @@ class RunSettings:
   @classmethod
   def from_config(cls, config: ConfigDict) -> RunSettings:
     env = EnvSettings.from_config(config)
-    n = config.network
-    network = NetworkSettings(
-      n.name,
-      n.fc_width,
-      tuple(n.mlp_hidden),
-      n.init,
-      n.get("activation", ""),  # absent in older runs' config.json
-      bool(n.get("shared_torso", True)),
-    )
+    network = NetworkSettings.from_section(config.network)
     o = config.optimizer
     anneal_steps = o.get("anneal_steps")  # absent in older runs' config.json
     optimizer = OptimizerSettings(

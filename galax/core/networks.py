@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import flax.linen as nn
 import jax
@@ -316,8 +316,8 @@ def make_network(
 
 @dataclasses.dataclass(frozen=True)
 class NetworkSettings:
-  """A config's `network` section, read once (`galax.config.settings`); `build` makes the
-  network for an env."""
+  """A config's `network` section, read once (`from_section`); `build` makes the network
+  for an env."""
 
   name: str
   fc_width: int
@@ -325,6 +325,18 @@ class NetworkSettings:
   init: str
   activation: str
   shared_torso: bool
+
+  @classmethod
+  def from_section(cls, n: Mapping[str, Any]) -> NetworkSettings:
+    """From a config's `network` section (any mapping: core never imports the config)."""
+    return cls(
+      n["name"],
+      n["fc_width"],
+      tuple(n["mlp_hidden"]),
+      n["init"],
+      n.get("activation", ""),  # absent in older runs' config.json
+      bool(n.get("shared_torso", True)),
+    )
 
   def build(self, spec: EnvSpec, conv_impl: str = "xla") -> ActorCritic:
     """The network for an env. `conv_impl`: how its convolutions run (a training run's

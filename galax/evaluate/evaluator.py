@@ -271,10 +271,9 @@ def evaluate_params(
 def _eval_settings(config: ConfigDict | EvalSettings) -> EvalSettings:
   if isinstance(config, EvalSettings):
     return config
-  if isinstance(config, ConfigDict):
-    from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
-
-    return RunSettings.from_config(config).eval
+  if isinstance(config, ConfigDict):  # as `RunSettings.from_config` reads it
+    env = EnvSettings.from_config(config)
+    return EvalSettings.from_config(config, env, NetworkSettings.from_section(config.network))
   raise TypeError(
     f"evaluate_params takes a run's config (galax.load_config or galax.load_policy gives "
     f"one), not a {type(config).__name__}."

@@ -1,9 +1,9 @@
 """Run one config over several seeds and write one results file per run.
 
-  python -m galax.experiment --config=configs/cartpole_a2c.py --seeds=0-4 --out=results
-  python -m galax.experiment --config=configs/breakout_a2c.py --seeds=0,1,2 \\
+  python -m galax.results.experiment --config=configs/cartpole_a2c.py --seeds=0-4 --out=results
+  python -m galax.results.experiment --config=configs/breakout_a2c.py --seeds=0,1,2 \\
       --config.eval.every_steps=250000 --name=breakout_a2c16 --method=A2C
-  python -m galax.report results --out=docs/results        # tables and plots
+  python -m galax.results.report results --out=docs/results        # tables and plots
 
 Seeds run one `train` each in turn, or all in one program as the learners of an
 independent-learner run (`--mode`: sequential, learners, or auto: learners where that is

@@ -1,7 +1,7 @@
 """Results -> the papers' tables (markdown) and plots (PNG).
 
-  python -m galax.report results --out docs/results
-  python -m galax.report results --out report --time_limit 3600 --targets 10,18
+  python -m galax.results.report results --out docs/results
+  python -m galax.results.report results --out report --time_limit 3600 --targets 10,18
 
 Reads every run record and experiment summary under the results directory (written by
 `galax.results.experiment`) and writes `<out>/report.md` with
@@ -181,7 +181,7 @@ def _floats(text: str | None) -> list[float] | None:
 
 def main(argv: Sequence[str] | None = None) -> str:
   parser = argparse.ArgumentParser(
-    prog="python -m galax.report",
+    prog="python -m galax.results.report",
     description=__doc__,
     formatter_class=argparse.RawDescriptionHelpFormatter,
   )

@@ -1,8 +1,8 @@
 """A grid of config values x seeds, built on galax.results.experiment, with a table and a plot.
 
-  python -m galax.sweep --config=minatar_ppo --set=optimizer.learning_rate=1e-3,5e-3 \
+  python -m galax.results.sweep --config=minatar_ppo --set=optimizer.learning_rate=1e-3,5e-3 \
       --seeds=0-1 --steps=2000000 --out=results/sweep_lr
-  python -m galax.sweep --config=cartpole_a2c --set=optimizer.learning_rate=3e-4,1e-3 \
+  python -m galax.results.sweep --config=cartpole_a2c --set=optimizer.learning_rate=3e-4,1e-3 \
       --set=envs_per_learner=8,16 --seeds=0-2
 
 Each `--set=KEY=V1,V2,...` is one axis of the grid (KEY as in `--config.KEY`; values in

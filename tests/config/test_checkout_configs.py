@@ -1,5 +1,7 @@
-"""Configs that import other configs (`from galax.configs import ...`) run from a checkout
-without `pip install`, where nothing maps configs/ to galax.configs."""
+"""Configs that build on other configs (`galax.config.load(name)`) or on the presets
+(`galax.config.presets`) run from a checkout without `pip install`, where nothing maps
+configs/ to galax.configs: no config imports the galax.configs package, and galax binds
+no package at import."""
 
 import os
 import re
@@ -10,11 +12,17 @@ import sysconfig
 import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _builds_on_others(text: str) -> bool:
+  """A config that loads another config or uses the presets."""
+  return bool(re.search(r"^from galax\.config(\.presets)? import (load|.*atari)", text, re.M))
+
+
 _IMPORTING = sorted(
   f[:-3]
   for f in os.listdir(os.path.join(ROOT, "configs"))
-  if f.endswith(".py")
-  and re.search(r"^from galax\.configs import", open(os.path.join(ROOT, "configs", f)).read(), re.M)
+  if f.endswith(".py") and _builds_on_others(open(os.path.join(ROOT, "configs", f)).read())
 )
 
 
@@ -58,4 +66,19 @@ def test_a_config_importing_a_config_runs_from_a_checkout(name, tmp_path):
 
 
 def test_configs_importing_configs_are_found():
-  assert {"minatar_gala", "minatar_hts_a2c", "gala_a2c"} <= set(_IMPORTING)
+  assert {"minatar_gala", "minatar_hts_a2c", "gala_a2c", "pong_fast"} <= set(_IMPORTING)
+
+
+def test_no_config_imports_the_galax_configs_package():
+  """Configs reach each other through `galax.config.load` (a file loaded by path), so
+  nothing needs galax to bind a `galax.configs` package at import."""
+  pattern = re.compile(r"^\s*(from|import) galax\.configs", re.M)
+  folder = os.path.join(ROOT, "configs")
+  importing = [
+    f
+    for f in sorted(os.listdir(folder))
+    if f.endswith(".py") and pattern.search(open(os.path.join(folder, f)).read())
+  ]
+  assert not importing, importing
+  probe = "import sys, galax.config; print('galax.configs' in sys.modules)"
+  assert _uninstalled(["-c", probe], ROOT).stdout.split() == ["False"]

@@ -139,9 +139,9 @@ def test_a_run_that_never_started_leaves_no_lock_or_folder(tmp_path, monkeypatch
       pytest.param(m, f, marks=pytest.mark.slow)
       for m, f in (
         ("galax.aot", "--help"),
-        ("galax.experiment", "-h"),
-        ("galax.sweep", "--help"),
-        ("galax.report", "-h"),
+        ("galax.results.experiment", "-h"),
+        ("galax.results.sweep", "--help"),
+        ("galax.results.report", "-h"),
       )
     ],
   ],

@@ -346,27 +346,63 @@ def test_setup_carries_the_settings_not_the_config():
   assert len(views) >= 7 and all(type(v).__dataclass_params__.frozen for v in views)
 
 
-# Functions that may take the whole run config: its boundaries (builders, validate hooks,
-# `Settings.from_config` readers, entry points). Deeper code takes typed values.
-MAX_CONFIG_PARAMS = 40
+# Where a ConfigDict may be a parameter: galax/config/ (the schema, its checks, the command
+# line, the presets), the typed settings readers beside their types (`from_config`), and
+# the entry points of the public API.
+CONFIG_ENTRY_POINTS = {"train", "make_algorithm", "evaluate_params", "_eval_settings"}
+# Below the entry points, still reading the raw config (issue 59, item 2 is not finished):
+# the builders and their shared setup, the plan's rules and spec hooks, the algorithms'
+# validate hooks, and the results and aot commands. The set may only shrink.
+CONFIG_READERS_LEFT = {
+  "galax/algorithms/a2c.py make_a2c",
+  "galax/algorithms/a3c.py make_a3c",
+  "galax/algorithms/a3c.py _validate",
+  "galax/algorithms/algorithm.py make_setup",
+  "galax/algorithms/algorithm.py make_learners",
+  "galax/algorithms/impala.py make_impala",
+  "galax/algorithms/impala.py _validate",
+  "galax/algorithms/plan.py make_plan",
+  "galax/algorithms/plan.py plan_for",
+  "galax/algorithms/ppo.py ppo_settings",
+  "galax/algorithms/ppo.py make_ppo",
+  "galax/algorithms/ppo.py validate_ppo",
+  "galax/algorithms/spec.py check_positive",
+  "galax/algorithms/hts/build.py _validate",
+  "galax/algorithms/hts/build.py _make_hts",
+  "galax/algorithms/hts/build.py make_hts_a2c",
+  "galax/algorithms/hts/build.py make_hts_ppo",
+  "galax/aot/compile.py for_target",
+  "galax/aot/compile.py compile_for",
+  "galax/aot/compile.py build",
+  "galax/aot/compile.py find_max_envs",
+  "galax/results/experiment.py run_experiment",
+  "galax/results/seed_runs.py learners_config",
+  "galax/results/seed_runs.py train_seeds_as_learners",
+  "galax/results/seed_runs.py train_seeds_in_turn",
+  "galax/results/sweep.py parse_axis",
+  "galax/results/sweep.py with_point",
+  "galax/results/sweep.py run_sweep",
+}
 
 
 def test_few_functions_take_the_whole_config():
-  """Parameters annotated `ConfigDict` in galax/ stay few (<= MAX_CONFIG_PARAMS): the config
-  is read at the boundaries, and what lies deeper takes the fields or settings it uses."""
-  hits = []
+  """Parameters annotated `ConfigDict` in galax/ sit in galax/config/, in a settings reader
+  (`from_config`) or an entry point; the others are CONFIG_READERS_LEFT, which may shrink
+  but not grow: the config is read at the edge, and deeper code takes typed settings."""
+  hits = set()
   for path, tree in _galax_sources():
+    if path.startswith(os.path.join("galax", "config") + os.sep):
+      continue
     for node in ast.walk(tree):
       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if node.name == "from_config" or node.name in CONFIG_ENTRY_POINTS:
+          continue
         args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
-        hits += [
-          f"{path}:{node.lineno} {node.name}({a.arg})"
-          for a in args
-          if a.annotation is not None and "ConfigDict" in ast.unparse(a.annotation)
-        ]
-  assert len(hits) <= MAX_CONFIG_PARAMS, (
-    f"{len(hits)} ConfigDict parameters (at most {MAX_CONFIG_PARAMS}):\n" + "\n".join(hits)
-  )
+        typed = [a.annotation for a in args if a.annotation is not None]
+        if any("ConfigDict" in ast.unparse(t) for t in typed):
+          hits.add(f"{path} {node.name}")
+  assert hits <= CONFIG_READERS_LEFT, sorted(hits - CONFIG_READERS_LEFT)
+  assert len(CONFIG_READERS_LEFT) == 28  # lower it as readers go
 
 
 # The config's entry into training: `train` (the public entry point) and the loop's own
@@ -452,25 +488,19 @@ def test_the_public_api():
   ), out
 
 
-@pytest.mark.parametrize(
-  "old,new",
-  [
-    ("galax.sweep", "galax.results.sweep"),
-    ("galax.report", "galax.results.report"),
-    ("galax.experiment", "galax.results.experiment"),
-  ],
-)
-def test_moved_commands_keep_their_names(old, new):
-  """`python -m galax.sweep` (report, experiment) still runs, and the old name imports the
-  new module."""
-  import importlib  # pylint: disable=g-import-not-at-top
-
-  assert importlib.import_module(old) is importlib.import_module(new)
+def test_galax_installs_no_import_hooks():
+  """`import galax` adds nothing to Python's import system (no meta path finder keeping old
+  module names alive, no package bound by hand): every module is found where it lives."""
+  code = (
+    "import sys, galax, galax.config;"
+    "mine = [f for f in sys.meta_path if type(f).__module__.split('.')[0] == 'galax'];"
+    "print(not mine, 'galax.configs' in sys.modules)"
+  )
   out = subprocess.run(
-    [sys.executable, "-m", old, "--help"],
+    [sys.executable, "-c", code],
     capture_output=True,
     text=True,
     env=dict(os.environ, JAX_PLATFORMS="cpu"),
     timeout=120,
   )
-  assert out.returncode == 0 and "--" in out.stdout + out.stderr, out.stderr[-500:]
+  assert out.stdout.split() == ["True", "False"], out.stderr[-500:]

@@ -124,7 +124,7 @@ def test_cli(tmp_path):
   args = [
     sys.executable,
     "-m",
-    "galax.experiment",
+    "galax.results.experiment",
     "--seeds=2",
     f"--out={tmp_path}",
     "--config.env.id=gymnax/CartPole-v1",

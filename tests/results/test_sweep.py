@@ -1,4 +1,4 @@
-"""python -m galax.sweep: a grid of config values x seeds, its table and plot."""
+"""python -m galax.results.sweep: a grid of config values x seeds, its table and plot."""
 
 import glob
 import json
@@ -112,7 +112,7 @@ def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
     "--config.env.id=gymnax/CartPole-v1",
     f"--out={tmp_path}",
   ]
-  proc = run_cli(*args, module="galax.sweep", timeout=300)
+  proc = run_cli(*args, module="galax.results.sweep", timeout=300)
   assert proc.returncode == 0, proc.stderr[-2000:]
   table = (tmp_path / "sweep.md").read_text()
   assert "| 0.001 | 2 |" in table and "| 0.003 | 2 |" in table
@@ -120,5 +120,5 @@ def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
   rows = _strict((tmp_path / "sweep.json").read_text())["rows"]
   assert [r["seeds"] for r in rows] == [[0, 1], [0, 1]]
   assert "(n=2, no CI)" in table
-  again = run_cli(*args, module="galax.sweep", timeout=300)
+  again = run_cli(*args, module="galax.results.sweep", timeout=300)
   assert again.returncode == 0 and again.stdout.count("done already; skipped") == 2

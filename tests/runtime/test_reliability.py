@@ -464,7 +464,7 @@ def test_config_path_accepts_names_and_lists_them():
     config_path("configs/nope.py")
 
 
-# run.py's guard answers before jax is imported (fast); galax.experiment's imports jax first.
+# run.py's guard answers before jax is imported (fast); galax.results.experiment imports jax first.
 _BAD_CONFIGS = [
   (["--config=configs/nope.py"], "not one of"),
   (["--config=pong_paacc"], "cartpole_a2c"),
@@ -482,7 +482,7 @@ _BAD_CONFIGS = [
   (["--config=hts_a2c_atari", "--config.env.batch_size=8"], "acts in 'a2c' and 'ppo' only"),
   (["--config.num_learners=2", "--config.env.batch_size=8"], "needs num_learners=1"),
 ]
-# galax.experiment runs the same two guards as run.py (galax.config.cli.prepare_argv, before
+# galax.results.experiment runs the same two guards as run.py (galax.config.cli.prepare_argv, before
 # jax, for args0-2; cli.guarded around the same config checks, for args3-10): one case of
 # each there (each took 6-12 s), every message through run.py.
 _EXPERIMENT_CASES = (0, 3)
@@ -493,7 +493,7 @@ _EXPERIMENT_CASES = (0, 3)
   [
     *[(None, *case) for case in _BAD_CONFIGS],
     *[
-      pytest.param("galax.experiment", *_BAD_CONFIGS[i], marks=pytest.mark.slow)
+      pytest.param("galax.results.experiment", *_BAD_CONFIGS[i], marks=pytest.mark.slow)
       for i in _EXPERIMENT_CASES
     ],
   ],

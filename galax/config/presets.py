@@ -1,6 +1,6 @@
-"""The Atari A2C block that several configs share: envpool training envs and the A2C
-baselines' loss and RMSProp (the A2C of Mnih et al. 2016 as the GALA, HTS-RL and
-Stable-Baselines3 codes run it). Each config keeps what is its own."""
+"""Presets for configs/: the Atari A2C block that several configs share, envpool training
+envs and the A2C baselines' loss and RMSProp (the A2C of Mnih et al. 2016 as the GALA,
+HTS-RL and Stable-Baselines3 codes run it). Each config keeps what is its own."""
 
 from ml_collections import ConfigDict
 
