@@ -9,6 +9,8 @@ import tomllib
 
 import nbformat
 
+from experiments.verdicts_page import SUMMARY_HEADER
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DOCS = [
   "README.md",
@@ -79,9 +81,7 @@ def test_installs_never_name_the_pypi_galax():
 
 def _results_verdicts():
   """{claim id: verdict} from the Verdicts summary tables of docs/results.md."""
-  header = (
-    "| id | the paper's claim | regime | statistic | verdict, by the rule over the cells | data |"
-  )
+  header = SUMMARY_HEADER
   verdicts, rows = {}, False
   for line in _read("docs/results.md").splitlines():
     if line.strip() == header:
