@@ -1,9 +1,10 @@
 """galax's PAAC update on real Atari (envpool Pong-v5) equals an independent reference.
 
-configs/pong_paac.py's policy stays near uniform. This test pins that the cause is not an
-implementation bug in the env adapter, the rollout and its action sampling, the n-step
-returns, the loss, the gradient clipping or TF-style RMSProp: over one `step` call of
-pong_paac's update at a small size (4 envs, t_max 5, 13 updates, lr 0.0007 x 4 annealed
+Written when configs/pong_paac.py, then at the paper's settings, kept its policy near
+uniform (2026-11-25; at the authors' code's settings it now learns Pong, docs/results.md),
+it pins that no implementation bug sits in the env adapter, the rollout and its action
+sampling, the n-step returns, the loss, the gradient clipping or TF-style RMSProp: over one
+`step` call of pong_paac's update at a small size (4 envs, t_max 5, 13 updates, lr 0.0007 x 4 annealed
 to 0 over the 13 updates: `optimizer.anneal_steps` = the run's 260 agent steps), galax's parameters,
 RMSProp mean squares, per-update losses and gradient norms, episode statistics, last observations
 and sampling keys equal those of a
