@@ -2,6 +2,8 @@
 
 A comparison of a variant A with a baseline B is a statistic and its 95% CI: a difference
 of means (null 0), a ratio of means (null 1) or a probability of improvement (null 0.5).
+The verdicts' CIs over seeds are Welch t-intervals (`paper_protocols.welch_ci`), which
+hold their coverage at 3-10 seeds (tests/results/test_interval_coverage.py).
 Its label, read in this order:
 
   1. equivalent    the CI lies strictly inside null +- margin;
