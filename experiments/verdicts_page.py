@@ -43,10 +43,17 @@ METRICS = {
   data.TIME: "time to a return target (ratio of the mean times)",
   data.SPEED: "throughput (ratio of agent steps per second, one timing each)",
 }
-CELLS_HEADER = (
-  "| id | cell | claim | statistic | seeds A, B | dirty runs | B | A vs B | CI low | CI high "
-  "| margin | label | verdict |"
-)
+SHORT = {
+  data.TRAIN: "B's final training return",
+  data.EVAL: "B's final evaluation return",
+  data.TIME: "B (time to target)",
+  data.SPEED: "B (steps/s)",
+}
+CELLS_HEADERS = {
+  metric: f"| id | cell | claim | statistic | seeds A, B | dirty runs | {short} | A vs B "
+  "| CI low | CI high | margin | label | verdict |"
+  for metric, short in SHORT.items()
+}
 RESAMPLES = 2000
 
 
@@ -99,7 +106,7 @@ def cells_tables(cells: Sequence[data.Cell]) -> list[str]:
   for metric, title in METRICS.items():
     rows = [cell_row(c) for c in cells if c.metric == metric]
     if rows:
-      lines += [f"**{title}**:", "", CELLS_HEADER, "| " + " | ".join(["---"] * 13) + " |"]
+      lines += [f"**{title}**:", "", CELLS_HEADERS[metric], "| " + " | ".join(["---"] * 13) + " |"]
       lines += rows + [""]
   return lines
 
