@@ -1,7 +1,7 @@
 """What every algorithm's update is made of: its setup, its state, the update's shared
 pieces and the jitted step it is compiled into.
 
-`make_setup` reads the run's config once (`RunSettings`, galax/config/settings.py), lays the
+`make_setup` reads the run's config once (`RunSettings`, galax/algorithms/settings.py), lays the
 learners out over the devices, builds their envs and network and makes the run's
 `ExecutionPlan` (galax/algorithms/plan.py) for them: a `Setup`. `make_learners` adds the
 learners' combiner and optimizer (`UpdateParts`).
@@ -34,8 +34,8 @@ from jax.sharding import PartitionSpec as P
 from ml_collections import ConfigDict
 
 from galax.algorithms.plan import ExecutionPlan, plan_for
+from galax.algorithms.settings import RunSettings
 from galax.algorithms.spec import AlgorithmSpec
-from galax.config.settings import RunSettings
 from galax.core import divergence, networks, optimizers
 from galax.core.optimizers import LearnerOptimizer
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree

@@ -47,8 +47,8 @@ from galax.algorithms.algorithm import (
   scan_loop,
 )
 from galax.algorithms.program import Algorithm, assemble
+from galax.algorithms.settings import RunSettings
 from galax.algorithms.spec import check_positive
-from galax.config.settings import RunSettings
 from galax.core import losses
 from galax.core.losses import approx_kl, explained_variance
 from galax.core.optimizers import LearnerOptimizer

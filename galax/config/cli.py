@@ -230,8 +230,8 @@ def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], A
   def run(argv: Sequence[str]) -> Any:
     from galax.runtime import jax_quiet  # pylint: disable=g-import-not-at-top
 
-    jax_quiet.import_jax()  # first: galax.training.loop imports jax
-    from galax.training.loop import Diverged  # pylint: disable=g-import-not-at-top
+    jax_quiet.import_jax()  # first: galax.core imports jax
+    from galax.core.divergence import Diverged  # pylint: disable=g-import-not-at-top
 
     try:
       return main(argv)

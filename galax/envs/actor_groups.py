@@ -10,8 +10,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from galax.core.types import PyTree
 from galax.envs import EnvSettings, EnvSpec, EnvState, make_env
+from galax.envs.base import PyTree
 
 
 class ActorGroups:

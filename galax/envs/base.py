@@ -16,7 +16,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.core.types import PyTree
+# A pytree with array leaves: galax.core.types's name, repeated here because envs/ is the
+# ground floor (core/ imports it, not the other way round).
+PyTree = chex.ArrayTree
 
 
 class EnvSpec(NamedTuple):

@@ -41,7 +41,6 @@ from galax.envs.backend import EnvSettings
 from galax.runtime import workdir as workdirs
 
 if TYPE_CHECKING:
-  from galax.config.settings import RunSettings
   from galax.envs.base import EnvSpec
   from galax.evaluate.evaluator import EvalSettings
 
@@ -140,7 +139,7 @@ def _env_spec(env_settings: EnvSettings, seed: int) -> EnvSpec:
     env.close()
 
 
-def policy_from_params(settings: RunSettings, params: Params) -> PolicyFn:
+def policy_from_params(settings: EvalSettings, params: Params) -> PolicyFn:
   """policy_fn(obs) -> greedy actions [B] for observations [B, *obs_shape];
   policy_fn(obs, key) -> actions sampled from the policy of `params` (no learner axis), a
   network of the run's `settings`."""
@@ -169,11 +168,12 @@ def load_policy(
   `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
   config gets `restored_step` set.
   """
-  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
+  from galax.evaluate.evaluator import EvalSettings  # pylint: disable=g-import-not-at-top
 
   config = read_config(workdir)
   block, restored = restore_params(workdir, step)
-  policy_fn = policy_from_params(RunSettings.from_config(config), pick_learner(block, str(learner)))
+  settings = EvalSettings.from_run_config(config)
+  policy_fn = policy_from_params(settings, pick_learner(block, str(learner)))
   config.restored_step = restored
   return policy_fn, config
 
@@ -236,14 +236,14 @@ def main(argv: Sequence[str]) -> None:
     )
   if FLAGS.workdir is None:
     raise ValueError("--workdir is required: the run directory to evaluate.")
-  from galax.config.settings import RunSettings  # pylint: disable=g-import-not-at-top
   from galax.envs import video  # pylint: disable=g-import-not-at-top
+  from galax.evaluate.evaluator import EvalSettings  # pylint: disable=g-import-not-at-top
 
   if FLAGS.episodes < 1 or FLAGS.video_episodes < 1:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
   if FLAGS.video:
     video.check_video_path(FLAGS.video)
-  settings = RunSettings.from_config(read_config(FLAGS.workdir))
+  settings = EvalSettings.from_run_config(read_config(FLAGS.workdir))
   best = FLAGS.step == "best"
   if FLAGS.step is not None and not best and not FLAGS.step.isdigit():
     raise ValueError(f"--step={FLAGS.step}: give a step number or 'best'.")
@@ -256,7 +256,7 @@ def main(argv: Sequence[str]) -> None:
   record = dict(
     step=restored,
     learner=FLAGS.learner,
-    **evaluate(settings.eval, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed),
+    **evaluate(settings, params, FLAGS.episodes, FLAGS.greedy, FLAGS.seed),
   )
   print(
     f"{record['env_id']} step {record['step']}: mean return {record['mean_return']:.2f} "

@@ -48,8 +48,8 @@ _EVAL_KEY_TAG = 0x5EED  # folded into the sampling key so eval draws differ from
 
 @dataclasses.dataclass(frozen=True)
 class EvalSettings:
-  """What evaluation reads of a run's config, read once (`RunSettings.from_config`): the
-  `eval` section, the run's seed, its env and its network."""
+  """What evaluation reads of a run's config, read once (`from_run_config`): the `eval`
+  section, the run's seed, its env and its network."""
 
   episodes: int  # per evaluated policy
   num_envs: int  # envs per policy; 0 = one per episode
@@ -64,8 +64,7 @@ class EvalSettings:
   def from_config(
     cls, config: ConfigDict, env: EnvSettings, network: NetworkSettings
   ) -> EvalSettings:
-    """The `eval` section and the seed of `config`, with the run's `env` and `network`
-    (`galax.config.settings.RunSettings.from_config` reads them)."""
+    """The `eval` section and the seed of `config`, with the run's `env` and `network`."""
     e = config.eval
     return cls(
       int(e.episodes),
@@ -77,6 +76,12 @@ class EvalSettings:
       env,
       network,
     )
+
+  @classmethod
+  def from_run_config(cls, config: ConfigDict) -> EvalSettings:
+    """The evaluation settings of a run's whole config: its env and network read here."""
+    env = EnvSettings.from_config(config)
+    return cls.from_config(config, env, NetworkSettings.from_section(config.network))
 
 
 class EvalOutput(NamedTuple):
@@ -239,7 +244,7 @@ def evaluate_params(
   Args:
     config: the run's config (`galax.load_config`, or the one `galax.load_policy` returns),
       whose `eval` section, seed, env and network are used; or its `EvalSettings`
-      (`RunSettings.from_config(config).eval`).
+      (`EvalSettings.from_run_config(config)`).
     params: one parameter set of the config's network, without the learner axis that a
       run's state has (`result.state.params` is [num_learners, ...]: take one learner's).
     episodes: episodes to play (default: `config.eval.episodes`).
@@ -271,9 +276,8 @@ def evaluate_params(
 def _eval_settings(config: ConfigDict | EvalSettings) -> EvalSettings:
   if isinstance(config, EvalSettings):
     return config
-  if isinstance(config, ConfigDict):  # as `RunSettings.from_config` reads it
-    env = EnvSettings.from_config(config)
-    return EvalSettings.from_config(config, env, NetworkSettings.from_section(config.network))
+  if isinstance(config, ConfigDict):
+    return EvalSettings.from_run_config(config)
   raise TypeError(
     f"evaluate_params takes a run's config (galax.load_config or galax.load_policy gives "
     f"one), not a {type(config).__name__}."

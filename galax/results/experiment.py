@@ -28,7 +28,6 @@ from galax.runtime import jax_quiet
 
 jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
-from galax.config.settings import RunSettings
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.results import paper_protocols as protocols
@@ -110,7 +109,7 @@ def run_experiment(
     for record in records:
       _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
   summary = best_policy_summary(
-    RunSettings.from_config(config).eval, records, final_params, best_policy_episodes
+    eval_lib.EvalSettings.from_run_config(config), records, final_params, best_policy_episodes
   )
   summary.update(
     kind=SUMMARY_KIND,

@@ -36,7 +36,7 @@ from galax.runtime import jax_quiet
 
 jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
-from galax.config.settings import RunSettings
+from galax.algorithms.settings import RunSettings
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.evaluate import periodic

@@ -327,7 +327,7 @@ def _open(
   hooks: list[Hook] = [LogHook(algorithm, outputs, log, every, progress.env_steps)]
   if on_call:
     hooks.append(CallbackHook(on_call))
-  if settings.eval_every_steps > 0:
+  if settings.eval.every_steps > 0:
     evaluation = _evaluation(algorithm, run, outputs, resume, log)
     progress.clock.eval_time = lambda: evaluation.evals.eval_time_s
     hooks.append(evaluation)
@@ -343,7 +343,7 @@ def _evaluation(
   algorithm: Algorithm, run: Run, outputs: Outputs, resume: bool, log: Callable[[str], None]
 ) -> EvaluationHook:
   num_learners = algorithm.layout.num_learners
-  settings, apply_fn = algorithm.setup.settings.eval, algorithm.network.apply
+  settings, apply_fn = run.settings.eval, algorithm.network.apply
   videos = (
     VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
     if run.settings.capture_video

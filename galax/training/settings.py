@@ -3,7 +3,7 @@
 `galax.training.loop.train` reads them (`from_config`) beside the algorithm it builds, and
 the loop, its hooks and the run header take these typed values: the config itself stops at
 `train`, which writes it to config.json. What the compiled program reads is
-`RunSettings` (galax/config/settings.py), carried by the algorithm's `Setup`.
+`RunSettings` (galax/algorithms/settings.py), carried by the algorithm's `Setup`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 from ml_collections import ConfigDict
+
+from galax.evaluate.evaluator import EvalSettings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +37,7 @@ class LoopSettings:
   keep_checkpoints: int
   stats_window: int  # completed episodes in the running mean return
   learner_stats: bool  # each learner's running return too
-  eval_every_steps: int  # 0: no evaluations during training
+  eval: EvalSettings  # the periodic evaluation's (every_steps 0: none)
   capture_video: bool
   energy: bool
   tensorboard: bool
@@ -52,7 +54,7 @@ class LoopSettings:
       keep_checkpoints=int(config.keep_checkpoints),
       stats_window=int(config.stats_window),
       learner_stats=bool(config.learner_stats),
-      eval_every_steps=int(config.eval.every_steps),
+      eval=EvalSettings.from_run_config(config),
       capture_video=bool(config.capture_video),
       energy=bool(config.energy),
       tensorboard=bool(config.tensorboard),

@@ -10,8 +10,8 @@ from trajectories import random_trajectory
 
 from galax import config as config_lib
 from galax.algorithms import make_algorithm
+from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
-from galax.config.settings import RunSettings
 from galax.parallel.layout import to_host
 
 

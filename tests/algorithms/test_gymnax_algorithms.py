@@ -8,9 +8,9 @@ import pytest
 from algorithm_runs import small_mlp_config
 
 from galax.algorithms import make_algorithm
+from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
 from galax.config import validate
-from galax.config.settings import RunSettings
 from galax.core import networks
 from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry

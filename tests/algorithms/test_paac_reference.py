@@ -33,8 +33,8 @@ import numpy as np
 import pytest
 
 from galax.algorithms.a2c import a2c_grads
+from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
-from galax.config.settings import RunSettings
 from galax.core import networks, optimizers
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec

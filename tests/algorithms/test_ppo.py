@@ -10,8 +10,8 @@ import optax
 import pytest
 
 from galax.algorithms.ppo import PPOLearner, ppo_settings
+from galax.algorithms.settings import RunSettings
 from galax.config import base_config
-from galax.config.settings import RunSettings
 from galax.core import losses
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.core.rollout import Trajectory

@@ -12,8 +12,8 @@ from trajectories import random_trajectory
 
 from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
+from galax.algorithms.settings import RunSettings
 from galax.config import base_config
-from galax.config.settings import RunSettings
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel.combine import Independent
 

@@ -19,7 +19,6 @@ from galax.algorithms.algorithm import block_policy, make_setup
 from galax.algorithms.program import initial_state
 from galax.algorithms.registry import spec_for
 from galax.config import base_config, validate
-from galax.config.settings import RunSettings
 from galax.core.rollout import rollout
 from galax.envs import EnvSettings, make_env
 from galax.parallel import layout as lx
@@ -257,7 +256,7 @@ def test_evaluator_plays_full_gymnax_episodes():
     jnp.zeros(obs.shape[:-1]),
   )
   evaluator = evaluation.Evaluator(
-    RunSettings.from_config(config).eval, always_right, num_policies=1
+    evaluation.EvalSettings.from_run_config(config), always_right, num_policies=1
   )
   out = evaluator.evaluate({"w": np.zeros((1,))})
   assert out.completed.all() and out.returns.shape == (1, 6)

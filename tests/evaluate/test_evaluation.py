@@ -12,8 +12,8 @@ import pytest
 from run_helpers import tiny_config
 
 from galax.algorithms import make_algorithm
+from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
-from galax.config.settings import RunSettings
 from galax.evaluate import evaluator as evaluation
 from galax.evaluate import periodic
 from galax.parallel.layout import to_host
@@ -53,7 +53,9 @@ def test_greedy_episodes_match_envpool():
   config.seed = 7
   config.eval.episodes = 6
   config.eval.num_envs = 3  # 2 episodes per env
-  evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, _always(1), num_policies=1)
+  evaluator = evaluation.Evaluator(
+    evaluation.EvalSettings.from_run_config(config), _always(1), num_policies=1
+  )
   out = evaluator.evaluate({"w": np.zeros((1,))})
   evaluator.close()
   assert out.returns.shape == (1, 6) and out.completed.all()
@@ -73,7 +75,7 @@ def test_sampled_evaluation_is_reproducible():
 
   runs = []
   for _ in range(2):
-    evaluator = evaluation.Evaluator(RunSettings.from_config(config).eval, uniform)
+    evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_run_config(config), uniform)
     runs.append([evaluator.evaluate(params).returns for _ in range(2)])
     evaluator.close()
   np.testing.assert_array_equal(runs[0][0], runs[1][0])

@@ -10,8 +10,8 @@ from algorithm_runs import cartpole_config, run_algorithm
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from galax.algorithms.settings import RunSettings
 from galax.config import base_config, validate
-from galax.config.settings import RunSettings
 from galax.core import optimizers
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel import stragglers

@@ -114,12 +114,13 @@ def test_config_schema_is_locked():
 
 
 def test_every_subpackage_is_listed_in_pyproject():
-  """pyproject lists packages explicitly (configs/ installs as galax.configs)."""
+  """pyproject lists packages explicitly (configs/ and experiments/ install as galax.configs
+  and galax.experiments)."""
   import tomllib  # pylint: disable=g-import-not-at-top
 
   with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
     listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
-  found = {"galax.configs"}
+  found = {"galax.configs", "galax.experiments"}
   for dirpath, _, files in os.walk(os.path.join(ROOT, "galax")):
     if "__init__.py" in files:
       found.add(os.path.relpath(dirpath, ROOT).replace(os.sep, "."))

@@ -1,12 +1,13 @@
-"""`RunSettings`: a run's config read once, into the typed settings the code below takes.
+"""`RunSettings`: what the compiled program reads of a run's config, read once.
 
 `make_setup` (galax/algorithms/algorithm.py) builds them once per run and `Setup.settings`
-carries them to the algorithms, the evaluation hook and the loop. Consumers outside a
-training run (the evaluate command, experiments, config checks) read a config through the
-same `RunSettings.from_config`. The types live with the code that takes them (core/,
-envs/, evaluate/); core/ never sees a ConfigDict, and the env and eval sections' readers
-sit beside their types, called from here. An algorithm's own section (`ppo`, `impala`,
-`a3c`, `hts`) is read by its builder.
+carries them to the algorithms. Consumers outside a training run (experiments, tests) read
+a config through the same `RunSettings.from_config`. The types live with the code that
+takes them (core/, envs/, parallel/); core/ never sees a ConfigDict, and the env and
+network sections' readers sit beside their types, called from here. An algorithm's own
+section (`ppo`, `impala`, `a3c`, `hts`) is read by its builder; what the host loop reads
+(the budget, cadences, periodic evaluation) is `galax.training.settings.LoopSettings`, and
+what an evaluation reads is `galax.evaluate.evaluator.EvalSettings`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from galax.core.networks import NetworkSettings
 from galax.core.optimizers import OptimizerSettings
 from galax.core.returns import ReturnSettings
 from galax.envs.backend import EnvSettings
-from galax.evaluate.evaluator import EvalSettings
 from galax.parallel.combine import CombineSettings
 
 
@@ -40,7 +40,6 @@ class RunSettings:
   optimizer: OptimizerSettings
   returns: ReturnSettings
   loss: LossSettings
-  eval: EvalSettings
 
   @classmethod
   def from_config(cls, config: ConfigDict) -> RunSettings:
@@ -80,5 +79,4 @@ class RunSettings:
       optimizer=optimizer,
       returns=ReturnSettings(float(config.gamma), str(config.returns), float(config.gae_lambda)),
       loss=LossSettings(float(loss.entropy_coef), float(loss.value_coef), bool(loss.sum_over_time)),
-      eval=EvalSettings.from_config(config, env, network),
     )
