@@ -4,13 +4,13 @@ Written when configs/pong_paac.py, then at the paper's settings, kept its policy
 uniform (2026-11-25; at the authors' code's settings it now learns Pong, docs/results.md),
 it pins that no implementation bug sits in the env adapter, the rollout and its action
 sampling, the n-step returns, the loss, the gradient clipping or TF-style RMSProp: over one
-`step` call of pong_paac's update at a small size (4 envs, t_max 5, 13 updates, lr 0.0007 x 4 annealed
-to 0 over the 13 updates: `optimizer.anneal_steps` = the run's 260 agent steps), galax's parameters,
-RMSProp mean squares, per-update losses and gradient norms, episode statistics, last observations
-and sampling keys equal those of a
-reference that shares only the flax network with galax: envpool's plain numpy API with its
-own NEXT_STEP bookkeeping, the documented sampling rule, numpy n-step returns, a
-hand-written loss differentiated by `jax.grad`, numpy global-norm clipping and RMSProp.
+`step` call of pong_paac's update at a small size (4 envs, t_max 5, 13 updates, lr 0.0007 x
+4 annealed to 0 over the 13 updates: `optimizer.anneal_steps` = the run's 260 agent steps),
+galax's parameters, RMSProp mean squares, per-update losses and gradient norms, episode
+statistics, last observations and sampling keys equal those of a reference that shares only
+the flax network with galax: envpool's plain numpy API with its own NEXT_STEP bookkeeping,
+the documented sampling rule, numpy n-step returns, a hand-written loss differentiated by
+`jax.grad`, numpy global-norm clipping and RMSProp.
 
 The 62-step time limit puts Pong's first points (agent steps 60-61), a truncation that
 bootstraps from the final observation and envpool's auto-reset step inside the rollouts,
