@@ -16,12 +16,12 @@ import os
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import argparse  # noqa: E402  pylint: disable=wrong-import-position
-import sys  # noqa: E402  pylint: disable=wrong-import-position
-import time  # noqa: E402  pylint: disable=wrong-import-position
+import argparse  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
 
-from galax.aot import compile as aot  # noqa: E402  pylint: disable=wrong-import-position
-from galax.config import load  # noqa: E402  pylint: disable=wrong-import-position
+from galax.aot import compile as aot  # noqa: E402
+from galax.config import load  # noqa: E402
 
 CONFIGS = ("minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo")  # the gymnax configs
 TOPOLOGIES = ("v5e:2x4", "v5p:4x4x4", "v6e:16x16", "h100:8")

@@ -81,10 +81,10 @@ def table(rows: Sequence[dict[str, object]], target: float) -> str:
 
 
 def plot(rows: Sequence[dict[str, object]], path: str, target: float) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   fig, (by_time, by_steps) = plt.subplots(1, 2, figsize=(12, 4.5))
   for r in rows:

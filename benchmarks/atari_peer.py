@@ -356,10 +356,10 @@ def write_table(out: str, results: dict, args: argparse.Namespace) -> str:
 
 
 def plot(out: str, results: dict, args: argparse.Namespace) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
   colors = {"galax": "C0", "cleanrl": "C1"}

@@ -44,8 +44,8 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import device_phases as dp  # noqa: E402  pylint: disable=g-import-not-at-top
-import device_report  # noqa: E402  pylint: disable=g-import-not-at-top
+import device_phases as dp  # noqa: E402
+import device_report  # noqa: E402
 
 # name -> (phase, time box on a GPU box, time box in the CPU smoke); seconds.
 PHASES: dict[str, tuple[Any, float, float]] = {
@@ -130,7 +130,7 @@ def child(args: argparse.Namespace) -> int:
   except SystemExit as e:  # the benchmarks' one-line `error:` exits
     print(e.code if isinstance(e.code, str) else f"exit {e.code}", flush=True)
     return 1
-  except BaseException:  # pylint: disable=broad-except
+  except BaseException:
     traceback.print_exc()
     sys.stdout.flush()
     return 1

@@ -119,7 +119,7 @@ def write_phase(out: str, name: str, record: dict[str, Any]) -> None:
 
 
 def environment(ctx: Context) -> dict[str, Any]:
-  import measure  # pylint: disable=g-import-not-at-top
+  import measure
 
   info = measure.machine()
   versions = {}
@@ -144,8 +144,8 @@ def environment(ctx: Context) -> dict[str, Any]:
       versions[package] = importlib.metadata.version(package)
     except importlib.metadata.PackageNotFoundError:
       versions[package] = None
-  import envpool  # pylint: disable=g-import-not-at-top
-  import jax  # pylint: disable=g-import-not-at-top
+  import envpool
+  import jax
 
   pong = envpool.make("Pong-v5", env_type="gymnasium", num_envs=2)
   info.update(
@@ -168,8 +168,8 @@ def environment(ctx: Context) -> dict[str, Any]:
 def _raw_rate(num_envs: int, batch_size: int, seconds: float) -> float:
   """envpool Pong-v5 through its Python API, random actions, galax's training options:
   agent steps/s; sync when batch_size == num_envs, else envpool's async send/recv."""
-  import envpool  # pylint: disable=g-import-not-at-top
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import envpool
+  import numpy as np
 
   env = envpool.make(
     "Pong-v5",
@@ -295,7 +295,7 @@ def pong_fast(ctx: Context) -> dict[str, Any]:
 def many_env_config(name: str) -> tuple[str, str]:
   """(config, note): --many_config, else the first Pong config in configs/ with >= 64 envs,
   else pong_fast (noted)."""
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   if name:
     return name, ""
@@ -312,7 +312,7 @@ def many_env_config(name: str) -> tuple[str, str]:
 def _algorithm(config: str) -> str:
   """The config's algorithm, or "" for a config that does not load: run.py then names
   the problem in one line, and the phase records it."""
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   try:
     return str(config_lib.load(config).algorithm)
@@ -360,9 +360,9 @@ def _minatar_updates(num_envs: int) -> int:
 
 def minatar_galax(ctx: Context) -> dict[str, Any]:
   """configs/minatar_ppo.py (PureJaxRL's MinAtar shape) at each env count."""
-  import measure  # pylint: disable=g-import-not-at-top
+  import measure
 
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   for n in ctx.scale.minatar_envs:
     updates = 1 if ctx.scale.envs else _minatar_updates(n)  # smoke: the smallest call
@@ -379,14 +379,14 @@ def minatar_rejax(ctx: Context) -> dict[str, Any]:
   """rejax's PPO with benchmarks/peer_learning.py's settings at each env count: one jitted
   train of ~1M agent steps (evaluation off), best of two timed calls."""
   try:
-    import rejax  # pylint: disable=g-import-not-at-top
+    import rejax
   except ImportError as e:
     raise Skipped(f"rejax is not importable ({e}): pip install 'galax-rl[peer]'") from e
-  import gymnax  # pylint: disable=g-import-not-at-top
-  import jax  # pylint: disable=g-import-not-at-top
+  import gymnax
+  import jax
 
   # After jax: peer_learning defaults JAX_PLATFORMS to cpu, which must not act here.
-  import peer_learning  # pylint: disable=g-import-not-at-top
+  import peer_learning
 
   env, env_params = gymnax.make("Breakout-MinAtar")
   for n in ctx.scale.minatar_envs:
@@ -500,10 +500,10 @@ _SMALL_PPO = {
 
 def _hts_config(suite: str, small: bool) -> Any:
   """hts.py's suite config (its flags parsed): updates per call as hts.py's main has them."""
-  import hts  # pylint: disable=g-import-not-at-top
-  from absl import flags  # pylint: disable=g-import-not-at-top
+  import hts
+  from absl import flags
 
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   name, env_id, upc = (
     ("hts_a2c_atari", flags.FLAGS.atari_env, 20)
@@ -521,8 +521,8 @@ def _hts_config(suite: str, small: bool) -> Any:
 def hts_vs_sync(ctx: Context) -> dict[str, Any]:
   """HTS-RL's wall-clock claim on this machine: HTS-A2C vs A2C on Pong, HTS-PPO vs PPO on
   GFootball (benchmarks/hts.py's configs and timing), at hts_envs envs, with raw envpool."""
-  import hts  # pylint: disable=g-import-not-at-top
-  from absl import flags  # pylint: disable=g-import-not-at-top
+  import hts
+  from absl import flags
 
   flags.FLAGS(["hts", f"--num_envs={ctx.scale.hts_envs}"])
   seconds, small = ctx.scale.measure_seconds, bool(ctx.scale.envs)

@@ -24,9 +24,9 @@ PARTS = ("raw", "acting", "a2c")
 
 
 def _galax_rate(part: str, config_name: str, envs: int, batch: int, seconds: float) -> float:
-  import measure  # pylint: disable=g-import-not-at-top
+  import measure
 
-  from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
+  from galax.config import load as load_config
 
   config = load_config(config_name, envs_per_learner=envs)
   config.env.batch_size = 0 if batch == envs else batch

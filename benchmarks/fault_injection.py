@@ -61,9 +61,9 @@ def env_args(env_id: str) -> list[str]:
 
 def child_main(argv: list[str]) -> None:
   """run.py with orbax's final rename of each checkpoint slowed down by $SAVE_DELAY_S."""
-  import runpy  # pylint: disable=g-import-not-at-top
+  import runpy
 
-  from orbax.checkpoint._src.path import async_path  # pylint: disable=g-import-not-at-top
+  from orbax.checkpoint._src.path import async_path
 
   delay, rename = float(os.environ.get("SAVE_DELAY_S", "0")), async_path.rename
 
@@ -146,10 +146,10 @@ def lineage(starts: list[int | None]) -> list[int]:
 def reference_state(steps: list[int], total: int, workdir: str, env_id: str):
   """A run without kills that stops at each of `steps` and resumes (fresh envs) from it."""
   from galax.config import (
-    cli,  # pylint: disable=g-import-not-at-top
-    load,  # pylint: disable=g-import-not-at-top
+    cli,
+    load,
   )
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   config = load("cartpole_a2c", **({"env__id": env_id} if env_id else {}))
   for arg in run_args(total):
@@ -163,7 +163,7 @@ def reference_state(steps: list[int], total: int, workdir: str, env_id: str):
 
 
 def saved_state(workdir: str, template):
-  from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
+  from galax.runtime import checkpoint as ckpt_lib
 
   checkpointer = ckpt_lib.Checkpointer(os.path.join(workdir, "checkpoints"))
   state, _ = checkpointer.restore(template, warn=print)
@@ -173,7 +173,7 @@ def saved_state(workdir: str, template):
 
 def check_metrics(workdir: str, total: int) -> tuple[bool, int]:
   """(steps strictly increasing, rows lost) of metrics.csv."""
-  import csv  # pylint: disable=g-import-not-at-top
+  import csv
 
   with open(os.path.join(workdir, "metrics.csv"), newline="") as f:
     steps = [int(r["env_steps"]) for r in csv.DictReader(f)]
@@ -226,7 +226,7 @@ def main() -> None:
   parser.add_argument("--resume_scenarios", action="store_true", help="resume_faults.py's cases")
   args = parser.parse_args()
   if args.resume_scenarios:
-    import resume_faults  # pylint: disable=g-import-not-at-top
+    import resume_faults
 
     sys.argv = [sys.argv[0]] + ([f"--workdir={args.workdir}"] if args.workdir else [])
     resume_faults.main()
@@ -238,13 +238,13 @@ def main() -> None:
     args.kills, args.total_env_steps, args.save_delay_s, args.seed, killed, args.env_id
   )
 
-  import json  # pylint: disable=g-import-not-at-top
+  import json
 
-  import jax  # pylint: disable=g-import-not-at-top
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import jax
+  import numpy as np
 
-  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
-  from galax.runtime.checkpoint import _saveable  # pylint: disable=g-import-not-at-top
+  from galax.parallel.layout import to_host
+  from galax.runtime.checkpoint import _saveable
 
   with open(os.path.join(killed, "result.json")) as f:
     finished = counts["final_exit"] == 0 and json.load(f)["env_steps"] == args.total_env_steps

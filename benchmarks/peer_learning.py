@@ -63,7 +63,7 @@ PEER_SETTINGS = dict(
 def galax_run(
   game: str, seed: int, steps: int, evals: int, episodes: int, config_name: str, overrides: dict
 ) -> dict:
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   config = load(config_name)
   config.env.id = f"gymnax/{game}"
@@ -104,9 +104,9 @@ class FiveTupleStep:
 
 
 def peer_run(game: str, seed: int, steps: int, evals: int, episodes: int) -> dict:
-  import gymnax  # pylint: disable=g-import-not-at-top
-  import rejax  # pylint: disable=g-import-not-at-top
-  from rejax.evaluate import evaluate  # pylint: disable=g-import-not-at-top
+  import gymnax
+  import rejax
+  from rejax.evaluate import evaluate
 
   def eval_callback(algo, ts, rng):
     return evaluate(
@@ -190,10 +190,10 @@ def write_table(out: str, rows: list[dict], args: argparse.Namespace) -> str:
 
 
 def plot(out: str, results: dict) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   games = sorted({k.split("|")[0] for k in results})
   fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 3.6), squeeze=False)
@@ -237,7 +237,7 @@ def main(argv: list[str]) -> None:
     key, _, value = item.partition("=")
     overrides[key] = json.loads(value) if value[:1] in '-0123456789[{tf"' else value
   try:
-    import rejax  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+    import rejax  # noqa: F401
   except ImportError:
     if "rejax" in args.learners:
       sys.exit("error: the peer needs rejax: pip install rejax (or --learners=galax)")

@@ -306,7 +306,7 @@ def run_all(root: str) -> list[Outcome]:
       shutil.copytree(base, workdir)
     try:
       outcomes.append(scenario(workdir))
-    except Exception as e:  # pylint: disable=broad-except  (a scenario that broke: failed)
+    except Exception as e:  # a scenario that broke: failed
       outcomes.append(Outcome(scenario.__name__, -1, 0, [repr(e)[:300]], False, {}))
   return outcomes
 

@@ -23,15 +23,15 @@ for _arg in sys.argv:
     _flag = f"--xla_force_host_platform_device_count={_arg.split('=', 1)[1]}"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
-import jax  # pylint: disable=g-import-not-at-top
-import measure  # pylint: disable=g-import-not-at-top
-import numpy as np  # pylint: disable=g-import-not-at-top
-from absl import app, flags  # pylint: disable=g-import-not-at-top
+import jax
+import measure
+import numpy as np
+from absl import app, flags
 
-from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+from galax import config as config_lib
+from galax.algorithms import make_algorithm
 from galax.config import cli
-from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
+from galax.parallel.layout import to_host
 
 _CONFIG = flags.DEFINE_string("config", "ba3c_breakout", "Config name or file.")
 _LEARNERS = flags.DEFINE_list("learners", ["8", "64"], "Learner counts n.")

@@ -33,12 +33,12 @@ for _arg in sys.argv:
     _flag = f"--xla_force_host_platform_device_count={_arg.split('=', 1)[1]}"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
-import measure  # pylint: disable=g-import-not-at-top
-from absl import app, flags  # pylint: disable=g-import-not-at-top
+import measure
+from absl import app, flags
 
-from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+from galax import config as config_lib
 from galax.config import cli
-from galax.envs import env_family  # pylint: disable=g-import-not-at-top
+from galax.envs import env_family
 
 # algorithm -> (config name, learner rule): "one" runs 1 learner with all N envs, "many"
 # splits N envs over n learners.

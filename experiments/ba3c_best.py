@@ -287,12 +287,12 @@ def log_ticks(values) -> list[float]:
 
 
 def plot(runs: Runs, path: str) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
-  from galax.results import paper_protocols as protocols  # pylint: disable=g-import-not-at-top
+  from galax.results import paper_protocols as protocols
 
   fig, axes = plt.subplots(1, len(GAMES), figsize=(11, 4), squeeze=False)
   for ax, game in zip(axes[0], GAMES):
@@ -325,10 +325,10 @@ def plot(runs: Runs, path: str) -> None:
 
 def plot_curves(runs: Runs, path: str) -> None:
   """Training curves (running mean over seeds 0-5 run) of the compared configurations."""
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   fig, axes = plt.subplots(1, len(GAMES), figsize=(12, 4.2), squeeze=False)
   for ax, game in zip(axes[0], GAMES):

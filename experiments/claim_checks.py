@@ -106,7 +106,7 @@ def simulated_times(run: Run) -> list[float]:
   Update u takes the m-th smallest of the n learners' step times drawn for u (m kept;
   m = n when every gradient is waited for), from the same key stream as training.
   """
-  from galax.parallel.stragglers import StragglerModel  # pylint: disable=g-import-not-at-top
+  from galax.parallel.stragglers import StragglerModel
 
   cfg = run["config"]
   n, s = cfg["num_learners"], cfg["stragglers"]

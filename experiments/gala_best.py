@@ -299,10 +299,10 @@ def pair_table(a_dir: str, b_dir: str, a_label: str, b_label: str) -> str:
 
 
 def pair_plot(a_dir: str, b_dir: str, a_label: str, b_label: str, path: str) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   a, b = read_folder(a_dir), read_folder(b_dir)
   names = sorted(set(a) | set(b))
@@ -325,7 +325,7 @@ def pair_plot(a_dir: str, b_dir: str, a_label: str, b_label: str, path: str) -> 
 def fig1a_table(runs_json: str) -> str:
   """experiments/gala_sweep.py's runs.json: GALA-A2C - A2C mean final return per simulator
   count, with CIs (the success rates are in that sweep's sweep.md)."""
-  from experiments import gala_sweep  # pylint: disable=g-import-not-at-top
+  from experiments import gala_sweep
 
   with open(runs_json) as f:
     runs = json.load(f)
@@ -349,10 +349,10 @@ def fig1a_table(runs_json: str) -> str:
 
 
 def plot(runs: Runs, path: str) -> None:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   names = games(runs)
   fig, grid = plt.subplots(len(names), 2, figsize=(11, 4 * len(names)), squeeze=False)

@@ -26,7 +26,7 @@ from experiments import claims
 
 def displacements(config, windows: int, window: int) -> list[float]:
   """Learner 0's ||theta_{k+W} - theta_k|| / W for `windows` consecutive windows."""
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import make_algorithm
 
   config.updates_per_call = window
   algo = make_algorithm(config)

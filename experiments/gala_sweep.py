@@ -98,8 +98,8 @@ def run_sweep(
   gala_lr: float | None = None,
 ) -> dict:
   """Trains what `<out>/runs.json` lacks; returns {method: {simulators: [returns]}}."""
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
+  from galax.training.loop import train
 
   if any(n % ENVS_PER_LEARNER for n in simulators):
     raise ValueError(
@@ -168,7 +168,7 @@ def collect(runs: dict, simulators: Sequence[int], same_rate: bool = True) -> di
 
 def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
   """sweep.md and sweep.png; returns the markdown."""
-  from galax.results.paper_protocols import success_rate  # pylint: disable=g-import-not-at-top
+  from galax.results.paper_protocols import success_rate
 
   reference = float(np.mean(table["A2C"][ENVS_PER_LEARNER]))
   sims = sorted(set(table["A2C"]) | set(table["GALA-A2C"]))
@@ -192,10 +192,10 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
   text = "\n".join(lines) + "\n"
   with open(os.path.join(out, "sweep.md"), "w") as f:
     f.write(text)
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   fig, ax = plt.subplots(figsize=(5, 3.5))
   for method, marker in (("A2C", "o"), ("GALA-A2C", "s")):
@@ -213,7 +213,7 @@ def write_summary(table: dict, out: str, env_id: str, steps: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-  from galax.results.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import parse_seeds
 
   parser = argparse.ArgumentParser(
     prog="python -m experiments.gala_sweep",

@@ -87,7 +87,7 @@ def main(argv):
   jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
   if config.distributed:
-    from galax.runtime import peers  # pylint: disable=g-import-not-at-top
+    from galax.runtime import peers
 
     peers.initialize(
       coordinator_address=_COORDINATOR.value,
@@ -95,7 +95,7 @@ def main(argv):
       process_id=_PROCESS_ID.value,
       peer_timeout_s=_PEER_TIMEOUT.value,
     )
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
   bar = progress_bar.TerminalBar() if jax.process_index() == 0 and progress_bar.wanted() else None

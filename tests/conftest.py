@@ -84,7 +84,7 @@ def pytest_configure(config):
   # Workers and subprocesses inherit these; jax reads them when it is first imported.
   os.environ["JAX_COMPILATION_CACHE_DIR"] = os.environ[_CACHE_VAR]
   os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.5"
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   jax.config.update("jax_compilation_cache_dir", os.environ[_CACHE_VAR])
   jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
@@ -114,7 +114,7 @@ def _no_env_step_outlives_its_test():
   side-effecting, so `effects_barrier` waits for them.
   """
   yield
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   jax.effects_barrier()
 

@@ -33,7 +33,7 @@ def _hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
 
 def _hooked_import_module(name, package=None):
   _record(
-    sys._getframe(1).f_globals.get("__name__", ""),  # pylint: disable=protected-access
+    sys._getframe(1).f_globals.get("__name__", ""),
     importlib.util.resolve_name(name, package) if name.startswith(".") else name,
   )
   return _import_module(name, package)
@@ -42,12 +42,12 @@ def _hooked_import_module(name, package=None):
 def main() -> None:
   builtins.__import__ = _hooked_import
   importlib.import_module = _hooked_import_module
-  import galax  # pylint: disable=g-import-not-at-top
+  import galax
 
   for info in pkgutil.walk_packages(galax.__path__, "galax."):
     _import_module(info.name)
-  from galax.algorithms import registry as algorithm_registry  # pylint: disable=g-import-not-at-top
-  from galax.envs import registry  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import registry as algorithm_registry
+  from galax.envs import registry
 
   algorithm_registry.specs()
   registry.backends()

@@ -21,9 +21,9 @@ COMMON = dict(num_devices=4, updates_per_call=3)
 
 def run(name):
   """(final params, metrics) of RUNS[name] as numpy, on every process."""
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
-  from galax.config import load  # pylint: disable=g-import-not-at-top
-  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import make_algorithm
+  from galax.config import load
+  from galax.parallel.layout import to_host
 
   algorithm = make_algorithm(load("cartpole_a2c", **COMMON, **RUNS[name]))
   state, metrics = algorithm.step(algorithm.init())
@@ -45,12 +45,12 @@ def main():
     num_processes=int(num_processes),
     process_id=int(process_id),
   )
-  import numpy as np  # pylint: disable=g-import-not-at-top
+  import numpy as np
 
   assert jax.process_count() == int(num_processes) and jax.local_device_count() == 2
   for name in RUNS:
     np.savez(os.path.join(out_dir, f"{name}.{process_id}.npz"), **flat(run(name)))
-  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+  from jax.experimental import multihost_utils
 
   multihost_utils.sync_global_devices("results saved")  # both processes have written theirs
   print("worker done", process_id, flush=True)
@@ -58,7 +58,7 @@ def main():
   # once in a CI-like run ("Check failed: queue.Pop() == nullptr" in grpc_core::Server's
   # destructor, after every result was saved): an XLA runtime crash, not galax's.
   sys.stdout.flush()
-  os._exit(0)  # pylint: disable=protected-access
+  os._exit(0)
 
 
 if __name__ == "__main__":

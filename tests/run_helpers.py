@@ -54,7 +54,7 @@ def csv_steps(path):
 
 def tensorboard_events(logdir):
   """Every event of the event files in `logdir`, in file order (TFRecord framing)."""
-  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
+  from tensorboardX.proto import event_pb2
 
   events = []
   for path in sorted(glob.glob(os.path.join(logdir, "events.out.tfevents.*"))):
@@ -72,7 +72,7 @@ def tensorboard_events(logdir):
 
 def tensorboard_series(logdir, tag):
   """The steps TensorBoard shows for `tag`: a purge (session START at step s) drops >= s."""
-  from tensorboardX.proto import event_pb2  # pylint: disable=g-import-not-at-top
+  from tensorboardX.proto import event_pb2
 
   steps = []
   for event in tensorboard_events(logdir):
@@ -88,9 +88,9 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
   """`galax.training.header.header_lines` for `config` on a stand-in algorithm (1 learner x
   16 envs, 40 updates of 80 env steps, 10 a call; `plan` default: a CPU plan): no JAX
   program is built."""
-  from galax.algorithms.settings import RunSettings  # pylint: disable=g-import-not-at-top
-  from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
-  from galax.training.settings import LoopSettings  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.settings import RunSettings
+  from galax.training.header import header_lines
+  from galax.training.settings import LoopSettings
 
   algorithm = types.SimpleNamespace(
     setup=types.SimpleNamespace(settings=RunSettings.from_config(config)),

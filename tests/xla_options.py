@@ -21,7 +21,7 @@ def compiler_options(**options):
   """Inside, every top-level `jax.jit` compiles with `options` (XLA DebugOptions fields,
   e.g. `xla_backend_optimization_level=3`). jax refuses compiler options on a jit nested
   in another's trace, which keeps the outer's."""
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   jit = jax.jit
 

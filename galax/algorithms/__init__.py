@@ -30,7 +30,7 @@ def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> 
 
 def __getattr__(name: str):
   if name == "Algorithm":
-    from galax.algorithms.program import Algorithm  # pylint: disable=g-import-not-at-top
+    from galax.algorithms.program import Algorithm
 
     return Algorithm
   raise AttributeError(f"module 'galax.algorithms' has no attribute {name!r}")

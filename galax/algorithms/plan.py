@@ -177,7 +177,7 @@ def plan_for(
 ) -> ExecutionPlan:
   """`make_plan` for a run on `devices` (jax devices: their platform), with envs of
   `obs_layout` and `learners_per_device` learners on each."""
-  from galax.envs.registry import backend_for  # pylint: disable=g-import-not-at-top
+  from galax.envs.registry import backend_for
 
   return make_plan(
     config,

@@ -30,19 +30,19 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")  # compile-only targets need no ba
 # several compiling processes (tests in parallel, a sweep) may load it.
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
-from galax.runtime import jax_quiet  # noqa: E402  pylint: disable=wrong-import-position
+from galax.runtime import jax_quiet  # noqa: E402
 
 jax_quiet.import_jax()  # the gpu-aot extra's CUDA plugin, quiet on a machine with no GPU
 
-import dataclasses  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import json  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import re  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
-import time  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import dataclasses  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
 
-from ml_collections import ConfigDict  # noqa: E402  pylint: disable=wrong-import-position
+from ml_collections import ConfigDict  # noqa: E402
 
-from galax.aot import hlo_cost, targets  # noqa: E402  pylint: disable=wrong-import-position
-from galax.envs.registry import backend_for  # noqa: E402  pylint: disable=wrong-import-position
+from galax.aot import hlo_cost, targets  # noqa: E402
+from galax.envs.registry import backend_for  # noqa: E402
 
 MAX_ENVS_PER_LEARNER = 1 << 24  # --find_max_envs searches up to here
 
@@ -109,10 +109,10 @@ def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: in
 
 def compile_for(config: ConfigDict, target: targets.Target):
   """(algorithm, compiled step, compile seconds) for `target`'s devices."""
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
+  from galax.algorithms import make_algorithm
 
   config_lib.validate(config)
   algorithm = make_algorithm(config, devices=target.devices)
@@ -312,9 +312,9 @@ def format_table(r: Report) -> str:
 
 
 def main(argv) -> None:
-  from absl import flags  # pylint: disable=g-import-not-at-top
+  from absl import flags
 
-  from galax.config import cli  # pylint: disable=g-import-not-at-top
+  from galax.config import cli
 
   if len(argv) > 1:
     cli.fail(f"unexpected arguments: {argv[1:]}")
@@ -337,8 +337,8 @@ def main(argv) -> None:
 
 
 def _define_flags() -> None:
-  from absl import flags  # pylint: disable=g-import-not-at-top
-  from ml_collections import config_flags  # pylint: disable=g-import-not-at-top
+  from absl import flags
+  from ml_collections import config_flags
 
   config_flags.DEFINE_config_file(
     "config", None, "A config file, or a name in configs/.", lock_config=False
@@ -359,9 +359,9 @@ def _define_flags() -> None:
 
 def run() -> None:
   """The command (`python -m galax.aot`)."""
-  from absl import app  # pylint: disable=g-import-not-at-top
+  from absl import app
 
-  from galax.config import cli  # pylint: disable=g-import-not-at-top
+  from galax.config import cli
 
   sys.argv = cli.prepare_argv(sys.argv, "")
   _define_flags()

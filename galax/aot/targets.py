@@ -155,7 +155,7 @@ device_description_str: "{chip.name}"
 
 def target_devices(topology: str) -> Target:
   """Compile-only devices for `topology`; one clear ValueError if its extra is missing."""
-  from jax.experimental import topologies  # pylint: disable=g-import-not-at-top
+  from jax.experimental import topologies
 
   name, shape = parse_topology(topology)
   chip = CHIPS[name]
@@ -167,7 +167,7 @@ def target_devices(topology: str) -> Target:
       desc = topologies.get_topology_desc(
         topology_name=f"{name}:{'x'.join(map(str, shape))}", platform="tpu"
       )
-    except Exception as e:  # pylint: disable=broad-except
+    except Exception as e:
       raise ValueError(f"cannot describe TPU topology {topology!r}: {_first_line(e)}") from e
     return Target(topology, chip, tuple(desc.devices))
   if len(shape) != 1:
@@ -185,7 +185,7 @@ def target_devices(topology: str) -> Target:
       target_config=gpu_target_config(chip),
       topology=f"1x{count // per_node}x{per_node}",
     )
-  except Exception as e:  # pylint: disable=broad-except
+  except Exception as e:
     raise ValueError(
       f"cannot describe GPU topology {topology!r}: {_first_line(e)} "
       "(the CUDA compiler runs with JAX_PLATFORMS=cpu)."
@@ -194,7 +194,7 @@ def target_devices(topology: str) -> Target:
 
 
 def _installed(module: str) -> bool:
-  import importlib.util  # pylint: disable=g-import-not-at-top
+  import importlib.util
 
   try:
     return importlib.util.find_spec(module) is not None

@@ -64,8 +64,8 @@ def _fields() -> ml_collections.ConfigDict:
 def _algorithm_sections() -> dict[str, ml_collections.ConfigDict]:
   """The sections the algorithms own (ppo, hts, a3c, impala, ...): each declared in its
   algorithm's module (`AlgorithmSpec.config_sections`), found through the registry."""
-  from galax.algorithms.registry import config_sections  # pylint: disable=g-import-not-at-top
-  from galax.runtime import jax_quiet  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.registry import config_sections
+  from galax.runtime import jax_quiet
 
   jax_quiet.import_jax()  # the algorithm modules import JAX: quietly, first
   return config_sections()

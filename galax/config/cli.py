@@ -44,7 +44,7 @@ def resolve_config_arg(argv: list[str]) -> list[str]:
 
   A ':suffix' (ml_collections passes it to get_config) is kept.
   """
-  from galax.config import config_path  # pylint: disable=g-import-not-at-top
+  from galax.config import config_path
 
   found = _config_arg(argv)
   if found is None:
@@ -75,7 +75,7 @@ def unknown_override(config: ConfigDict, dotted: str) -> str | None:
     keys = list(node.keys()) if hasattr(node, "keys") else []
     if part not in keys:
       paths = list(_paths(config))
-      last = lambda p: p.rsplit(".", 1)[-1]  # pylint: disable=unnecessary-lambda-assignment
+      last = lambda p: p.rsplit(".", 1)[-1]
       found = (
         [p for p in paths if last(p) == part]
         + [".".join([*walked, c]) for c in difflib.get_close_matches(part, keys, n=3)]
@@ -135,7 +135,7 @@ def habit(arg: str) -> str | None:
 
 def parse_flags(argv: list[str]) -> list[str]:
   """absl's parsing (app.run's flags_parser), with a bad value as one `error:` line."""
-  from absl import flags  # pylint: disable=g-import-not-at-top
+  from absl import flags
 
   try:
     return flags.FLAGS(argv)
@@ -153,7 +153,7 @@ def answer_help(argv: Sequence[str], module: ModuleType) -> None:
   """On `--help` or `-h`: the command's docstring and its own flags, then exit 0 (absl's
   own --help exits 1, lists the flags of run.py's module, which has none, and knows no -h)."""
   if HELP_FLAGS & set(argv[1:]):
-    from absl import flags  # pylint: disable=g-import-not-at-top
+    from absl import flags
 
     print((module.__doc__ or "").rstrip() + "\n\n" + flags.FLAGS.module_help(module))
     sys.exit(0)
@@ -185,20 +185,20 @@ def prepare_argv(argv: list[str], default_config: str) -> list[str]:
 
 def _load_or_fail(path: str) -> ConfigDict:
   """The config file's config; one line with the file and line number if it fails."""
-  import traceback  # pylint: disable=g-import-not-at-top
+  import traceback
 
-  from galax.config import load  # pylint: disable=g-import-not-at-top
+  from galax.config import load
 
   try:
     return load(path)
   except SyntaxError as e:
     fail(f"config file {e.filename}, line {e.lineno}: {e.msg}")
-  except Exception as e:  # pylint: disable=broad-except  (a misspelt field, a bad value...)
+  except Exception as e:  # a misspelt field, a bad value...
     here = [f for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
     where = f"config file {path}{f', line {here[-1].lineno}' if here else ''}"
     misspelt = re.search(r'Key "([^"]+)" does not exist', str(e))
     if misspelt:  # a locked ConfigDict's error lists every field: name the close ones instead
-      from galax.config import base_config  # pylint: disable=g-import-not-at-top
+      from galax.config import base_config
 
       hint = unknown_override(base_config(), misspelt.group(1)) or ""
       fail(f"{where}: no field {misspelt.group(1)!r}.{hint.partition(').')[2]}")
@@ -228,10 +228,10 @@ def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], A
   """
 
   def run(argv: Sequence[str]) -> Any:
-    from galax.runtime import jax_quiet  # pylint: disable=g-import-not-at-top
+    from galax.runtime import jax_quiet
 
     jax_quiet.import_jax()  # first: galax.core imports jax
-    from galax.core.divergence import Diverged  # pylint: disable=g-import-not-at-top
+    from galax.core.divergence import Diverged
 
     try:
       return main(argv)

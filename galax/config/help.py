@@ -22,10 +22,9 @@ _TRAILING = re.compile(r"\s#\s?(.*)$")
 
 def _builders() -> list[tuple[Callable[[], Any], str]]:
   """(the function that declares a group of fields, the prefix of their names)."""
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from galax.algorithms.registry import specs  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
+  from galax.algorithms.registry import specs
 
-  # pylint: disable=protected-access
   found = [
     (config_lib.base_config, ""),
     (config_lib._learner_fields, ""),
@@ -93,7 +92,7 @@ def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 def describe(name: str | None = None) -> list[str]:
   """The lines of the listing: the schema's defaults, or config `name`'s values (marking
   those that differ from the schema's)."""
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   schema = dict(_leaves(config_lib.base_config()))
   values = dict(_leaves(config_lib.load(name))) if name else schema
@@ -117,7 +116,7 @@ def answer(argv: Sequence[str]) -> None:
   asked = [a for a in argv[1:] if a == _FLAG or a.startswith(_FLAG + "=")]
   if not asked:
     return
-  from galax.config import cli  # pylint: disable=g-import-not-at-top
+  from galax.config import cli
 
   name = asked[-1].partition("=")[2] or None
   try:

@@ -72,7 +72,7 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   _validate_batches(
     algorithm, config.grad_chunks, algorithm.chunked_batch(config), config.hts.microbatches
   )  # chunked_batch: PPO checks its minibatches
-  from galax.envs.backend import EnvSettings  # pylint: disable=g-import-not-at-top
+  from galax.envs.backend import EnvSettings
 
   _validate_env(
     algorithm,
@@ -148,7 +148,7 @@ def _validate_env(
 ) -> None:
   """The env: its id, its backend's own checks (`EnvBackend.validate`), envpool's async mode
   and videos."""
-  from galax import envs  # pylint: disable=g-import-not-at-top
+  from galax import envs
 
   envs.check_env_id(env.id)
   envs.backend_for(env.id).validate(env)
@@ -177,7 +177,7 @@ def _validate_combine(
   if delay < 0:
     raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
   if combine == "gossip":
-    from galax.parallel.topology import make_topology  # pylint: disable=g-import-not-at-top
+    from galax.parallel.topology import make_topology
 
     make_topology(topology, num_learners, peers)
   elif metrics or delay:
@@ -205,7 +205,7 @@ def _validate_async_envs(
   """envpool's async mode (`env.batch_size` below the envs): a batch that divides a
   learner's envs, in an algorithm whose targets follow each env (A2C, PPO), one learner
   (a batch of ready envs would mix learners' parameters)."""
-  from galax.envs.pool_async import check_batch_size  # pylint: disable=g-import-not-at-top
+  from galax.envs.pool_async import check_batch_size
 
   check_batch_size(batch_size, envs_per_learner, "envs per learner (envs_per_learner)")
   if batch_size in (0, envs_per_learner):
@@ -237,7 +237,7 @@ def _validate_execution(
 ) -> None:
   """How the learners run: their map, the update loop, the network's initialisation,
   convolutions and activation (`network`: its name), and the sign of grad_chunks."""
-  from galax.core.networks import INIT_SCHEMES  # pylint: disable=g-import-not-at-top
+  from galax.core.networks import INIT_SCHEMES
 
   check_choice("network.init", init, INIT_SCHEMES)
   check_choice("learner_map", learner_map, ("auto", "vmap", "unroll", "loop"))
@@ -325,6 +325,6 @@ def _validate_video(env_id: str, eval_every_steps: int) -> None:
       "config.capture_video=True records an episode at each evaluation: set "
       "config.eval.every_steps > 0 (e.g. --config.eval.every_steps=100000)."
     )
-  from galax.envs import video  # pylint: disable=g-import-not-at-top
+  from galax.envs import video
 
   video.check_capture(env_id)

@@ -55,7 +55,7 @@ def is_gymnasium_id(env_id: str) -> bool:
 
 
 def gymnasium_env_ids() -> list[str]:
-  import gymnasium  # pylint: disable=g-import-not-at-top
+  import gymnasium
 
   return [PREFIX + name for name in gymnasium.registry]
 
@@ -76,7 +76,7 @@ def _import_here_too(module: str) -> None:
 def registration(env_id: str) -> gymnasium.envs.registration.EnvSpec:
   """The gymnasium registration of "gymnasium/[module:]<id>" (its module imported first);
   one ValueError line, with close matches, if there is none."""
-  import gymnasium  # pylint: disable=g-import-not-at-top
+  import gymnasium
 
   name = env_id.removeprefix(PREFIX)
   if ":" in name:
@@ -109,13 +109,13 @@ def _make_vec(
 ) -> gymnasium.vector.VectorEnv:
   """One shard's vector env; one ValueError line if gymnasium cannot build it or it does
   not auto-reset on the next step."""
-  import gymnasium  # pylint: disable=g-import-not-at-top
+  import gymnasium
 
   spec = registration(env_id)
   kwargs = dict(options, render_mode="rgb_array") if render else dict(options)
   try:
     env = gymnasium.make_vec(spec.id, num_envs, max_episode_steps=time_limit, **kwargs)
-  except Exception as e:  # pylint: disable=broad-except  (the user's constructor)
+  except Exception as e:  # the user's constructor
     raise ValueError(
       f"gymnasium could not build {env_id!r} ({type(e).__name__}: "
       f"{' '.join(str(e).split())[:200]})."
@@ -295,7 +295,7 @@ def _renders(env_id: str) -> bool:
     vec = _make_vec(env_id, 1, registration(env_id).max_episode_steps, {}, render=True)
     vec.reset(seed=0)
     frames = vec.render()
-  except Exception as e:  # pylint: disable=broad-except  (the user's env)
+  except Exception as e:  # the user's env
     raise ValueError(
       f"config.capture_video=True: {env_id!r} does not render "
       f"({type(e).__name__}: {' '.join(str(e).split())[:200]})."

@@ -56,7 +56,7 @@ def is_gymnax_id(env_id: str) -> bool:
 
 
 def gymnax_env_ids() -> list[str]:
-  import gymnax  # pylint: disable=g-import-not-at-top
+  import gymnax
 
   return [PREFIX + name for name in gymnax.registered_envs]
 
@@ -172,7 +172,7 @@ def _make_gymnax(
   """(gymnax env, its params, their jitted vmapped reset), once per (id, time limit; 0 =
   gymnax's) and process: every evaluation builds envs and resets them, and a fresh jit
   per reset recompiled the reset each time."""
-  import gymnax  # pylint: disable=g-import-not-at-top
+  import gymnax
 
   env, params = gymnax.make(env_id.removeprefix(PREFIX))
   if max_episode_steps:
@@ -252,9 +252,9 @@ def _renders(env_id: str) -> bool:
 
 def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` gymnax games."""
-  import gymnax  # pylint: disable=g-import-not-at-top
+  import gymnax
 
-  from galax.envs.video import cartpole_frame, minatar_frame  # pylint: disable=g-import-not-at-top
+  from galax.envs.video import cartpole_frame, minatar_frame
 
   name = env_settings.id.removeprefix(PREFIX)
   if not _renders(env_settings.id):

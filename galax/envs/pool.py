@@ -51,7 +51,7 @@ from galax.envs.pool_options import (
 
 
 def _make_pool(env_id: str, num_envs: int, seed: int, options: dict[str, Any]):
-  import envpool  # pylint: disable=g-import-not-at-top
+  import envpool
 
   return envpool.make(env_id, env_type="gymnasium", num_envs=num_envs, seed=seed, **options)
 
@@ -341,9 +341,9 @@ def _renders(env_id: str) -> bool:
 def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
   CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
-  import envpool  # pylint: disable=g-import-not-at-top
+  import envpool
 
-  from galax.envs.video import cartpole_frame  # pylint: disable=g-import-not-at-top
+  from galax.envs.video import cartpole_frame
 
   family = env_family(settings.id)
   options = env_options(

@@ -25,14 +25,14 @@ ATARI_DEFAULTS = dict(
 
 def env_family(env_id: str) -> str:
   """envpool's package for the id: "atari", "classic_control", "gfootball", ..."""
-  from envpool.registration import registry  # pylint: disable=g-import-not-at-top
+  from envpool.registration import registry
 
   import_path = registry.specs[env_id][0]  # e.g. "envpool.atari"
   return import_path.split(".")[1]
 
 
 def known_env_ids() -> list[str]:
-  import envpool  # pylint: disable=g-import-not-at-top
+  import envpool
 
   return list(envpool.list_all_envs())
 
@@ -59,7 +59,7 @@ def env_options(
   extra: dict[str, Any] | None,
 ) -> dict[str, Any]:
   """The envpool.make keyword arguments for an env, validated against its config keys."""
-  import envpool  # pylint: disable=g-import-not-at-top
+  import envpool
 
   options: dict[str, Any] = {}
   if family == "atari":

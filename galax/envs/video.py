@@ -69,8 +69,8 @@ def check_capture(env_id: str) -> None:
       "Atari, MinAtar, CartPole and gymnasium envs that render rgb_array)."
     )
   try:
-    import imageio  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
-    import PIL  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+    import imageio  # noqa: F401
+    import PIL  # noqa: F401
   except ImportError:
     raise ValueError(
       "config.capture_video=True needs imageio and pillow: pip install "
@@ -104,7 +104,7 @@ def cartpole_frame(x: float, theta: float, width: int = 320, height: int = 192) 
 
 def with_text(frame: np.ndarray, text: str) -> np.ndarray:
   """The frame below a banner with `text`, padded to multiples of 16 pixels (for codecs)."""
-  from PIL import Image, ImageDraw  # pylint: disable=g-import-not-at-top
+  from PIL import Image, ImageDraw
 
   h, w = frame.shape[:2]
   height, width = -(-(h + BANNER) // 16) * 16, -(-w // 16) * 16
@@ -127,7 +127,7 @@ def record(env: EnvSettings, policy: Policy, episodes: int, seed: int) -> list[n
 
 def gif_bytes(frames: list[np.ndarray], fps: int = FPS) -> bytes:
   """An animated GIF of `frames`, in memory (TensorBoard's image dashboard plays it)."""
-  from PIL import Image  # pylint: disable=g-import-not-at-top
+  from PIL import Image
 
   images = [Image.fromarray(np.asarray(f, np.uint8)) for f in frames]
   out = io.BytesIO()
@@ -140,7 +140,7 @@ def gif_bytes(frames: list[np.ndarray], fps: int = FPS) -> bytes:
 def default_extension() -> str:
   """ ".mp4" where ffmpeg is installed (the imageio-ffmpeg wheel), else ".gif"."""
   try:
-    import imageio_ffmpeg  # noqa: F401  pylint: disable=g-import-not-at-top,unused-import
+    import imageio_ffmpeg  # noqa: F401
   except ImportError:
     return ".gif"
   return ".mp4"
@@ -148,7 +148,7 @@ def default_extension() -> str:
 
 def write_video(path: str, frames: list[np.ndarray], fps: int = FPS) -> None:
   """MP4 or GIF by the extension of `path` (checked by `check_video_path`)."""
-  import imageio.v2 as imageio  # pylint: disable=g-import-not-at-top
+  import imageio.v2 as imageio
 
   if path.lower().endswith(".gif"):
     imageio.mimwrite(path, frames, duration=1000 / fps, loop=0)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from galax.runtime import jax_quiet
 
 jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
-import jax.numpy as jnp  # noqa: E402  pylint: disable=g-import-not-at-top,wrong-import-position
+import jax.numpy as jnp  # noqa: E402
 import numpy as np
 from ml_collections import ConfigDict
 
@@ -70,9 +70,9 @@ def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
 
 
 def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
-  import orbax.checkpoint as ocp  # pylint: disable=g-import-not-at-top
+  import orbax.checkpoint as ocp
 
-  from galax.runtime.checkpoint import quiet_orbax  # pylint: disable=g-import-not-at-top
+  from galax.runtime.checkpoint import quiet_orbax
 
   path = workdirs.join(workdirs.absolute(workdir), kind, str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
@@ -108,7 +108,7 @@ def restore_params(
   for candidate in steps:
     try:
       return _restore(workdir, candidate, kind), candidate
-    except Exception as e:  # pylint: disable=broad-except
+    except Exception as e:
       reason = " ".join(str(e).split())[:160] or type(e).__name__
       if step is not None:
         raise ValueError(f"checkpoint {candidate} in {workdir!r} is damaged ({reason}).") from None
@@ -119,7 +119,7 @@ def restore_params(
 def pick_learner(params: ParamsBlock, learner: str) -> Params:
   """One parameter set: learner K (an int as text), or 'first' / 'average' as
   `config.eval.learners` means them (`evaluation.select_params`)."""
-  from galax.evaluate.evaluator import select_params  # pylint: disable=g-import-not-at-top
+  from galax.evaluate.evaluator import select_params
 
   n = jax.tree.leaves(params)[0].shape[0]
   if learner in ("first", "average"):
@@ -130,7 +130,7 @@ def pick_learner(params: ParamsBlock, learner: str) -> Params:
 
 
 def _env_spec(env_settings: EnvSettings, seed: int) -> EnvSpec:
-  from galax.evaluate.evaluator import eval_env  # pylint: disable=g-import-not-at-top
+  from galax.evaluate.evaluator import eval_env
 
   env = eval_env(env_settings, seed, 1)
   try:
@@ -168,7 +168,7 @@ def load_policy(
   `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
   config gets `restored_step` set.
   """
-  from galax.evaluate.evaluator import EvalSettings  # pylint: disable=g-import-not-at-top
+  from galax.evaluate.evaluator import EvalSettings
 
   config = read_config(workdir)
   block, restored = restore_params(workdir, step)
@@ -183,7 +183,7 @@ def evaluate(
 ) -> dict:
   """Plays `episodes` fresh games with `params` (one policy) under a run's eval protocol
   (its `EvalSettings`); returns the eval record."""
-  from galax.evaluate.evaluator import Evaluator  # pylint: disable=g-import-not-at-top
+  from galax.evaluate.evaluator import Evaluator
 
   settings = dataclasses.replace(settings, episodes=episodes, greedy=greedy, num_envs=0)
   evaluator = Evaluator(settings, num_policies=1, seed_offset=1 + seed)
@@ -207,7 +207,7 @@ def evaluate(
 
 
 def _define_flags() -> None:
-  from absl import flags  # pylint: disable=g-import-not-at-top
+  from absl import flags
 
   flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
   flags.DEFINE_string(
@@ -226,18 +226,18 @@ def _define_flags() -> None:
 
 def main(argv: Sequence[str]) -> None:
   """The command, its flags parsed (`run`)."""
-  from absl import flags, logging  # pylint: disable=g-import-not-at-top
+  from absl import flags, logging
 
   logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
-  FLAGS = flags.FLAGS  # pylint: disable=invalid-name
+  FLAGS = flags.FLAGS
   if len(argv) > 1:
     raise ValueError(
       f"unexpected argument(s) {' '.join(argv[1:])!r}: options take the form --name=value."
     )
   if FLAGS.workdir is None:
     raise ValueError("--workdir is required: the run directory to evaluate.")
-  from galax.envs import video  # pylint: disable=g-import-not-at-top
-  from galax.evaluate.evaluator import EvalSettings  # pylint: disable=g-import-not-at-top
+  from galax.envs import video
+  from galax.evaluate.evaluator import EvalSettings
 
   if FLAGS.episodes < 1 or FLAGS.video_episodes < 1:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
@@ -291,7 +291,7 @@ def eval_file_name(step: int, episodes: int, greedy: bool, learner: str, seed: i
 
 
 def run() -> None:
-  from galax.config import cli  # pylint: disable=g-import-not-at-top
+  from galax.config import cli
 
   _define_flags()
   cli.answer_help(sys.argv, sys.modules[__name__])
@@ -300,7 +300,7 @@ def run() -> None:
     cli.guarded(main)(argv)
   except SystemExit:
     raise
-  except Exception as e:  # pylint: disable=broad-except  # OSError
+  except Exception as e:  # OSError
     cli.fail(" ".join(str(e).split())[:300])
 
 

@@ -108,7 +108,7 @@ def make_mesh(layout: Layout, devices: Sequence[jax.Device] | None = None) -> Me
   """
   devices = list(jax.devices() if devices is None else devices)
   if jax.process_count() == 1 and devices[0].platform == "tpu":
-    from jax.experimental import mesh_utils  # pylint: disable=g-import-not-at-top
+    from jax.experimental import mesh_utils
 
     try:
       ring = mesh_utils.create_device_mesh(
@@ -147,7 +147,7 @@ def to_host(tree: PyTree) -> PyTree:
   """Fetches (possibly multi-host) global arrays as numpy arrays on every process."""
   if jax.process_count() == 1:
     return jax.tree.map(np.asarray, tree)
-  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+  from jax.experimental import multihost_utils
 
   return multihost_utils.process_allgather(tree, tiled=True)
 

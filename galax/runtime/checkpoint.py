@@ -176,7 +176,7 @@ class Checkpointer:
         restored = self._manager.restore(step, args=ocp.args.Composite(**items))
       except FormatError:
         raise
-      except Exception as e:  # pylint: disable=broad-except  (any damage: fall back)
+      except Exception as e:  # any damage: fall back
         problems.append(f"{step}: {_one_line(e)}")
         aside = self._move_aside(step)
         warn(
@@ -259,7 +259,7 @@ class BestCheckpoint:
   def offer(self, score: float, env_steps: int, state: LearnerState, meta: JsonDict) -> bool:
     better = math.isfinite(score) and score > self.best
     if jax.process_count() > 1:
-      from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+      from jax.experimental import multihost_utils
 
       better = bool(multihost_utils.broadcast_one_to_all(np.int32(better)))
     if better:

@@ -84,8 +84,8 @@ def _load_plugins() -> None:
   """What prints later otherwise: jaxlib's gpu_* modules load the plugin's kernels on first
   use, and the first backend use imports and initialises the plugins. Registering them is
   not starting a backend (jax.distributed.initialize may still follow)."""
-  import jaxlib  # pylint: disable=g-import-not-at-top
-  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+  import jaxlib
+  from jax._src import xla_bridge
 
   for module in pkgutil.iter_modules(jaxlib.__path__):
     if module.name.startswith("gpu_"):
@@ -101,7 +101,7 @@ def _load_plugins() -> None:
 def _tpu_wanted() -> bool:
   """True where JAX's TPU backend should stay: the machine has a TPU chip, or the user
   asked for it (`JAX_PLATFORMS` names tpu, or `JAX_FORCE_TPU_INIT`)."""
-  from jax._src import hardware_utils  # pylint: disable=g-import-not-at-top
+  from jax._src import hardware_utils
 
   platforms = os.environ.get("JAX_PLATFORMS", "") or os.environ.get("JAX_PLATFORM_NAME", "")
   if "tpu" in platforms.lower().split(",") or "JAX_FORCE_TPU_INIT" in os.environ:
@@ -120,7 +120,7 @@ def _drop_absent_tpu() -> None:
   """Makes JAX's TPU backend fail at once, without loading libtpu, on a machine with no
   TPU (see the module docstring). The backend stays registered: JAX's lowering rules for
   the tpu platform need its name."""
-  from jax._src import xla_bridge  # pylint: disable=g-import-not-at-top
+  from jax._src import xla_bridge
 
   factories = getattr(xla_bridge, "_backend_factories", None)
   registration = factories.get("tpu") if isinstance(factories, dict) else None
@@ -133,13 +133,13 @@ def _drop_absent_tpu() -> None:
 def import_jax() -> ModuleType:
   """`import jax`, quiet about plugins for absent chips (see the module docstring)."""
   if has_nvidia_driver():
-    import jax  # pylint: disable=g-import-not-at-top
+    import jax
 
     _drop_absent_tpu()
     return jax
   if "jax" not in sys.modules:
     with _stderr_without(_NO_DRIVER_LINES):
-      import jax  # pylint: disable=g-import-not-at-top,redefined-outer-name,unused-import
+      import jax
 
       _install_filter()  # the plugin's failing initialize() logs a traceback
       _load_plugins()

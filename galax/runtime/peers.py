@@ -95,7 +95,7 @@ def _exit(what: str, log_text: str, workdir: str | None, last_good: str) -> NoRe
   sys.stdout.flush()
   sys.stderr.write(line + "\n")
   sys.stderr.flush()
-  os._exit(EXIT_LOST_PEER)  # pylint: disable=protected-access  (skip JAX's shutdown abort)
+  os._exit(EXIT_LOST_PEER)  # skip JAX's shutdown abort
 
 
 def exit_lost_peer(error: BaseException, workdir: str | None, last_good: str) -> NoReturn:
@@ -137,7 +137,7 @@ class _Watchdog:
       try:
         self.client.key_value_set(self._key(self.me), str(beat), allow_overwrite=True)
         values = dict(self.client.key_value_dir_get(self.PREFIX))
-      except Exception as e:  # pylint: disable=broad-except  (the service is gone)
+      except Exception as e:  # the service is gone
         if not self.stopping.is_set():
           _on_lost(
             f"the coordination service does not answer: lost process 0 "
@@ -165,7 +165,7 @@ class _Watchdog:
     self.thread.join()
     try:
       self.client.key_value_set(self._key(self.me), "done", allow_overwrite=True)
-    except Exception:  # pylint: disable=broad-except  (the job is ending anyway)
+    except Exception:  # the job is ending anyway
       pass
 
 
@@ -177,7 +177,7 @@ def _on_lost(what: str, log_text: str) -> None:
 @contextlib.contextmanager
 def watch(workdir: str | None, last_good: Callable[[], str]) -> Iterator[None]:
   """While `train` runs: a lost peer ends this process with one line (module docstring)."""
-  from jax._src import distributed  # pylint: disable=g-import-not-at-top
+  from jax._src import distributed
 
   _where.update(workdir=workdir, last_good=last_good)
   client = distributed.global_state.client

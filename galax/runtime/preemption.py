@@ -86,7 +86,7 @@ class _GatheredFlag(_LocalFlag):
   """Several processes without JAX's preemption service: any process's flag stops all."""
 
   def reached(self, call: int) -> bool:
-    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+    from jax.experimental import multihost_utils
 
     del call
     return bool(np.any(multihost_utils.process_allgather(np.int32(self.received))))
@@ -96,7 +96,7 @@ class _SyncPoint:
   """Several processes: JAX's preemption sync point (its own SIGTERM handler)."""
 
   def reached(self, call: int) -> bool:
-    from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+    from jax.experimental import multihost_utils
 
     return multihost_utils.reached_preemption_sync_point(call)
 
@@ -107,7 +107,7 @@ def _jax_preemption_service() -> bool:
   Asked through the public call, which raises RuntimeError without one; call 0 is the
   count the manager starts from, so asking it changes nothing.
   """
-  from jax.experimental import multihost_utils  # pylint: disable=g-import-not-at-top
+  from jax.experimental import multihost_utils
 
   try:
     multihost_utils.reached_preemption_sync_point(0)

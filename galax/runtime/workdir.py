@@ -70,7 +70,7 @@ def staging_dir(workdir: str) -> str:
 
 def path(location: str):
   """An `etils.epath.Path` for a local path or a URL."""
-  from etils import epath  # pylint: disable=g-import-not-at-top
+  from etils import epath
 
   return epath.Path(location)
 
@@ -234,7 +234,7 @@ def _probe(workdir: str, failed: list[Exception]) -> None:
     probe = path(join(workdir, ".galax-write-probe"))
     probe.write_text("probe")
     probe.unlink()
-  except Exception as e:  # pylint: disable=broad-except  (auth, network, no bucket...)
+  except Exception as e:  # auth, network, no bucket...
     failed.append(e)
 
 

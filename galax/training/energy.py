@@ -51,20 +51,20 @@ class EnergyReport:
 def _load_nvml() -> tuple[Any, str]:
   """(the pynvml module, "") if NVML is usable here, else (None, why not)."""
   try:
-    import jax  # pylint: disable=g-import-not-at-top
+    import jax
 
     platform = jax.devices()[0].platform
-  except Exception as e:  # pylint: disable=broad-except
+  except Exception as e:
     return None, f"no jax devices ({e})"
   if platform != "gpu":
     return None, f"no GPU (jax platform {platform!r})"
   try:
-    import pynvml  # pylint: disable=g-import-not-at-top
+    import pynvml
   except ImportError:
     return None, "nvidia-ml-py is not installed (pip install nvidia-ml-py)"
   try:
     pynvml.nvmlInit()
-  except Exception as e:  # pylint: disable=broad-except
+  except Exception as e:
     return None, f"NVML did not initialise ({e})"
   return pynvml, ""
 
@@ -108,7 +108,7 @@ class PowerMonitor:
           if devices is not None
           else _handles(nvml, os.environ.get("CUDA_VISIBLE_DEVICES"))
         )
-      except Exception as e:  # pylint: disable=broad-except
+      except Exception as e:
         self.reason = f"NVML could not open the GPUs ({e})"
         self._handles = []
       if not self._handles and not self.reason:
@@ -133,7 +133,7 @@ class PowerMonitor:
   def _counters_mj(self) -> list[int] | None:
     try:
       return [int(self._nvml.nvmlDeviceGetTotalEnergyConsumption(h)) for h in self._handles]
-    except Exception:  # pylint: disable=broad-except  # pre-Volta GPUs have no counter
+    except Exception:  # pre-Volta GPUs have no counter
       return None
 
   def _sample_loop(self) -> None:

@@ -189,7 +189,7 @@ class CheckpointHook:
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
       self.save(run, deliver_ctrl_c=False)  # a second Ctrl-C: the run is ending anyway
-    except Exception as e:  # pylint: disable=broad-except  (e.g. state donated mid-call)
+    except Exception as e:  # e.g. state donated mid-call
       return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
     return f"{why}: saved checkpoint at step {steps} in {self.directory}; rerun with --resume"
 

@@ -159,7 +159,7 @@ class MetricsWriter:
     self._file = open(self.path, "a" if append else "w", newline="")
     self._tb, self._tracker = None, tracker
     if tensorboard:
-      from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+      from tensorboardX import SummaryWriter
 
       purge = None if resume_step is None else resume_step + 1
       # tensorboardX names an events file by the second and the host only: a writer opened
@@ -194,9 +194,9 @@ class MetricsWriter:
     """A video: to TensorBoard as an animated GIF image (tensorboardX's add_video needs
     moviepy), to the tracker as its file `path`."""
     if self._tb is not None:
-      from tensorboardX.proto.summary_pb2 import Summary  # pylint: disable=g-import-not-at-top
+      from tensorboardX.proto.summary_pb2 import Summary
 
-      from galax.envs.video import gif_bytes  # pylint: disable=g-import-not-at-top
+      from galax.envs.video import gif_bytes
 
       height, width = frames[0].shape[:2]
       image = Summary.Image(
@@ -204,7 +204,7 @@ class MetricsWriter:
       )
       summary = Summary(value=[Summary.Value(tag=tag, image=image)])
       with sigint_deferred():  # see `close`
-        self._tb._get_file_writer().add_summary(summary, step)  # pylint: disable=protected-access
+        self._tb._get_file_writer().add_summary(summary, step)
         self._tb.flush()
     if self._tracker is not None:
       self._tracker.log_video(step, tag, path)

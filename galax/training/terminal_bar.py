@@ -14,8 +14,8 @@ class TerminalBar:
   """`log` prints a line above the bar; `update` is train's `on_call`."""
 
   def __init__(self, console: Any = None):
-    from rich.console import Console  # pylint: disable=g-import-not-at-top
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn  # pylint: disable=g-import-not-at-top
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
     self._progress = Progress(
       TextColumn("training"),
@@ -32,7 +32,7 @@ class TerminalBar:
     self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
   def update(self, env_steps: int, planned: int, seconds_left: float | None) -> None:
-    from galax.training.metrics import short_count, short_duration  # pylint: disable=g-import-not-at-top
+    from galax.training.metrics import short_count, short_duration
 
     fields = dict(
       steps=f"{short_count(env_steps)}/{short_count(planned)} steps",

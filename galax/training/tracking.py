@@ -25,7 +25,7 @@ _OFFLINE_HINT = "or log offline with --config.track_mode=offline and upload late
 
 def _import_wandb():
   try:
-    import wandb  # pylint: disable=g-import-not-at-top
+    import wandb
   except ImportError:
     raise ValueError(
       "config.track=True needs wandb: pip install wandb (galax's 'track' extra)."
@@ -41,7 +41,7 @@ def check(mode: str) -> None:
   if mode != "online":
     return
   try:
-    from wandb.sdk.lib.wbauth import authenticate  # pylint: disable=g-import-not-at-top
+    from wandb.sdk.lib.wbauth import authenticate
   except ImportError:  # another wandb version: wandb.init will tell
     return
   host = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
@@ -49,7 +49,7 @@ def check(mode: str) -> None:
     found = authenticate.authenticate_session(
       host=host, source="galax", prompt=False, update_session=False
     )
-  except Exception as e:  # pylint: disable=broad-except  (a malformed key)
+  except Exception as e:  # a malformed key
     raise ValueError(
       f"config.track=True: W&B credentials are not usable ({e}); fix them, {_OFFLINE_HINT}."
     ) from None
@@ -95,7 +95,7 @@ class WandbTracker:
         mode=mode,
         settings=wandb.Settings(console="off", quiet=True),
       )
-    except Exception as e:  # pylint: disable=broad-except  (login, network, server)
+    except Exception as e:  # login, network, server
       text = " ".join(str(e).split())[:200]
       raise ValueError(
         f"config.track=True: W&B did not start ({type(e).__name__}: {text}); {_OFFLINE_HINT}."

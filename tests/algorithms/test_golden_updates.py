@@ -267,7 +267,7 @@ def _patched(target: str, wrap) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _wrong_mixing_weight() -> Iterator[None]:
-  from galax.parallel import topology  # pylint: disable=g-import-not-at-top
+  from galax.parallel import topology
 
   with mock.patch.object(
     topology.Topology, "weight", property(lambda self: 0.95 / (1 + len(self.shifts)))
@@ -329,7 +329,7 @@ def case_of(name: str) -> tuple[dict, Callable]:
 def portable_init():
   """Within it, `networks.init_params` returns parameters of the network's shapes with leaf
   i ~ 0.1 N(0, 1) from fold_in(key, i): the same values on every CPU (module docstring)."""
-  from galax.core import networks  # pylint: disable=g-import-not-at-top
+  from galax.core import networks
 
   real = networks.init_params
 

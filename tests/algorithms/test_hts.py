@@ -317,8 +317,8 @@ def test_bad_hts_configs_raise():
 
 @pytest.mark.parametrize("name", ["hts_a2c_atari", "hts_ppo_gfootball", "ppo_gfootball"])
 def test_experiment_configs_validate(name):
-  import importlib.util  # pylint: disable=g-import-not-at-top
-  import os  # pylint: disable=g-import-not-at-top
+  import importlib.util
+  import os
 
   path = os.path.join(os.path.dirname(__file__), "..", "..", "configs", f"{name}.py")
   spec = importlib.util.spec_from_file_location(name, path)
@@ -340,7 +340,7 @@ def test_experiment_configs_validate(name):
 def test_each_hosted_unit_is_traced_once(monkeypatch):
   """One trace per unit call site: not one per changed carry entry, nor one more for the
   isolated call's dead branch (HTS-PPO, 4 pieces of 1 unit: was 4 x 3 entries x 2 = 24)."""
-  from galax.algorithms.ppo import PPOLearner  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.ppo import PPOLearner
 
   calls = []
   unit = PPOLearner.unit

@@ -143,11 +143,11 @@ def test_entries_assert_their_shapes():
   """rollout's trajectory, the targets and gradients that read one, and the combiners
   check shapes at their entries (chex, at trace time): a wrong shape is one assertion
   naming it, not a broadcast deep inside."""
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
-  from trajectories import random_trajectory  # pylint: disable=g-import-not-at-top
+  import jax.numpy as jnp
+  from trajectories import random_trajectory
 
-  from galax.algorithms.ppo import gae_targets  # pylint: disable=g-import-not-at-top
-  from galax.core.rollout import check_trajectory  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.ppo import gae_targets
+  from galax.core.rollout import check_trajectory
 
   traj = random_trajectory(jax.random.PRNGKey(0), steps=4, envs=3)
   check_trajectory(traj)

@@ -175,7 +175,7 @@ def test_cli_prints_the_table_and_json():
     timeout=300,
   )
   assert result.returncode == 0, result.stderr[-2000:]
-  import json  # pylint: disable=g-import-not-at-top
+  import json
 
   figures = json.loads(result.stdout)
   assert figures["chips"] == 4 and figures["steps_per_s_slice"] > 0

@@ -15,7 +15,7 @@ import galax.training.loop as train_lib
 from galax.config import base_config
 from galax.training.loop import train
 
-quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+quiet = lambda _: None
 
 
 class _Built(Exception):
@@ -153,11 +153,11 @@ def test_every_command_answers_help(module, flag):
 
 
 def test_help_config_lists_every_field_with_its_default_and_a_doc():
-  from galax.config import help as config_help  # pylint: disable=g-import-not-at-top
+  from galax.config import help as config_help
 
   lines = config_help.describe()
   fields = [line.strip() for line in lines[1:]]
-  assert len(fields) == len(list(config_help._leaves(base_config())))  # pylint: disable=protected-access
+  assert len(fields) == len(list(config_help._leaves(base_config())))
   for line in fields:
     assert " = " in line and "  # " in line and line.split("  # ")[1].strip(), line
   assert "optimizer.learning_rate = 0.0007  # " in "\n".join(fields)
@@ -186,8 +186,8 @@ def test_a_flag_type_error_is_one_plain_line(flag):
 
 def test_a_positional_config_is_taken_as_the_config():
   from galax.config import (
-    cli,  # pylint: disable=g-import-not-at-top
-    config_path,  # pylint: disable=g-import-not-at-top
+    cli,
+    config_path,
   )
 
   argv = cli.prepare_argv(["galax", "pong_fast", "--config.seed=3"], "default.py")
@@ -205,9 +205,9 @@ def test_a_stray_argument_is_one_line():
 
 def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
   pytest.importorskip("gcsfs")
-  import time  # pylint: disable=g-import-not-at-top
+  import time
 
-  from galax.runtime import workdir as workdirs  # pylint: disable=g-import-not-at-top
+  from galax.runtime import workdir as workdirs
 
   class Silent:  # a store behind no network: its client retries for a minute
     def __init__(self, _):
@@ -228,9 +228,9 @@ def test_a_silent_store_fails_within_the_probe_timeout(monkeypatch):
 
 @pytest.mark.slow
 def test_progress_and_done_lines_share_steps_per_second_and_say_no_episode(tmp_path, monkeypatch):
-  import time  # pylint: disable=g-import-not-at-top
+  import time
 
-  from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
+  from galax.runtime import checkpoint as ckpt_lib
 
   real_save = ckpt_lib.Checkpointer.save
 
@@ -275,11 +275,11 @@ def test_the_header_says_how_the_logging_cadence_rounds():
 
 
 def test_readme_commands_name_configs_so_they_work_from_any_directory():
-  import re  # pylint: disable=g-import-not-at-top
+  import re
 
-  from run_helpers import ROOT  # pylint: disable=g-import-not-at-top
+  from run_helpers import ROOT
 
-  from galax.config import config_names  # pylint: disable=g-import-not-at-top
+  from galax.config import config_names
 
   with open(os.path.join(ROOT, "README.md")) as f:
     blocks = f.read().split("```")[1::2]
@@ -290,9 +290,9 @@ def test_readme_commands_name_configs_so_they_work_from_any_directory():
 
 def test_idle_devices_are_named_in_the_header():
   """4 learners on the suite's 8 virtual devices: the header says 4 are idle."""
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
-  from galax.training.header import header_lines  # pylint: disable=g-import-not-at-top
-  from galax.training.settings import LoopSettings  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import make_algorithm
+  from galax.training.header import header_lines
+  from galax.training.settings import LoopSettings
 
   config = tiny_config(num_learners=4, combine="allreduce")
   algorithm = make_algorithm(config)

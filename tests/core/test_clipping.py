@@ -64,7 +64,7 @@ def test_make_optimizer_clips_per_tensor_then_globally():
 
 
 def test_negative_clip_is_rejected():
-  from galax.config import load, validate  # pylint: disable=g-import-not-at-top
+  from galax.config import load, validate
 
   config = load("cartpole_a2c")
   config.optimizer.clip_average_norm = -1.0

@@ -36,12 +36,12 @@ def test_init_params_equals_flax_init_and_compiles_once(name, spec):
   key = jax.random.PRNGKey(3)
   eager = network.init(key, np.zeros((1, *spec.obs_shape), spec.obs_dtype))
   ours = networks.init_params(network, spec, key)
-  programs = networks._jitted_init(network)._cache_size()  # pylint: disable=protected-access
+  programs = networks._jitted_init(network)._cache_size()
   for a, b in zip(jax.tree.leaves(eager), jax.tree.leaves(ours)):
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
   # An equal network built again (every run, evaluator and test does) reuses the program.
   networks.init_params(networks.make_network(name, spec), spec, jax.random.PRNGKey(4))
-  assert networks._jitted_init(network)._cache_size() == programs  # pylint: disable=protected-access
+  assert networks._jitted_init(network)._cache_size() == programs
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_patch_convolutions_compute_the_xla_network_with_the_same_parameters(nam
 
 
 def test_patch_convolutions_are_rejected_where_there_is_no_convolution():
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   config = config_lib.base_config()
   config.network.conv_impl = "patches"

@@ -144,7 +144,7 @@ def test_shards_equal_one_big_pool():
 def test_close_waits_for_dispatched_steps_before_closing_the_pools(monkeypatch):
   """A step dispatched (async) just before `close` must finish before its pool closes:
   closing under it hung or corrupted memory (a CI worker OOM-killed at 21 GB)."""
-  from galax.envs import pool as pool_lib  # pylint: disable=g-import-not-at-top
+  from galax.envs import pool as pool_lib
 
   env = BatchedEnv("CartPole-v1", num_envs=2, seed=0)
   events = []
@@ -152,8 +152,8 @@ def test_close_waits_for_dispatched_steps_before_closing_the_pools(monkeypatch):
   monkeypatch.setattr(
     pool_lib.jax, "effects_barrier", lambda: events.append("barrier") or real_barrier()
   )
-  real_close = env._pools[0].close  # pylint: disable=protected-access
-  env._pools[0].close = lambda: events.append("close") or real_close()  # pylint: disable=protected-access
+  real_close = env._pools[0].close
+  env._pools[0].close = lambda: events.append("close") or real_close()
   state = env.reset()
   jax.jit(env.step)(state, jnp.zeros((2,), jnp.int32))  # not waited for
   env.close()

@@ -247,7 +247,7 @@ def test_cli_prints_one_line_for_a_bad_gymnax_id():
 
 
 def test_evaluator_plays_full_gymnax_episodes():
-  from galax.evaluate import evaluator as evaluation  # pylint: disable=g-import-not-at-top
+  from galax.evaluate import evaluator as evaluation
 
   config = _config("gymnax/CartPole-v1", seed=7)
   config.eval.episodes, config.eval.num_envs = 6, 3
@@ -266,15 +266,15 @@ def test_evaluator_plays_full_gymnax_episodes():
 
 def test_gymnax_reset_compiles_once_per_id_and_size():
   """Every evaluation builds envs and resets them; a fresh jit per reset recompiled it."""
-  from galax.envs import gymnax_env  # pylint: disable=g-import-not-at-top
+  from galax.envs import gymnax_env
 
   first = _env("gymnax/CartPole-v1", num_envs=3)
   first.reset()
-  _, _, reset = gymnax_env._make_gymnax("gymnax/CartPole-v1", 0)  # pylint: disable=protected-access
-  programs = reset._cache_size()  # pylint: disable=protected-access  (other tests' sizes too)
+  _, _, reset = gymnax_env._make_gymnax("gymnax/CartPole-v1", 0)
+  programs = reset._cache_size()  # other tests' sizes too
   first.reset()
   _env("gymnax/CartPole-v1", num_envs=3, seed=7).reset()
-  assert reset._cache_size() == programs  # pylint: disable=protected-access
+  assert reset._cache_size() == programs
 
 
 def _breakout_tracker(obs):
@@ -293,7 +293,7 @@ def test_scripted_breakout_player_scores_as_much_through_galax_as_in_raw_gymnax(
   adapter's: a scripted tracker scores 84 per 1000-step game in raw gymnax, and must do the
   same through `GymnaxEnv` (observations, actions and episode statistics all on the path).
   """
-  import gymnax  # pylint: disable=g-import-not-at-top
+  import gymnax
 
   envs, steps = 4, 1001
   raw_env, params = gymnax.make("Breakout-MinAtar")

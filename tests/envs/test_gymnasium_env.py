@@ -17,7 +17,7 @@ from galax.config import load, validate
 
 LENGTH = 5  # cells: the walker starts in 0; reaching LENGTH - 1 ends the episode, reward 1
 LIMIT = 12  # the registration's time limit
-quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+quiet = lambda _: None
 
 
 def _one_hot(cells):
@@ -87,7 +87,7 @@ gymnasium.register(
 
 @pytest.mark.slow  # a whole (short) training run of 2 learners on 2 devices
 def test_a_registered_env_trains_and_its_episodes_come_through(tmp_path):
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   config = load(
     "cartpole_a2c",
@@ -117,7 +117,7 @@ def test_a_registered_env_trains_and_its_episodes_come_through(tmp_path):
 
 
 def test_a_vector_env_steps_in_jitted_code_with_envpools_semantics():
-  from galax import envs  # pylint: disable=g-import-not-at-top
+  from galax import envs
 
   config = load("cartpole_a2c", env__id="gymnasium/GalaxVectorCorridor-v0")
   validate(config)
@@ -143,7 +143,7 @@ def test_a_vector_env_steps_in_jitted_code_with_envpools_semantics():
 
 
 def test_videos_of_a_registered_env_are_drawn_by_its_render():
-  from galax.envs import EnvSettings, video  # pylint: disable=g-import-not-at-top
+  from galax.envs import EnvSettings, video
 
   env = EnvSettings.from_config(load("cartpole_a2c", env__id="gymnasium/GalaxCorridor-v0"))
   video.check_capture(env.id)
@@ -154,7 +154,7 @@ def test_videos_of_a_registered_env_are_drawn_by_its_render():
 
 
 def test_ids_no_backend_has_are_one_line():
-  from galax import envs  # pylint: disable=g-import-not-at-top
+  from galax import envs
 
   with pytest.raises(ValueError, match="no env 'NoSuchCorridor-v0' is registered with gymnasium"):
     envs.check_env_id("gymnasium/NoSuchCorridor-v0")

@@ -75,7 +75,7 @@ def test_minatar_frames_colour_each_channel():
   obs[2, 3, 1] = 1.0
   frame = video.minatar_frame(obs)
   assert frame.shape == (160, 160, 3) and frame.dtype == np.uint8
-  assert frame[2 * 16 + 5, 3 * 16 + 5].tolist() == video._PALETTE[1].tolist()  # pylint: disable=protected-access
+  assert frame[2 * 16 + 5, 3 * 16 + 5].tolist() == video._PALETTE[1].tolist()
   assert frame[0, 0].tolist() == [0, 0, 0]
   assert video.with_text(frame, "return 3").shape == (176, 160, 3)
 
@@ -109,7 +109,7 @@ def test_evaluate_writes_json_and_a_gif(cartpole_run, tmp_path):
   default = json.loads(open(os.path.join(cartpole_run, f"eval_step{steps[0]}.json")).read())
   assert default["episodes"] == 30
   assert json.loads(open(os.path.join(cartpole_run, name)).read()) == record
-  import imageio.v3 as iio  # pylint: disable=g-import-not-at-top
+  import imageio.v3 as iio
 
   frames = iio.imread(gif, index=None)
   assert frames.shape[0] >= 10 and frames.shape[1:3] == (208, 320)
@@ -140,7 +140,7 @@ def test_load_policy_acts_greedily_and_samples(cartpole_run):
   policy_fn, config = galax.load_policy(cartpole_run)
   assert isinstance(config, ConfigDict) and config.env.id == tiny_config().env.id
   obs = np.zeros((7, 4), np.float32)
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   assert policy_fn(obs).shape == (7,)
   assert policy_fn(obs, jax.random.PRNGKey(0)).shape == (7,)
@@ -176,7 +176,7 @@ def test_atari_video_frames_come_from_envpool(tmp_path):
   assert 20 <= len(frames) <= 40 and frames[0].shape == (240, 160, 3)
   path = str(tmp_path / "pong.mp4")
   video.write_video(path, frames)
-  import imageio.v2 as imageio  # pylint: disable=g-import-not-at-top
+  import imageio.v2 as imageio
 
   reader = imageio.get_reader(path)
   try:
@@ -190,7 +190,7 @@ def test_atari_video_frames_come_from_envpool(tmp_path):
 def test_the_best_evaluation_is_kept_and_evaluate_best_reads_it(tmp_path):
   """<workdir>/best holds the state of the evaluation with the highest mean return (one
   kept); `--step=best` evaluates it."""
-  import csv  # pylint: disable=g-import-not-at-top
+  import csv
 
   config = tiny_config(checkpoint_every_steps=0, total_env_steps=2400)
   config.eval.every_steps, config.eval.episodes = 800, 3

@@ -58,7 +58,7 @@ def test_the_package_docstring_shows_the_same_call():
 @pytest.fixture(scope="module")
 def fresh():
   """A tiny CartPole config and freshly initialised params, through the public API."""
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   config = galax.load_config("cartpole_a2c", envs_per_learner=2, target_return=0)
   config.eval.episodes = 3

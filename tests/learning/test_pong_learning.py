@@ -28,7 +28,7 @@ THRESHOLD = -17.0  # the floor is -20.5; a broken update gives about -21
 
 
 def _paths_and_leaves(tree):
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   flat, _ = jax.tree_util.tree_flatten_with_path(tree)
   return [(jax.tree_util.keystr(path), leaf) for path, leaf in flat]
@@ -37,8 +37,8 @@ def _paths_and_leaves(tree):
 def _load_into(state):
   """`state` with params and opt_state from DATA (checked leaf by leaf: same paths and
   shapes)."""
-  import jax  # pylint: disable=g-import-not-at-top
-  import jax.numpy as jnp  # pylint: disable=g-import-not-at-top
+  import jax
+  import jax.numpy as jnp
 
   saved = np.load(DATA)
   trees = {}
@@ -57,8 +57,8 @@ def _load_into(state):
 def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(
   tmp_path, monkeypatch, optimized_xla
 ):
-  import galax.training.loop as train_lib  # pylint: disable=g-import-not-at-top
-  from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
+  import galax.training.loop as train_lib
+  from galax.config import load as load_config
 
   config = load_config(
     "pong_fast",
@@ -97,12 +97,12 @@ def test_pong_fast_keeps_learning_from_where_a_run_left_the_floor(
 
 def export(step_dir: str) -> None:
   """Writes DATA from a pong_fast orbax checkpoint step directory."""
-  import json  # pylint: disable=g-import-not-at-top
+  import json
 
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
-  from galax.config import load as load_config  # pylint: disable=g-import-not-at-top
-  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
-  from galax.runtime import checkpoint as ckpt_lib  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import make_algorithm
+  from galax.config import load as load_config
+  from galax.parallel.layout import to_host
+  from galax.runtime import checkpoint as ckpt_lib
 
   step = int(os.path.basename(os.path.normpath(step_dir)))
   algorithm = make_algorithm(load_config("pong_fast"))

@@ -124,7 +124,7 @@ def test_config_validation():
 
 @pytest.mark.parametrize("name,combine", [("gala_a2c", "gossip"), ("allreduce_a2c", "allreduce")])
 def test_paper_configs(name, combine):
-  from galax.core.optimizers import scaled_learning_rate  # pylint: disable=g-import-not-at-top
+  from galax.core.optimizers import scaled_learning_rate
 
   c = validate(load_config(name))
   assert (c.combine, c.num_learners, c.envs_per_learner, c.t_max) == (combine, 4, 16, 5)
@@ -386,8 +386,8 @@ def test_grad_cosine_similarity_matches_numpy():
 
 @pytest.mark.slow
 def test_gala_a2c_update_and_its_metrics():
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
-  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import make_algorithm
+  from galax.parallel.layout import to_host
 
   config = load_config(
     "cartpole_a2c",
@@ -422,7 +422,7 @@ def test_gala_a2c_update_and_its_metrics():
 
 @pytest.mark.slow
 def test_gala_a2c_step_gossips_with_ppermute_only():
-  from galax.algorithms import make_algorithm  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import make_algorithm
 
   config = load_config(
     "cartpole_a2c",
@@ -441,7 +441,7 @@ def test_gala_a2c_step_gossips_with_ppermute_only():
 
 @pytest.mark.slow
 def test_gala_training_writes_consensus_metrics(tmp_path):
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   config = load_config(
     "cartpole_a2c",

@@ -13,7 +13,7 @@ import pytest
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tests/
 sys.path.insert(0, HERE)
 
-import multihost_worker  # pylint: disable=g-import-not-at-top,wrong-import-position
+import multihost_worker
 
 pytestmark = pytest.mark.slow  # subprocesses
 

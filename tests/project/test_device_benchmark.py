@@ -15,8 +15,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SCRIPT = os.path.join(ROOT, "benchmarks", "device.py")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-import device  # noqa: E402  pylint: disable=g-import-not-at-top
-import device_phases as dp  # noqa: E402  pylint: disable=g-import-not-at-top
+import device  # noqa: E402
+import device_phases as dp  # noqa: E402
 
 STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
 
@@ -111,7 +111,7 @@ def _with_fields(config, fields):
 
 @pytest.mark.parametrize("phase", [p for p in LEFT_OUT if p.startswith("smoke_")])
 def test_the_smoke_runs_left_out_validate(phase):
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
 
   name = device.PHASES[phase][0].config
   fields = dp.smoke_fields(name, dp.SCALES["smoke"])

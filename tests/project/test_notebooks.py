@@ -53,9 +53,9 @@ def test_first_cell_installs_galax_from_the_repository(name, tmp_path, monkeypat
   commands = []
   monkeypatch.setattr(subprocess, "check_call", commands.append)
   monkeypatch.setattr(importlib.util, "find_spec", lambda module: None)
-  exec(setup, {})  # pylint: disable=exec-used
+  exec(setup, {})
   assert commands[-1][-1] == f"{distribution}[plots] @ git+{url}"
-  exec(setup.replace(url, str(tmp_path)), {})  # pylint: disable=exec-used
+  exec(setup.replace(url, str(tmp_path)), {})
   assert commands[-1][-1] == f"{distribution}[plots] @ {tmp_path.as_uri()}"
   assert commands[-1][1:4] == ["-m", "pip", "install"]
 

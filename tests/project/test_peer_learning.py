@@ -9,7 +9,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import peer_learning  # noqa: E402  pylint: disable=g-import-not-at-top
+import peer_learning  # noqa: E402
 
 LEARNERS = "galax,rejax" if importlib.util.find_spec("rejax") else "galax"
 

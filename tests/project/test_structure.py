@@ -191,9 +191,9 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
   config section and validate hook (here in this file, standing for its module) and one
   registration. The config schema, config checks, the plan's rules and the header then know
   it; options it does not list are rejected."""
-  from ml_collections import ConfigDict  # pylint: disable=g-import-not-at-top
+  from ml_collections import ConfigDict
 
-  from galax.algorithms.a2c import make_a2c  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.a2c import make_a2c
 
   seen = []
 
@@ -267,11 +267,11 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
   and one registration. Checks, training, evaluation and galax.aot.compile then go through it."""
   from galax import envs
   from galax.aot import compile as aot
-  from galax.envs import backend as backend_lib  # pylint: disable=g-import-not-at-top
-  from galax.envs import registry  # pylint: disable=g-import-not-at-top
-  from galax.envs.gymnax_env import GymnaxEnv  # pylint: disable=g-import-not-at-top
-  from galax.evaluate import evaluator as evaluation  # pylint: disable=g-import-not-at-top
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.envs import backend as backend_lib
+  from galax.envs import registry
+  from galax.envs.gymnax_env import GymnaxEnv
+  from galax.evaluate import evaluator as evaluation
+  from galax.training.loop import train
 
   calls = []
 
@@ -336,7 +336,7 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
 
 def _fake_target():
   """A one-chip CPU target for `galax.aot.compile.for_target` (it only reads the chip count)."""
-  import types  # pylint: disable=g-import-not-at-top
+  import types
 
   return types.SimpleNamespace(num_chips=1, platform="cpu")
 
@@ -376,10 +376,10 @@ def test_learner_carries_are_typed_not_string_keyed_dicts():
 def test_setup_carries_the_settings_not_the_config():
   """The algorithms take the run's config read once (`RunSettings`), not the ConfigDict:
   `Setup` has no config field, and its settings are frozen dataclasses all the way down."""
-  import dataclasses  # pylint: disable=g-import-not-at-top
+  import dataclasses
 
-  from galax.algorithms.algorithm import Setup  # pylint: disable=g-import-not-at-top
-  from galax.algorithms.settings import RunSettings  # pylint: disable=g-import-not-at-top
+  from galax.algorithms.algorithm import Setup
+  from galax.algorithms.settings import RunSettings
 
   fields = {f.name: f.type for f in dataclasses.fields(Setup)}
   assert "config" not in fields and not any("ConfigDict" in str(t) for t in fields.values())
@@ -473,7 +473,7 @@ def test_the_loop_takes_settings_not_the_config():
         ):
           hits.append(f"{path}:{node.lineno} {node.name}")
   assert not hits, hits
-  from galax.algorithms import Algorithm  # pylint: disable=g-import-not-at-top
+  from galax.algorithms import Algorithm
 
   assert "config" not in {f.name for f in dataclasses.fields(Algorithm)}
 

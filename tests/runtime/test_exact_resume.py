@@ -89,8 +89,8 @@ def test_envpool_resume_is_deterministic_given_the_checkpoint(tmp_path, monkeypa
 
 @pytest.mark.slow
 def test_checkpoints_hold_the_env_state_only_where_it_is_restorable(tmp_path):
-  from galax.envs.gymnax_env import GymnaxEnv  # pylint: disable=g-import-not-at-top
-  from galax.envs.pool import BatchedEnv  # pylint: disable=g-import-not-at-top
+  from galax.envs.gymnax_env import GymnaxEnv
+  from galax.envs.pool import BatchedEnv
 
   assert GymnaxEnv.state_restorable and not BatchedEnv.state_restorable
   config = tiny_config(total_env_steps=STEPS_PER_CALL, checkpoint_every_steps=0)

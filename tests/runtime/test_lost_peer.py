@@ -93,5 +93,5 @@ def test_the_service_error_names_the_unhealthy_processes():
     "UNAVAILABLE: The following tasks are unhealthy (stopped sending heartbeats):\n"
     "1\n3\nThe tasks have crashed."
   )
-  assert peers._unhealthy(message) == [1, 3]  # pylint: disable=protected-access
-  assert peers._unhealthy("Connection reset by peer") == []  # pylint: disable=protected-access
+  assert peers._unhealthy(message) == [1, 3]
+  assert peers._unhealthy("Connection reset by peer") == []

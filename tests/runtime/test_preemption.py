@@ -206,7 +206,7 @@ def test_cli_sigterm_saves_exits_143_and_resume_finishes(tmp_path):
 
 
 def _free_port():
-  import socket  # pylint: disable=g-import-not-at-top
+  import socket
 
   with socket.socket() as s:
     s.bind(("localhost", 0))

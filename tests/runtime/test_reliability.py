@@ -35,7 +35,7 @@ from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.training.loop import train
 
-quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+quiet = lambda _: None
 
 
 def _diverging(**overrides):
@@ -96,7 +96,7 @@ def test_divergence_names_update_and_last_good_checkpoint(tmp_path, monkeypatch)
 
 
 def test_first_nonfinite_names_the_update_and_quantity():
-  from galax.core.divergence import first_nonfinite  # pylint: disable=g-import-not-at-top
+  from galax.core.divergence import first_nonfinite
 
   ok = np.ones((3, 2), bool)
   bad_late = ok.copy()
@@ -157,11 +157,11 @@ def test_a_writer_opened_in_the_same_second_keeps_the_last_ones_events(tmp_path,
   """tensorboardX names an events file by the second and the host: a resume opened within
   the second of the run before it (a short run, its programs in the compile cache) wrote
   over that run's file, and TensorBoard lost the steps before the checkpoint."""
-  import types  # pylint: disable=g-import-not-at-top
+  import types
 
-  import tensorboardX.event_file_writer as event_file_writer  # pylint: disable=g-import-not-at-top
+  import tensorboardX.event_file_writer as event_file_writer
 
-  from galax.training.metrics import MetricsWriter  # pylint: disable=g-import-not-at-top
+  from galax.training.metrics import MetricsWriter
 
   one_second = types.SimpleNamespace(time=lambda: 1_700_000_000.5)
   monkeypatch.setattr(event_file_writer, "time", one_second)
@@ -346,7 +346,7 @@ def default_ctrl_c():
 def test_ctrl_c_while_a_checkpoint_is_written_is_delivered_after_it(default_ctrl_c):
   """A Ctrl-C that lands mid-save must not cut a periodic save short, nor be dropped
   (ignoring it let the run go on); during the save of a stopping run it is dropped."""
-  from galax.runtime.preemption import sigint_deferred  # pylint: disable=g-import-not-at-top
+  from galax.runtime.preemption import sigint_deferred
 
   finished = []
   with pytest.raises(KeyboardInterrupt):
@@ -393,9 +393,9 @@ def test_ctrl_c_inside_a_tensorboard_write_is_raised_after_it(tmp_path, monkeypa
   """tensorboardX puts events on a multiprocessing queue; a Ctrl-C raised inside the put
   could strand the queue's lock, and the close after it waited forever (a CLI run hung
   after "interrupted: saved checkpoint"). The writes hold Ctrl-C back until they end."""
-  from tensorboardX import SummaryWriter  # pylint: disable=g-import-not-at-top
+  from tensorboardX import SummaryWriter
 
-  from galax.training.metrics import MetricsWriter  # pylint: disable=g-import-not-at-top
+  from galax.training.metrics import MetricsWriter
 
   previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # xdist may ignore it
   writer = MetricsWriter(str(tmp_path))
@@ -457,7 +457,7 @@ def test_cli_ctrl_c_is_one_line_and_exit_130(tmp_path):
 
 
 def test_config_path_accepts_names_and_lists_them():
-  from galax.config import config_path  # pylint: disable=g-import-not-at-top
+  from galax.config import config_path
 
   assert config_path("pong_paac").endswith(os.path.join("configs", "pong_paac.py"))
   with pytest.raises(FileNotFoundError, match="not one of .*cartpole_a2c"):

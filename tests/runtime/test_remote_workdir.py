@@ -19,7 +19,7 @@ emulator = pytest.importorskip("gcp_storage_emulator.server")
 pytest.importorskip("gcsfs")
 
 BUCKET = "galax-test"
-quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+quiet = lambda _: None
 
 
 def _free_port() -> int:
@@ -59,7 +59,7 @@ def bucket(tmp_path_factory):
   # A client that hangs up early (a retry under load) made the server thread print a
   # BrokenPipeError's traceback, which parses source: on CPython < 3.11.8 that raced a
   # failing test's report in pytest (tests/conftest.py, _serialize_ast_parse). One line.
-  httpd = server._api._httpd  # pylint: disable=protected-access
+  httpd = server._api._httpd
   httpd.handle_error = lambda request, address: logging.getLogger("gcp_storage_emulator").info(
     "request from %s: %r", address, sys.exc_info()[1]
   )

@@ -62,7 +62,7 @@ def _probe(how):
 
 
 def _has_tpu() -> bool:
-  from jax._src import hardware_utils  # pylint: disable=g-import-not-at-top
+  from jax._src import hardware_utils
 
   return hardware_utils.num_available_tpu_chips_and_device_id()[0] > 0
 

@@ -13,7 +13,7 @@ from run_helpers import STEPS_PER_CALL, tensorboard_events, tiny_config
 
 from galax.training.loop import train
 
-quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+quiet = lambda _: None
 
 
 def _video_config(**overrides):
@@ -38,7 +38,7 @@ def _gif_images(logdir, tag):
 
 @pytest.mark.slow  # two short training runs
 def test_each_evaluation_writes_a_video_and_a_tensorboard_gif_and_training_is_unchanged(tmp_path):
-  from galax.envs import video  # pylint: disable=g-import-not-at-top
+  from galax.envs import video
 
   with_video = train(
     _video_config(capture_video=True, tensorboard=True), workdir=str(tmp_path / "video"), log=quiet
@@ -58,7 +58,7 @@ def test_each_evaluation_writes_a_video_and_a_tensorboard_gif_and_training_is_un
 
 
 def test_a_video_goes_to_tensorboard_and_the_tracker(tmp_path):
-  from galax.training.metrics import MetricsWriter  # pylint: disable=g-import-not-at-top
+  from galax.training.metrics import MetricsWriter
 
   logged = []
 
@@ -79,7 +79,7 @@ def test_a_video_goes_to_tensorboard_and_the_tracker(tmp_path):
   assert logged == [(800, "videos/episode", "/run/videos/step800.mp4")]
   image = _gif_images(str(tmp_path / "tb"), "videos/episode")[800]
   assert image.startswith(b"GIF8")
-  from PIL import Image  # pylint: disable=g-import-not-at-top
+  from PIL import Image
 
   assert Image.open(io.BytesIO(image)).n_frames == 3
 
@@ -92,7 +92,7 @@ def test_a_video_goes_to_tensorboard_and_the_tracker(tmp_path):
   ],
 )
 def test_capture_video_that_could_not_act_is_one_line(overrides, needle):
-  from galax.config import validate  # pylint: disable=g-import-not-at-top
+  from galax.config import validate
 
   config = _video_config(capture_video=True)
   for key, value in overrides.items():
@@ -108,7 +108,7 @@ def test_capture_video_without_a_workdir_is_one_line():
 
 
 def test_overwrite_deletes_the_earlier_runs_videos(tmp_path):
-  from galax.runtime import workdir as rundir  # pylint: disable=g-import-not-at-top
+  from galax.runtime import workdir as rundir
 
   (tmp_path / "videos").mkdir()
   (tmp_path / "videos" / "step800.mp4").write_bytes(b"old")
@@ -120,10 +120,10 @@ def test_overwrite_deletes_the_earlier_runs_videos(tmp_path):
 @pytest.mark.slow  # W&B's service starts
 def test_a_video_goes_to_wandb_offline(tmp_path, monkeypatch):
   pytest.importorskip("wandb")
-  from test_tracking import _history  # pylint: disable=g-import-not-at-top
+  from test_tracking import _history
 
-  from galax.envs import video  # pylint: disable=g-import-not-at-top
-  from galax.training.tracking import WandbTracker  # pylint: disable=g-import-not-at-top
+  from galax.envs import video
+  from galax.training.tracking import WandbTracker
 
   monkeypatch.setenv("WANDB_SILENT", "true")
   path = str(tmp_path / "step800.gif")

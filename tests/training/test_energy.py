@@ -60,9 +60,9 @@ def test_energy_of_a_constant_draw(counter, method):
 
 def test_skipped_cleanly_when_nvml_cannot_start(monkeypatch):
   """A GPU platform whose NVML library is missing or broken: unavailable, with the reason."""
-  import types  # pylint: disable=g-import-not-at-top
+  import types
 
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
   monkeypatch.setattr(jax, "devices", lambda *a: [types.SimpleNamespace(platform="gpu")])
 

@@ -8,7 +8,7 @@ import pytest
 from run_helpers import STEPS_PER_CALL, tiny_config
 
 pytest.importorskip("wandb")
-quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+quiet = lambda _: None
 
 
 def _records(path):

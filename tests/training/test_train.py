@@ -116,7 +116,7 @@ def test_config_schema_is_locked():
 def test_every_subpackage_is_listed_in_pyproject():
   """pyproject lists packages explicitly (configs/ and experiments/ install as galax.configs
   and galax.experiments)."""
-  import tomllib  # pylint: disable=g-import-not-at-top
+  import tomllib
 
   with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
     listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
@@ -128,7 +128,7 @@ def test_every_subpackage_is_listed_in_pyproject():
 
 
 def test_progress_gives_the_share_done_and_the_time_left():
-  from galax.training.metrics import progress  # pylint: disable=g-import-not-at-top
+  from galax.training.metrics import progress
 
   assert progress(0, 10_000_000, 0, 0.0) == "0% of 10.0M"  # compiling: no rate yet
   # 1,000 steps/s, 6M steps left: 100 minutes.
@@ -142,9 +142,9 @@ def test_progress_gives_the_share_done_and_the_time_left():
 def test_each_sitting_and_the_result_record_the_commit(tmp_path):
   """sittings.json: one entry per sitting (its first env step and the galax commit);
   result.json: the commit of the last sitting (issue 58: runs recorded no commit)."""
-  from run_helpers import tiny_config  # pylint: disable=g-import-not-at-top
+  from run_helpers import tiny_config
 
-  quiet = lambda _: None  # pylint: disable=unnecessary-lambda-assignment
+  quiet = lambda _: None
   train(tiny_config(total_env_steps=1600), workdir=str(tmp_path), log=quiet)
   train(tiny_config(total_env_steps=3200), workdir=str(tmp_path), resume=True, log=quiet)
   sittings = json.loads((tmp_path / "sittings.json").read_text())
