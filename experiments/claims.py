@@ -188,8 +188,8 @@ def run_claim(
   variant's base learning rate (a sensitivity check; use its own `out`); `settings` picks
   the base configs (experiments/minatar.py: "learning" or the papers' "paper"); `verdict`
   False writes the report alone (no verdict from fewer than MIN_SEEDS_FOR_CI seeds)."""
-  from galax import config as config_lib  # pylint: disable=g-import-not-at-top
-  from galax.results.experiment import run_experiment  # pylint: disable=g-import-not-at-top
+  from galax import config as config_lib
+  from galax.results.experiment import run_experiment
 
   if claim not in VARIANTS:
     raise ValueError(f"unknown claim {claim!r}; choose from {list(CLAIMS)}.")
@@ -229,7 +229,7 @@ def run_claim(
 
 def check_seed_count(seeds: Sequence[int]) -> None:
   """One line, before anything runs, where `seeds` are too few for a verdict."""
-  from galax.results.paper_protocols import MIN_SEEDS_FOR_CI  # pylint: disable=g-import-not-at-top
+  from galax.results.paper_protocols import MIN_SEEDS_FOR_CI
 
   if len(seeds) < MIN_SEEDS_FOR_CI:
     raise ValueError(
@@ -243,10 +243,10 @@ def summarise(claim: str, claim_dir: str, resamples: int = 10_000, verdict: bool
   """report.md + plots (galax.results.report) and verdict.md/json of a claim's results
   (`verdict` False: no verdict). A verdict from fewer than MIN_SEEDS_FOR_CI seeds of a
   variant is refused in one line before anything is written."""
-  from galax.results.experiment import load_results  # pylint: disable=g-import-not-at-top
-  from galax.results.report import build_report  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import load_results
+  from galax.results.report import build_report
 
-  from . import claim_checks  # pylint: disable=g-import-not-at-top
+  from . import claim_checks
 
   runs, summaries = load_results(claim_dir)
   if not runs:
@@ -308,11 +308,11 @@ def _parse(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-  from galax.results.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import parse_seeds
 
   args = _parse(sys.argv[1:] if argv is None else argv)
   if args.compile_cache:  # seeds of one variant compile the same programs
-    import jax  # pylint: disable=g-import-not-at-top
+    import jax
 
     jax.config.update("jax_compilation_cache_dir", args.compile_cache)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)

@@ -198,10 +198,10 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
   """performance_profile.png (none without an aggregate); returns the files written."""
   if data is None or len(data.games) < 2 or not data.scores:
     return []
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   taus = profile_taus(data)
   fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
@@ -224,7 +224,7 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
 def save_plot(fig, ax, title: str, out_dir: str, file: str) -> str:
   """The reports' finish of a plot: title, legend and grid, saved as `out_dir/file`, closed.
   Returns `file`."""
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   ax.set_title(title, fontsize=9)
   ax.legend(fontsize=7)

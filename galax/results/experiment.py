@@ -62,7 +62,7 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def _write_json(path: str, data: JsonDict) -> None:
-  from galax.training.metrics import write_json  # pylint: disable=g-import-not-at-top
+  from galax.training.metrics import write_json
 
   write_json(path, data, indent=1)
 
@@ -199,14 +199,14 @@ def load_results(path: str) -> tuple[list[RunRecord], list[JsonDict]]:
 
 
 def main(argv: Sequence[str]) -> None:
-  from absl import flags, logging  # pylint: disable=g-import-not-at-top
+  from absl import flags, logging
 
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise ValueError(f"Unexpected arguments: {argv[1:]}")
   config = flags.FLAGS["config"].value
   if config.distributed:
-    from galax.runtime import peers  # pylint: disable=g-import-not-at-top
+    from galax.runtime import peers
 
     peers.initialize()
   name = (
@@ -225,14 +225,14 @@ def main(argv: Sequence[str]) -> None:
 
 
 def _cli() -> None:
-  import sys  # pylint: disable=g-import-not-at-top
+  import sys
 
-  from absl import app, flags  # pylint: disable=g-import-not-at-top
-  from ml_collections import config_flags  # pylint: disable=g-import-not-at-top
+  from absl import app, flags
+  from ml_collections import config_flags
 
   from galax.config import (
-    CONFIGS_DIR,  # pylint: disable=g-import-not-at-top
-    cli,  # pylint: disable=g-import-not-at-top
+    CONFIGS_DIR,
+    cli,
   )
 
   default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")

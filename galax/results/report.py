@@ -118,10 +118,10 @@ def _write_markdown(out_dir: str, lines: list[str]) -> str:
 def plot_all(
   groups: Groups, by_env: dict[str, list[str]], sweep: Sweep, out_dir: str, resamples: int
 ) -> list[str]:
-  import matplotlib  # pylint: disable=g-import-not-at-top
+  import matplotlib
 
   matplotlib.use("Agg")
-  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  import matplotlib.pyplot as plt
 
   files = []
   for env, names in by_env.items():

@@ -186,7 +186,7 @@ def run_record(
 
 
 def _final_params(state: LearnerState, learner: int) -> Params:
-  from galax.parallel.layout import to_host  # pylint: disable=g-import-not-at-top
+  from galax.parallel.layout import to_host
 
   return jax.tree.map(lambda x: x[learner], to_host(state.params))
 
@@ -200,7 +200,7 @@ def train_seeds_as_learners(
   log: Callable[[str], None],
 ) -> SeedRuns:
   """One joint `train`, learner i = seed i; its records in per-seed units (steps, speed)."""
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   n = len(seeds)
   workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
@@ -251,7 +251,7 @@ def train_seeds_in_turn(
   log: Callable[[str], None],
 ) -> SeedRuns:
   """One `train` per seed, as `run.py` would run it with config.seed = s."""
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   records: list[RunRecord] = []
   final_params: list[Params] = []

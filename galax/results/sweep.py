@@ -35,7 +35,7 @@ Axis = tuple[str, list[Any]]
 
 def parse_axis(config: ConfigDict, text: str) -> Axis:
   """'optimizer.learning_rate=1e-3,5e-3' -> (key, [values in the field's type])."""
-  from galax.config import cli  # pylint: disable=g-import-not-at-top
+  from galax.config import cli
 
   key, sep, values = text.partition("=")
   if not sep or not values:
@@ -97,7 +97,7 @@ def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> 
 def seed_stats(values: Sequence[float | None], resamples: int = 2000) -> dict[str, Any]:
   """{mean, low, high, n} over the seeds' finite values: low and high are the 95% bootstrap
   CI from MIN_SEEDS_FOR_CI seeds up, None below; mean None without a value."""
-  from galax.results import paper_protocols  # pylint: disable=g-import-not-at-top
+  from galax.results import paper_protocols
 
   x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
   out: dict[str, Any] = dict(
@@ -189,10 +189,10 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   """The final training return per point (with its CI from 3 seeds up): against the value
   for one numeric axis, one horizontal bar per point otherwise (labels one per line)."""
   try:
-    import matplotlib  # pylint: disable=g-import-not-at-top
+    import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+    import matplotlib.pyplot as plt
   except ImportError:
     return None
   stats = [r["train_return"] for r in rows]
@@ -254,7 +254,7 @@ def run_sweep(
   steps: int | None = None,
   log=print,
 ) -> list[dict[str, Any]]:
-  from galax.results import experiment  # pylint: disable=g-import-not-at-top
+  from galax.results import experiment
 
   grid = points(axes)
   log(f"sweep: {len(grid)} point(s) x {len(seeds)} seed(s) in {out_dir}")
@@ -280,16 +280,16 @@ def run_sweep(
 
 
 def _cli() -> None:
-  import sys  # pylint: disable=g-import-not-at-top
+  import sys
 
-  from absl import app, flags, logging  # pylint: disable=g-import-not-at-top
-  from ml_collections import config_flags  # pylint: disable=g-import-not-at-top
+  from absl import app, flags, logging
+  from ml_collections import config_flags
 
   from galax.config import (
-    CONFIGS_DIR,  # pylint: disable=g-import-not-at-top
-    cli,  # pylint: disable=g-import-not-at-top
+    CONFIGS_DIR,
+    cli,
   )
-  from galax.results.experiment import parse_seeds  # pylint: disable=g-import-not-at-top
+  from galax.results.experiment import parse_seeds
 
   default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
   sys.argv = cli.prepare_argv(sys.argv, default_config)

@@ -308,9 +308,9 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
   graph, SGD without clipping, GALA (step, then average parameters) is all-reduce A2C
   (average gradients, then step); with RMSProp it is not, as each learner normalises its
   own 16-env gradient."""
-  import jax  # pylint: disable=g-import-not-at-top
+  import jax
 
-  from galax.training.loop import train  # pylint: disable=g-import-not-at-top
+  from galax.training.loop import train
 
   params = {}
   for combine, opt in [(c, o) for o in ("sgd", "rmsprop") for c in ("gossip", "allreduce")]:
@@ -334,8 +334,8 @@ def test_gala_on_the_full_graph_with_sgd_is_allreduce():
 def test_training_curve_before_the_first_episode_is_json(tmp_path):
   """galax.results.seed_runs.read_curve: a row logged before any episode ended has a NaN running
   return; the run record must still be JSON (it crashed at the end of such runs)."""
-  from galax.results import seed_runs  # pylint: disable=g-import-not-at-top
-  from galax.results.report import curves  # pylint: disable=g-import-not-at-top
+  from galax.results import seed_runs
+  from galax.results.report import curves
 
   path = tmp_path / "metrics.csv"
   path.write_text(
@@ -350,7 +350,7 @@ def test_training_curve_before_the_first_episode_is_json(tmp_path):
 
 @pytest.mark.slow
 def test_gala_step_size_prints_each_variant_and_the_ratio(capsys):
-  from experiments import gala_step_size  # pylint: disable=g-import-not-at-top
+  from experiments import gala_step_size
 
   # CartPole: the script is the subject, not the game (MinAtar's env compiles ~4 s longer).
   gala_step_size.main(
@@ -365,7 +365,7 @@ def test_gala_step_size_prints_each_variant_and_the_ratio(capsys):
 
 
 def test_gala_step_size_bad_variant_is_one_line(capsys):
-  from experiments import gala_step_size  # pylint: disable=g-import-not-at-top
+  from experiments import gala_step_size
 
   with pytest.raises(SystemExit) as exit_info:
     gala_step_size.main(["--variants=allreduce,gossip_ring"])

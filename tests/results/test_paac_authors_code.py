@@ -10,7 +10,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-import paac_authors_code as pac  # noqa: E402  pylint: disable=g-import-not-at-top
+import paac_authors_code as pac  # noqa: E402
 
 
 def test_rows_every_log_every_steps_with_the_running_mean_of_100_games(tmp_path):
