@@ -32,11 +32,11 @@ from absl import app, flags
 from galax import config as config_lib
 from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.algorithm import block_policy, make_setup
-from galax.algorithms.program import initial_params
 from galax.algorithms.registry import spec_for
 from galax.config import cli
 from galax.core.rollout import init_action_keys, rollout, sample_actions
+from galax.framework.algorithm import initial_params
+from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
 _CONFIG = flags.DEFINE_string("config", "cartpole_a2c", "A config of configs/.")

@@ -16,11 +16,11 @@ import jax
 import jax.numpy as jnp
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.algorithm import block_policy, make_setup
-from galax.algorithms.program import initial_params
 from galax.algorithms.registry import spec_for
 from galax.core.rollout import init_action_keys, rollout
 from galax.envs import EnvSettings, make_env
+from galax.framework.algorithm import initial_params
+from galax.framework.update import block_policy, make_setup
 
 
 def steps_per_second(

@@ -88,7 +88,7 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
   """`galax.training.header.header_lines` for `config` on a stand-in algorithm (1 learner x
   16 envs, 40 updates of 80 env steps, 10 a call; `plan` default: a CPU plan): no JAX
   program is built."""
-  from galax.algorithms.settings import RunSettings
+  from galax.framework.settings import RunSettings
   from galax.training.header import header_lines
   from galax.training.settings import LoopSettings
 

@@ -1,5 +1,5 @@
 """The algorithms: each module builds an `Algorithm` (init + jitted step) from a config
-and describes itself with `AlgorithmSpec`s (galax/algorithms/spec.py) in its `SPECS`.
+and describes itself with `AlgorithmSpec`s (galax/framework/spec.py) in its `SPECS`.
 
 Adding an algorithm: its module (a `make_*` builder and `SPECS`) and its name in
 `galax.algorithms.registry.MODULES`.
@@ -16,10 +16,10 @@ from ml_collections import ConfigDict
 
 # `register` and `AlgorithmSpec`: for an algorithm defined outside galax (docs/architecture.md).
 from galax.algorithms.registry import register, spec_for, specs  # noqa: F401
-from galax.algorithms.spec import AlgorithmSpec  # noqa: F401
+from galax.framework.spec import AlgorithmSpec  # noqa: F401
 
 if TYPE_CHECKING:
-  from galax.algorithms.program import Algorithm
+  from galax.framework.algorithm import Algorithm
 
 
 def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> Algorithm:
@@ -30,7 +30,7 @@ def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> 
 
 def __getattr__(name: str):
   if name == "Algorithm":
-    from galax.algorithms.program import Algorithm
+    from galax.framework.algorithm import Algorithm
 
     return Algorithm
   raise AttributeError(f"module 'galax.algorithms' has no attribute {name!r}")

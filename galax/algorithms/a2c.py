@@ -24,8 +24,14 @@ import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
-import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
-from galax.algorithms.algorithm import (
+import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
+from galax.core import losses
+from galax.core.optimizers import LearnerOptimizer
+from galax.core.returns import ReturnSettings, compute_targets
+from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
+from galax.core.types import Params
+from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.update import (
   BlockUpdate,
   LearnerState,
   Setup,
@@ -34,12 +40,6 @@ from galax.algorithms.algorithm import (
   finish_update,
   make_learners,
 )
-from galax.algorithms.program import Algorithm, assemble
-from galax.core import losses
-from galax.core.optimizers import LearnerOptimizer
-from galax.core.returns import ReturnSettings, compute_targets
-from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
-from galax.core.types import Params
 from galax.parallel import diagnostics
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner

@@ -49,9 +49,14 @@ import jax.numpy as jnp
 import optax
 from ml_collections import ConfigDict
 
-import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
+import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.algorithm import (
+from galax.core.optimizers import make_optimizer
+from galax.core.rollout import episode_log, rollout
+from galax.core.types import OptState, Params, ParamsBlock
+from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.spec import check_choice
+from galax.framework.update import (
   BlockUpdate,
   LearnerState,
   Setup,
@@ -59,11 +64,6 @@ from galax.algorithms.algorithm import (
   finish_update,
   make_setup,
 )
-from galax.algorithms.program import Algorithm, assemble
-from galax.algorithms.spec import check_choice
-from galax.core.optimizers import make_optimizer
-from galax.core.rollout import episode_log, rollout
-from galax.core.types import OptState, Params, ParamsBlock
 from galax.parallel import layout as lx
 
 STREAM = 0xA3C  # separates the staleness draws from the other uses of config.seed

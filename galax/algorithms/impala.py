@@ -35,8 +35,15 @@ import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
-import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
-from galax.algorithms.algorithm import (
+import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
+from galax.core import losses
+from galax.core import returns as returns_lib
+from galax.core.optimizers import LearnerOptimizer
+from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
+from galax.core.types import Params, ParamsBlock
+from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.spec import check_choice, check_positive
+from galax.framework.update import (
   BlockUpdate,
   LearnerState,
   Setup,
@@ -45,13 +52,6 @@ from galax.algorithms.algorithm import (
   finish_update,
   make_learners,
 )
-from galax.algorithms.program import Algorithm, assemble
-from galax.algorithms.spec import check_choice, check_positive
-from galax.core import losses
-from galax.core import returns as returns_lib
-from galax.core.optimizers import LearnerOptimizer
-from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
-from galax.core.types import Params, ParamsBlock
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 

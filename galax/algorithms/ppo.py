@@ -35,8 +35,17 @@ import jax
 import jax.numpy as jnp
 from ml_collections import ConfigDict
 
-import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
-from galax.algorithms.algorithm import (
+import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
+from galax.core import losses
+from galax.core.losses import approx_kl, explained_variance
+from galax.core.optimizers import LearnerOptimizer
+from galax.core.returns import ReturnSettings, gae_targets
+from galax.core.rollout import Trajectory, episode_log, rollout
+from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
+from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.settings import RunSettings
+from galax.framework.spec import check_positive
+from galax.framework.update import (
   BlockUpdate,
   LearnerState,
   Setup,
@@ -46,15 +55,6 @@ from galax.algorithms.algorithm import (
   make_learners,
   scan_loop,
 )
-from galax.algorithms.program import Algorithm, assemble
-from galax.algorithms.settings import RunSettings
-from galax.algorithms.spec import check_positive
-from galax.core import losses
-from galax.core.losses import approx_kl, explained_variance
-from galax.core.optimizers import LearnerOptimizer
-from galax.core.returns import ReturnSettings, gae_targets
-from galax.core.rollout import Trajectory, episode_log, rollout
-from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 

@@ -1,7 +1,7 @@
 """The algorithm registry: `config.algorithm` names to their `AlgorithmSpec`s.
 
 The table `MODULES` holds module names under galax/algorithms/, imported when first asked
-(`specs()`). The algorithm modules import only `galax.algorithms.spec` (the type), never
+(`specs()`). The algorithm modules import only `galax.framework.spec` (the type), never
 this module, so the lazy imports close no cycle. Adding an algorithm touches two files:
 its module (a builder and `SPECS`) and its name in `MODULES`.
 """
@@ -12,7 +12,7 @@ import importlib
 
 from ml_collections import ConfigDict
 
-from galax.algorithms.spec import AlgorithmSpec
+from galax.framework.spec import AlgorithmSpec
 
 MODULES = ("a2c", "ppo", "hts", "a3c", "impala")  # under galax.algorithms, each with SPECS
 _extra: dict[str, AlgorithmSpec] = {}  # `register`ed outside MODULES (tests, experiments)

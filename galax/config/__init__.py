@@ -195,7 +195,7 @@ def _running_fields() -> ml_collections.ConfigDict:
   # network.conv_impl="patches")
   c.update_loop = "auto"
   # The 'auto' choices (learner_map, conv_impl, update_loop, grad_chunks, hts.microbatches)
-  # are resolved once, into the run's execution plan (galax/algorithms/plan.py), when the algorithm
+  # are resolved once, into the run's execution plan (galax/framework/plan.py), when the algorithm
   # is built: the run header prints the plan; config.json keeps the choices as given.
 
   # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in

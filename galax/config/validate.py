@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import ml_collections
 
-from galax.algorithms import spec as spec_lib
 from galax.algorithms.registry import spec_for
-from galax.algorithms.spec import check_choice, check_positive
+from galax.framework import spec as spec_lib
+from galax.framework.spec import check_choice, check_positive
 
 if TYPE_CHECKING:
   from galax.envs.backend import EnvSettings

@@ -20,7 +20,7 @@ import numpy as np
 
 from galax.core.types import Metrics, ParamsBlock, PyTree
 
-State = TypeVar("State")  # the training state (`galax.algorithms.algorithm.LearnerState`)
+State = TypeVar("State")  # the training state (`galax.framework.update.LearnerState`)
 
 FLAGS_KEY = "finite"
 # Metrics that are not computed from the parameters (env statistics).

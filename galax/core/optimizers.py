@@ -58,7 +58,7 @@ LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerSettings:
-  """The `optimizer` section of a run's config, read once (`galax.algorithms.settings`)."""
+  """The `optimizer` section of a run's config, read once (`galax.framework.settings`)."""
 
   name: str  # rmsprop | adam | sgd
   learning_rate: float

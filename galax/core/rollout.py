@@ -24,7 +24,7 @@ from galax.core.types import Params
 from galax.envs import Env, EnvState, Timestep
 
 # policy(params, obs [B, ...]) -> (logits [B, A], value [B]); a block policy
-# (`galax.algorithms.algorithm.block_policy`) takes its learners' parameters [L, ...].
+# (`galax.framework.update.block_policy`) takes its learners' parameters [L, ...].
 PolicyFn = Callable[[Params, jax.Array], tuple[jax.Array, jax.Array]]
 
 

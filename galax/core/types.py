@@ -7,7 +7,7 @@ their parameters and take the parameters' aliases. Shapes follow the learner axi
 (`galax.parallel.layout`): [L, ...] a device's block of L learners, [n, ...] all n.
 
 Other named types live with their code: `galax.core.networks.ApplyFn`,
-`galax.core.rollout.PolicyFn`, `galax.envs.EnvState`, `galax.algorithms.algorithm.LearnerState`,
+`galax.core.rollout.PolicyFn`, `galax.envs.EnvState`, `galax.framework.update.LearnerState`,
 `Envs` and `Optimizer`.
 """
 

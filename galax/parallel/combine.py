@@ -65,7 +65,7 @@ class Combiner(Protocol):
 
 @dataclasses.dataclass(frozen=True)
 class CombineSettings:
-  """`config.combine` and the `gossip` section, read once (`galax.algorithms.settings`)."""
+  """`config.combine` and the `gossip` section, read once (`galax.framework.settings`)."""
 
   kind: str  # independent | allreduce | gossip (checked by `galax.config.validate`)
   topology: str  # gossip's graph (`galax.parallel.topology`)

@@ -36,15 +36,15 @@ from galax.runtime import jax_quiet
 
 jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
-from galax.algorithms.settings import RunSettings
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.evaluate import periodic
+from galax.framework.settings import RunSettings
 from galax.results import paper_protocols as protocols
 from galax.results import provenance
 
 if TYPE_CHECKING:
-  from galax.algorithms.algorithm import LearnerState
+  from galax.framework.update import LearnerState
   from galax.training.loop import TrainResult
 
 RESULT_KIND = "galax-run"

@@ -36,7 +36,7 @@ from galax.core.types import JsonDict, PyTree
 from galax.runtime import workdir as workdirs
 
 if TYPE_CHECKING:
-  from galax.algorithms.algorithm import LearnerState
+  from galax.framework.update import LearnerState
 
 COMMIT_MARKER = workdirs.COMMIT_MARKER
 # The saved state's layout, in the metadata. 2: the combiner's state saved on its own

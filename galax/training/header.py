@@ -1,5 +1,5 @@
 """What a run says: before its first call, the algorithm and its learner layout, the
-execution plan (galax/algorithms/plan.py), how the step budget and the logging cadence round to
+execution plan (galax/framework/plan.py), how the step budget and the logging cadence round to
 whole calls, and a network that does not suit the observations; then its progress and done lines.
 
 Both lines give one steps/s figure, `RunClock.steady_rate`: env steps per second of
@@ -41,7 +41,7 @@ def header_lines(algorithm: Algorithm, loop: LoopSettings, planned: Mapping[str,
     f"{layout.num_learners} learner(s) x {layout.envs_per_learner} envs on "
     f"{layout.num_devices} {plan.platform} device(s); "
     f"{algorithm.total_updates} updates of {algorithm.env_steps_per_update} steps",
-    f"plan: {plan.describe()} (each field: galax/algorithms/plan.py)",
+    f"plan: {plan.describe()} (each field: galax/framework/plan.py)",
   ]
   visible = jax.device_count()
   if 1 < layout.num_learners and layout.num_devices < visible:  # several learners, idle devices

@@ -16,10 +16,10 @@ import jax
 import numpy as np
 
 from galax.algorithms import Algorithm
-from galax.algorithms.algorithm import LearnerState
 from galax.core import divergence
 from galax.core.types import Metrics
 from galax.evaluate import periodic
+from galax.framework.update import LearnerState
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import preemption

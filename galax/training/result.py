@@ -9,7 +9,7 @@ from galax.core.types import JsonDict
 from galax.training import metrics as metrics_lib
 
 if TYPE_CHECKING:
-  from galax.algorithms.algorithm import LearnerState
+  from galax.framework.update import LearnerState
   from galax.training.clock import RunClock
 
 

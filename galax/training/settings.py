@@ -3,7 +3,7 @@
 `galax.training.loop.train` reads them (`from_config`) beside the algorithm it builds, and
 the loop, its hooks and the run header take these typed values: the config itself stops at
 `train`, which writes it to config.json. What the compiled program reads is
-`RunSettings` (galax/algorithms/settings.py), carried by the algorithm's `Setup`.
+`RunSettings` (galax/framework/settings.py), carried by the algorithm's `Setup`.
 """
 
 from __future__ import annotations

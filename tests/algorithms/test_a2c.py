@@ -10,8 +10,8 @@ from trajectories import random_trajectory
 
 from galax import config as config_lib
 from galax.algorithms import make_algorithm
-from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
+from galax.framework.settings import RunSettings
 from galax.parallel.layout import to_host
 
 
@@ -96,8 +96,8 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
 
 
 def test_grad_chunks_rule():
-  from galax.algorithms.plan import PlanContext, make_plan
   from galax.algorithms.registry import spec_for
+  from galax.framework.plan import PlanContext, make_plan
 
   def chunks(config, layout, platform="cpu"):
     target = PlanContext(platform, layout, False, 1)

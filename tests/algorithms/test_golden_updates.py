@@ -11,7 +11,7 @@ A deliberate change of semantics re-records its entries in a commit of its own t
 
 The conv cases (`CONV_CASES`, named conv_*) run image networks (MinAtar Breakout through the
 MinAtar conv torso; HTS-PPO on envpool Pong through archnips), because on CPU the execution
-plan (galax/algorithms/plan.py) sends convolutions down code paths the MLP cases never take:
+plan (galax/framework/plan.py) sends convolutions down code paths the MLP cases never take:
 gradients in chunks, the 'host' update loop (PPO's and HTS's units unrolled), learners
 unrolled or looped, patch convolutions, HTS units inline and in microbatches. Each pins every
 plan field, so its path does not hang on the 'auto' rules.

@@ -8,12 +8,12 @@ import pytest
 from algorithm_runs import small_mlp_config
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
 from galax.config import validate
 from galax.core import networks
 from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry
+from galax.framework.settings import RunSettings
 from galax.parallel.layout import to_host
 
 

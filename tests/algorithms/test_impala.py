@@ -107,7 +107,7 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunk
   from trajectories import random_trajectory
 
   from galax.algorithms.impala import VTraceSettings, impala_grads
-  from galax.algorithms.settings import RunSettings
+  from galax.framework.settings import RunSettings
 
   config = load_config("cartpole_a2c", impala__reduction=reduction)
   settings = (

@@ -5,10 +5,10 @@ import jax
 import pytest
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.plan import PlanContext, make_plan
 from galax.algorithms.registry import spec_for
 from galax.config import base_config, set_fields, validate
 from galax.core import optimizers
+from galax.framework.plan import PlanContext, make_plan
 from galax.parallel import combine as combine_lib
 
 

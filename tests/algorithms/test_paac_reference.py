@@ -33,11 +33,11 @@ import numpy as np
 import pytest
 
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
 from galax.core import networks, optimizers
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
+from galax.framework.settings import RunSettings
 
 T, B, U = 5, 32, 3  # t_max, envs, updates
 LR0, ANNEAL, ENTROPY, VALUE, SCALE = 0.0224, 80_000_000, 0.02, 0.25, 5.0

@@ -1,4 +1,4 @@
-"""The execution plan (galax/algorithms/plan.py): every platform choice made in one place, printed
+"""The execution plan (galax/framework/plan.py): every platform choice made in one place, printed
 whole in the run header, and acting on the compiled program."""
 
 import dataclasses
@@ -10,9 +10,9 @@ import pytest
 from algorithm_runs import cartpole_config, jaxpr_primitives
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.plan import ExecutionPlan, PlanContext, make_plan
 from galax.algorithms.registry import spec_for
 from galax.config import load as load_config
+from galax.framework.plan import ExecutionPlan, PlanContext, make_plan
 from galax.training.loop import train
 
 GALAX = pathlib.Path(__file__).resolve().parents[2] / "galax"

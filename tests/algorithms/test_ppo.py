@@ -10,11 +10,11 @@ import optax
 import pytest
 
 from galax.algorithms.ppo import PPOLearner, ppo_settings
-from galax.algorithms.settings import RunSettings
 from galax.config import base_config
 from galax.core import losses
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.core.rollout import Trajectory
+from galax.framework.settings import RunSettings
 from galax.parallel.combine import Independent
 from galax.training.loop import train
 
@@ -220,8 +220,8 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
-  from galax.algorithms.plan import PlanContext, make_plan
   from galax.algorithms.registry import spec_for
+  from galax.framework.plan import PlanContext, make_plan
 
   c.algorithm, c.t_max, c.envs_per_learner, c.grad_chunks = "ppo", 8, 4, 3
   with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):

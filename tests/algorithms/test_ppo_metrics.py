@@ -12,9 +12,9 @@ from trajectories import random_trajectory
 
 from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
-from galax.algorithms.settings import RunSettings
 from galax.config import base_config
 from galax.core.optimizers import ReplicatedOptimizer
+from galax.framework.settings import RunSettings
 from galax.parallel.combine import Independent
 
 STEPS, ENVS = 8, 4

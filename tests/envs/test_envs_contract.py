@@ -15,12 +15,12 @@ import optax
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from galax.algorithms.algorithm import block_policy, make_setup
-from galax.algorithms.program import initial_state
 from galax.algorithms.registry import spec_for
 from galax.config import base_config, validate
 from galax.core.rollout import rollout
 from galax.envs import EnvSettings, make_env
+from galax.framework.algorithm import initial_state
+from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
 BACKENDS = ["CartPole-v1", "gymnax/CartPole-v1"]

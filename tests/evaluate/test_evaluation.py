@@ -12,10 +12,10 @@ import pytest
 from run_helpers import tiny_config
 
 from galax.algorithms import make_algorithm
-from galax.algorithms.settings import RunSettings
 from galax.config import load as load_config
 from galax.evaluate import evaluator as evaluation
 from galax.evaluate import periodic
+from galax.framework.settings import RunSettings
 from galax.parallel.layout import to_host
 from galax.training.loop import train
 

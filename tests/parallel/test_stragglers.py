@@ -10,10 +10,10 @@ from algorithm_runs import cartpole_config, run_algorithm
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from galax.algorithms.settings import RunSettings
 from galax.config import base_config, validate
 from galax.core import optimizers
 from galax.core.optimizers import ReplicatedOptimizer
+from galax.framework.settings import RunSettings
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS

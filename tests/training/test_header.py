@@ -19,11 +19,11 @@ def _lines(algorithm_name, unit_call):
 @pytest.mark.parametrize("unit_call", sorted(UNIT_CALL))
 def test_an_hts_header_says_what_unit_call_means(unit_call):
   lines = _lines("hts_a2c", unit_call)
-  assert lines[1] == f"plan: unit_call={unit_call} (each field: galax/algorithms/plan.py)"
+  assert lines[1] == f"plan: unit_call={unit_call} (each field: galax/framework/plan.py)"
   assert lines[2] == f"unit_call={unit_call}: {UNIT_CALL[unit_call]}"
 
 
 def test_other_algorithms_leave_unit_call_to_the_plans_docs():
   lines = _lines("a2c", "isolated")
-  assert lines[1].endswith("(each field: galax/algorithms/plan.py)")
+  assert lines[1].endswith("(each field: galax/framework/plan.py)")
   assert not [line for line in lines if line.startswith("unit_call=")]

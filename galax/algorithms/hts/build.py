@@ -14,8 +14,7 @@ import jax
 import numpy as np
 from ml_collections import ConfigDict
 
-import galax.algorithms.spec as spec  # the module, not the package (whose registry imports this)
-from galax.algorithms.algorithm import Setup, make_learners
+import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.hts.learners import (
   A2CStepLearner,
   PPOSegmentLearner,
@@ -30,10 +29,11 @@ from galax.algorithms.ppo import (
   ppo_settings,
   validate_ppo,
 )
-from galax.algorithms.program import Algorithm, assemble
-from galax.algorithms.spec import check_positive
 from galax.core.optimizers import LearnerOptimizer
 from galax.envs.actor_groups import ActorGroups
+from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.spec import check_positive
+from galax.framework.update import Setup, make_learners
 from galax.parallel.combine import Combiner
 
 

@@ -16,7 +16,7 @@ predicate only known at run time: XLA compiles the branch on its own, identicall
 wherever it sits, so results are bitwise the same for every schedule. The price: XLA:CPU
 runs convolution gradients an order of magnitude slower in nested computations
 (docs/benchmarks.md), so image networks on CPU call `inline` instead
-(`ExecutionPlan.unit_call`, galax/algorithms/plan.py).
+(`ExecutionPlan.unit_call`, galax/framework/plan.py).
 """
 
 from __future__ import annotations

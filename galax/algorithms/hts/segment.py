@@ -77,13 +77,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from galax.algorithms.algorithm import LearnerState, Setup, block_policy, finish_update, scan_loop
 from galax.algorithms.hts.learners import SegmentLearner
 from galax.algorithms.hts.ordering import CALLS, after
 from galax.core.rollout import Trajectory, act, episode_log, record_step, with_bootstrap
 from galax.core.types import ParamsBlock
 from galax.envs import EnvSpec
 from galax.envs.actor_groups import ActorGroups
+from galax.framework.update import LearnerState, Setup, block_policy, finish_update, scan_loop
 from galax.parallel import layout as lx
 
 # --- state ----------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """What every algorithm's update is made of: its setup, its state, the update's shared
 pieces and the jitted step it is compiled into.
 
-`make_setup` reads the run's config once (`RunSettings`, galax/algorithms/settings.py), lays the
+`make_setup` reads the run's config once (`RunSettings`, galax/framework/settings.py), lays the
 learners out over the devices, builds their envs and network and makes the run's
-`ExecutionPlan` (galax/algorithms/plan.py) for them: a `Setup`. `make_learners` adds the
+`ExecutionPlan` (galax/framework/plan.py) for them: a `Setup`. `make_learners` adds the
 learners' combiner and optimizer (`UpdateParts`).
 
 `LearnerState` is the state of n learners. An algorithm writes its update (a `BlockUpdate`)
@@ -16,7 +16,7 @@ unrolled (`plan.unroll_units`).
 
 `compile_step` compiles the update into the step that runs `updates_per_call` updates, one
 jitted `shard_map` (`plan.update_loop`), returning the new state and per-update metrics;
-`galax.algorithms.program.assemble` makes the `Algorithm` of it (with `init()`, the fresh
+`galax.framework.algorithm.assemble` makes the `Algorithm` of it (with `init()`, the fresh
 training state).
 """
 
@@ -33,14 +33,14 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 from ml_collections import ConfigDict
 
-from galax.algorithms.plan import ExecutionPlan, plan_for
-from galax.algorithms.settings import RunSettings
-from galax.algorithms.spec import AlgorithmSpec
 from galax.core import divergence, networks, optimizers
 from galax.core.optimizers import LearnerOptimizer
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
 from galax.envs import Env, EnvSettings, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
+from galax.framework.plan import ExecutionPlan, plan_for
+from galax.framework.settings import RunSettings
+from galax.framework.spec import AlgorithmSpec
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner, make_combiner
 from galax.parallel.sharded_optimizer import make_sharded_optimizer

@@ -1,7 +1,7 @@
 """The `Algorithm` an algorithm's builder returns: a `Setup`, its fresh training state and its
 compiled step.
 
-`assemble` makes it from a block update (galax/algorithms/algorithm.py): `init()` builds the
+`assemble` makes it from a block update (galax/framework/update.py): `init()` builds the
 training state of this process's learners (`initial_state`: params from the run's seed, or
 one seed per learner; the optimizer's and combiner's state; reset envs; per-env keys) as
 global arrays sharded over the learner axis, `abstract_init()` its shapes only (for
@@ -17,12 +17,12 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from galax.algorithms.algorithm import BlockUpdate, LearnerState, Setup, compile_step
-from galax.algorithms.plan import ExecutionPlan
 from galax.core import networks
 from galax.core.optimizers import LearnerOptimizer
 from galax.core.rollout import init_action_keys
 from galax.core.types import Metrics, ParamsBlock, PyTree
+from galax.framework.plan import ExecutionPlan
+from galax.framework.update import BlockUpdate, LearnerState, Setup, compile_step
 from galax.parallel import layout as lx
 from galax.parallel.combine import Combiner
 

@@ -20,7 +20,7 @@ platform and the envs, and nowhere else:
   microbatches pieces an HTS segment's learner work is split into (1 elsewhere).
 
 The algorithms receive the plan in their `Setup`, and the wrappers that act on it
-(`galax.algorithms.algorithm`); none reads the platform. `train` prints `describe()` in its
+(`galax.framework.update`); none reads the platform. `train` prints `describe()` in its
 header. This module imports no JAX.
 """
 
@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from ml_collections import ConfigDict
 
-from galax.algorithms.spec import LEARNER_MAP, AlgorithmSpec
+from galax.framework.spec import LEARNER_MAP, AlgorithmSpec
 
 # Learners per device above which 'auto' runs image networks on CPU in a loop.
 MAX_UNROLLED_LEARNERS = 8

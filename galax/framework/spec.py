@@ -30,7 +30,7 @@ class AlgorithmSpec:
   """One algorithm as the rest of galax sees it.
 
   name: `config.algorithm`'s value.
-  build: `build(config, devices)` -> `Algorithm` (`galax.algorithms.algorithm`).
+  build: `build(config, devices)` -> `Algorithm` (`galax.framework.update`).
   steps_per_env: env steps each env takes per update (t_max, HTS's alpha).
   chunked_batch: (size, samples per entry, what) of the axis a learner's gradient may be
     split along (`config.grad_chunks`): its envs and t_max for A2C, a PPO minibatch's
@@ -41,10 +41,10 @@ class AlgorithmSpec:
     with their defaults} (`galax.config.base_config` adds every algorithm's; two specs of
     one module may share a section).
   segment_units: (learner units, env steps) per update of an algorithm whose updates are
-    HTS segments, both of which `hts.microbatches` pieces divide (`galax.algorithms.plan`); None
+    HTS segments, both of which `hts.microbatches` pieces divide (`galax.framework.plan`); None
     for the others.
   gradient_steps: the optimizer steps a learner takes per update (PPO's epochs x
-    minibatches); many of them run with patch convolutions on CPU (`galax.algorithms.plan`).
+    minibatches); many of them run with patch convolutions on CPU (`galax.framework.plan`).
   """
 
   name: str

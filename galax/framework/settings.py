@@ -1,6 +1,6 @@
 """`RunSettings`: what the compiled program reads of a run's config, read once.
 
-`make_setup` (galax/algorithms/algorithm.py) builds them once per run and `Setup.settings`
+`make_setup` (galax/framework/update.py) builds them once per run and `Setup.settings`
 carries them to the algorithms. Consumers outside a training run (experiments, tests) read
 a config through the same `RunSettings.from_config`. The types live with the code that
 takes them (core/, envs/, parallel/); core/ never sees a ConfigDict, and the env and
