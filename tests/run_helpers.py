@@ -103,3 +103,48 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
   )
   planned = dict(requested_env_steps=3200, planned_env_steps=3200)
   return header_lines(algorithm, LoopSettings.from_config(config), planned)
+
+
+def fake_run_record(name, seed, values, minutes=1.0, offset=0.0, config=None, workdir=""):
+  """A run record (`galax.results.experiment`'s kind) of Breakout-MinAtar with one
+  evaluation per value, 10 equal episodes of value + offset each, `minutes` apart."""
+  evaluations = [
+    dict(
+      env_steps=320 * (e + 1),
+      train_time_s=10.0 + 60.0 * minutes * (e + 1),
+      returns=[v + offset] * 10,
+    )
+    for e, v in enumerate(values)
+  ]
+  return dict(
+    kind="galax-run",
+    name=name,
+    method=name,
+    env_id="gymnax/Breakout-MinAtar",
+    seed=seed,
+    evaluations=evaluations,
+    compile_time_s=10.0,
+    steps_per_second=100.0,
+    env_steps=320 * len(values),
+    config=config or {},
+    workdir=workdir,
+  )
+
+
+def pip_installed(target, packages):
+  """`packages` pip-installed once into `target` (--no-deps --target; a marker file says it
+  is done), for tests that put them on PYTHONPATH; skips the test where pip cannot."""
+  import pytest
+
+  marker = os.path.join(target, ".installed")
+  if not os.path.exists(marker):
+    proc = subprocess.run(
+      [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", target, *packages],
+      capture_output=True,
+      text=True,
+      timeout=900,
+    )
+    if proc.returncode != 0:
+      pytest.skip(f"could not install {packages}: {proc.stderr.strip()[-300:]}")
+    open(marker, "w").close()
+  return target

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from run_helpers import fake_run_record
 
 from experiments import claim_checks, claims
 from galax.results import experiment
@@ -17,27 +18,14 @@ GALAX_CLAIMS = os.path.join(os.path.dirname(sys.executable), "galax-claims")
 
 
 def _record(variant, seed, values):
-  """A run record of the hts claim on Breakout, one evaluation per value."""
-  evaluations = [
-    dict(env_steps=320 * (e + 1), train_time_s=10.0 + 60.0 * (e + 1), returns=[v + seed] * 10)
-    for e, v in enumerate(values)
-  ]
+  """A whole run record of the hts claim on Breakout, one evaluation per value."""
   return dict(
-    kind="galax-run",
-    name=f"breakout_{variant}",
+    fake_run_record(f"breakout_{variant}", seed, values, offset=seed),
     method=variant,
-    env_id="gymnax/Breakout-MinAtar",
-    seed=seed,
-    evaluations=evaluations,
-    compile_time_s=10.0,
-    steps_per_second=100.0,
-    env_steps=320 * len(values),
     train_time_s=10.0 + 60.0 * len(values),
     wall_time_s=20.0 + 60.0 * len(values),
     train_mean_return=values[-1] + seed,
     train_curve=dict(env_steps=[], wall_time_s=[], train_time_s=[], mean_return=[]),
-    config={},
-    workdir="",
     version=1,
     simulators=16,
     seed_mode="sequential",

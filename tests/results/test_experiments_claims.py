@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from run_helpers import fake_run_record
 
 from experiments import claim_checks, claims, minatar, verdicts
 from galax import config as config_lib
@@ -128,25 +129,7 @@ def test_bootstrap_two_groups():
   assert diff == 0.5 and lo == 0.0 and hi == 1.0
 
 
-def _run(name, seed, values, minutes=1.0, config=None, workdir=""):
-  """A run record with one evaluation per value (10 equal episodes each)."""
-  evaluations = [
-    dict(env_steps=320 * (e + 1), train_time_s=10.0 + 60.0 * minutes * (e + 1), returns=[v] * 10)
-    for e, v in enumerate(values)
-  ]
-  return dict(
-    kind="galax-run",
-    name=name,
-    method=name,
-    env_id="gymnax/Breakout-MinAtar",
-    seed=seed,
-    evaluations=evaluations,
-    compile_time_s=10.0,
-    steps_per_second=100.0,
-    env_steps=320 * len(values),
-    config=config or {},
-    workdir=workdir,
-  )
+_run = fake_run_record
 
 
 def test_target_and_required_times_skip_compilation():

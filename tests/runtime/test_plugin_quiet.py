@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from run_helpers import ROOT
+from run_helpers import ROOT, pip_installed
 
 PLUGINS = ("jax-cuda12-plugin==0.11.2", "jax-cuda12-pjrt==0.11.2")  # pyproject's gpu-aot
 TARGET = os.path.join(os.path.expanduser("~"), ".cache", "galax", "test-plugins", "gpu-aot")
@@ -21,18 +21,7 @@ TARGET = os.path.join(os.path.expanduser("~"), ".cache", "galax", "test-plugins"
 def plugin_path():
   if os.path.exists("/proc/driver/nvidia/version"):
     pytest.skip("an NVIDIA driver is present: the plugin would start")
-  marker = os.path.join(TARGET, ".installed")
-  if not os.path.exists(marker):
-    proc = subprocess.run(
-      [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", TARGET, *PLUGINS],
-      capture_output=True,
-      text=True,
-      timeout=900,
-    )
-    if proc.returncode != 0:
-      pytest.skip(f"could not install {PLUGINS}: {proc.stderr.strip()[-300:]}")
-    open(marker, "w").close()
-  return TARGET
+  return pip_installed(TARGET, PLUGINS)
 
 
 def _run(plugin_path, *args):

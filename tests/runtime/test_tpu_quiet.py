@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 import pytest
-from run_helpers import ROOT
+from run_helpers import ROOT, pip_installed
 
 LIBTPU = "libtpu==0.0.48.*"  # what jax[tpu]==0.11.2 (pyproject's tpu extra) pins
 TARGET = os.path.join(os.path.expanduser("~"), ".cache", "galax", "test-plugins", "tpu")
@@ -83,18 +83,7 @@ def test_galax_never_tries_the_tpu_backend_without_a_tpu():
 def libtpu_path():
   if _has_tpu():
     pytest.skip("this machine has a TPU: libtpu would start")
-  marker = os.path.join(TARGET, ".installed")
-  if not os.path.exists(marker):
-    proc = subprocess.run(
-      [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", TARGET, LIBTPU],
-      capture_output=True,
-      text=True,
-      timeout=900,
-    )
-    if proc.returncode != 0:
-      pytest.skip(f"could not install {LIBTPU}: {proc.stderr.strip()[-300:]}")
-    open(marker, "w").close()
-  return TARGET
+  return pip_installed(TARGET, (LIBTPU,))
 
 
 def _run(libtpu_path, *args):
