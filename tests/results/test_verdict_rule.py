@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from run_helpers import fake_run_record
 
 from experiments import claim_checks, gala_best
 from galax.results import across_games
@@ -158,23 +159,7 @@ def test_probability_of_improvement_is_rliables_mann_whitney_mean():
 
 def _run(name, seed, minutes):
   """Evaluations 0, 2, 2 (10 episodes each) at 60 * minutes * (e + 1) s of training."""
-  evaluations = [
-    dict(env_steps=320 * (e + 1), train_time_s=10.0 + 60.0 * minutes * (e + 1), returns=[v] * 10)
-    for e, v in enumerate([0.0, 2.0, 2.0])
-  ]
-  return dict(
-    kind="galax-run",
-    name=name,
-    method=name,
-    env_id="gymnax/Breakout-MinAtar",
-    seed=seed,
-    evaluations=evaluations,
-    compile_time_s=10.0,
-    steps_per_second=1.0,
-    env_steps=960,
-    config={},
-    workdir="",
-  )
+  return dict(fake_run_record(name, seed, [0.0, 2.0, 2.0], minutes), steps_per_second=1.0)
 
 
 @pytest.mark.parametrize(
