@@ -22,9 +22,10 @@ The score is each run's final training return (mean of the last 100 training epi
 A method's best rate per game is the rate with the highest mean over seeds 0-2 (the sweep's
 seeds), among all rates swept; best against best then uses every seed run at that rate
 (seeds 0-4, and 5-9 where run). Differences are the difference of the means with a 95%
-percentile bootstrap CI, each group resampled separately
-(experiments.verdicts.bootstrap_two_groups), labelled "different" (bold), "equivalent" or
-"inconclusive" by `galax.results.verdict` (margin: 10% of the second group's mean).
+Welch t-interval (`paper_protocols.welch_ci`, via experiments.verdicts.welch_two_groups: the
+interval of the Verdicts page, docs/results.md), labelled "different" (bold), "equivalent" or
+"inconclusive" by `galax.results.verdict` (margin: 10% of the second group's mean). Each
+group's own mean keeps its 95% percentile bootstrap CI (descriptive; no label reads it).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from experiments.verdicts import bootstrap_two_groups
+from experiments.verdicts import welch_two_groups
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
 
@@ -163,7 +164,7 @@ def diff_cell(a: np.ndarray, b: np.ndarray, claim: str | None = None) -> str:
   """a - b [95% CI] and its label; with a claim about a against b, its verdict."""
   if not len(a) or not len(b):
     return "-"
-  c = rule.difference(*bootstrap_two_groups(a, b, "diff"), baseline=float(np.mean(b)))
+  c = rule.difference(*welch_two_groups(a, b, "diff"), baseline=float(np.mean(b)))
   text = f"{c.estimate:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"
   text = f"**{text}**" if rule.label(c) == "different" else text
   return f"{text} {rule.label(c)}" + (f" ({claim}: {rule.verdict(claim, c)})" if claim else "")
@@ -342,7 +343,7 @@ def fig1a_table(runs_json: str) -> str:
     lines.append(f"| {n} | {cell(a)} | {cell(g)} | {diff_cell(g, a, 'higher')} |")
     if len(a) and len(g):
       verdicts[str(n)] = rule.verdict(
-        "higher", rule.difference(*bootstrap_two_groups(g, a, "diff"), baseline=float(np.mean(a)))
+        "higher", rule.difference(*welch_two_groups(g, a, "diff"), baseline=float(np.mean(a)))
       )
   lines += ["", f"GALA-A2C above A2C, by simulators: {rule.overall(verdicts)}"]
   return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ import os
 import numpy as np
 
 from experiments import gala_best
+from galax.results import paper_protocols
 
 
 def _write(root, folder, game, lr, seed, value):
@@ -66,3 +67,27 @@ def test_runs_json_reads_back_as_the_run_folders(tmp_path):
   path = str(tmp_path / "runs.json")
   gala_best.dump_runs(root, path)
   assert gala_best.runs_from_json(path) == gala_best.read_runs(root)
+
+
+def test_difference_ci_is_the_verdicts_welch_interval():
+  # 3 seeds a side: the percentile bootstrap's CI, too narrow at 3 seeds, excluded 0
+  # ("different"); the Welch t-interval of the Verdicts page (docs/results.md) does not.
+  a, b = np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.5, 1.0])
+  est, lo, hi = paper_protocols.welch_ci(a, b, "diff")
+  text = gala_best.diff_cell(a, b, "at least")
+  assert text.startswith(f"{est:+.2f} [{lo:+.2f}, {hi:+.2f}] inconclusive"), text
+  assert lo < 0 < hi
+
+
+def test_fig1a_verdicts_use_the_welch_interval(tmp_path, monkeypatch):
+  from experiments import gala_sweep
+
+  g, a = [1.0, 2.0, 3.0], [0.0, 0.5, 1.0]  # GALA above A2C by the bootstrap, not by Welch
+  monkeypatch.setattr(
+    gala_sweep, "collect", lambda runs, sims, same_rate: {"A2C": {32: a}, "GALA-A2C": {32: g}}
+  )
+  path = tmp_path / "runs.json"
+  path.write_text(json.dumps({"x|32": {}}))
+  text = gala_best.fig1a_table(str(path))
+  assert "inconclusive (higher: inconclusive)" in text
+  assert text.rstrip().endswith("by simulators: inconclusive")
