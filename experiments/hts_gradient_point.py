@@ -1,12 +1,21 @@
 """HTS-PPO at both gradient points against PPO, from `galax.results.sweep` output (issue: the
 confounded HTS-PPO verdict). Reads per-seed run JSONs and prints a markdown table of the
 final training returns (mean of the last 100 episodes) with 95% bootstrap CIs, and each
-HTS-PPO point's difference from PPO (seeds resampled separately per group), labelled and
-judged against the claim HTS-PPO = PPO by `galax.results.verdict` (margin: 10% of PPO's
-mean), with one verdict per point over the games.
+HTS-PPO point's difference from PPO with a 95% Welch t-interval (`paper_protocols.welch_ci`,
+the interval of the Verdicts page, docs/results.md), labelled and judged against the claim
+HTS-PPO = PPO by `galax.results.verdict` (margin: 10% of PPO's mean), with one verdict per
+point over the games.
 
   python -m experiments.hts_gradient_point --ppo=<sweep dir> --hts=<sweep dir> \
       --label="Table A6 PPO" [--out=table.md]
+
+The committed tables, again from the committed seed JSONs (D=docs/results/hts_gradient_point):
+
+  python -m experiments.hts_gradient_point --ppo=$D/a6_ppo --hts=$D/a6_hts_ppo \
+      --label="(a) HTS-RL Table A6's PPO" --out=$D/table_a6.md
+  python -m experiments.hts_gradient_point --ppo=$D/b_ppo \
+      --hts=$D/b_hts_ppo_current,$D/b_hts_ppo_stale --label="(b) minatar_ppo" \
+      --out=$D/table_minatar_ppo.md
 
 `--ppo`: a sweep over env.id; `--hts`: a sweep over env.id (and hts.gradient_point), or
 several comma-separated sweeps, each of one gradient point.
@@ -22,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from experiments.verdicts import bootstrap_two_groups
+from experiments.verdicts import welch_two_groups
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
 
@@ -61,7 +70,7 @@ def table(runs: dict[tuple[str, str], np.ndarray], label: str) -> str:
       if (game, point) in runs and (game, "ppo") in runs:
         base = runs[(game, "ppo")]
         c = rule.difference(
-          *bootstrap_two_groups(runs[(game, point)], base, "diff"), baseline=float(base.mean())
+          *welch_two_groups(runs[(game, point)], base, "diff"), baseline=float(base.mean())
         )
         verdicts[point][game] = rule.verdict("equal", c)
         diffs.append(f"{rule.describe(c)}, {verdicts[point][game]}")

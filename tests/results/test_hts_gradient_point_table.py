@@ -4,6 +4,7 @@ import json
 import os
 
 from experiments import hts_gradient_point
+from galax.results import paper_protocols
 
 
 def _write(root, algorithm, point, game, returns):
@@ -36,7 +37,7 @@ def test_table_has_each_point_and_its_difference_from_ppo(tmp_path):
 
 
 def test_a_small_difference_whose_ci_excludes_zero_inside_the_margin_is_equal(tmp_path):
-  """Table A6's Breakout cell: stale - PPO +0.14 [+0.02, +0.27] on the plateau near 6. The
+  """Table A6's Breakout cell: stale - PPO on the plateau near 6, a small difference whose
   CI excludes 0 but lies inside +-0.58: equivalence is read first (issue 58)."""
   ppo, hts = str(tmp_path / "ppo"), str(tmp_path / "hts")
   _write(ppo, "ppo", "current", "Breakout-MinAtar", [5.74, 5.80, 5.81, 5.83, 5.87])
@@ -45,5 +46,16 @@ def test_a_small_difference_whose_ci_excludes_zero_inside_the_margin_is_equal(tm
   _write(hts, "hts_ppo", "stale", "SpaceInvaders-MinAtar", [22.5, 23.0, 23.5])
   text = hts_gradient_point.main([f"--ppo={ppo}", f"--hts={hts}", "--label=toy"])
   row = [line for line in text.splitlines() if line.startswith("| Breakout-MinAtar")][0]
-  assert "+0.13 [+0.07, +0.20], equivalent (margin +-0.58), reproduced" in row
+  assert "+0.13 [+0.04, +0.23], equivalent (margin +-0.58), reproduced" in row  # Welch
   assert "- HTS-PPO stale = PPO: reproduced" in text and "within noise" not in text
+
+
+def test_differences_use_the_verdicts_welch_interval(tmp_path):
+  # 3 seeds a side: the percentile bootstrap (the old interval) excludes 0 here, so
+  # "different"; the Verdicts page's Welch t-interval does not.
+  ppo, hts = str(tmp_path / "ppo"), str(tmp_path / "hts")
+  _write(ppo, "ppo", "current", "Breakout-MinAtar", [0.0, 0.5, 1.0])
+  _write(hts, "hts_ppo", "current", "Breakout-MinAtar", [1.0, 2.0, 3.0])
+  text = hts_gradient_point.main([f"--ppo={ppo}", f"--hts={hts}", "--label=toy"])
+  est, lo, hi = paper_protocols.welch_ci([1.0, 2.0, 3.0], [0.0, 0.5, 1.0], "diff")
+  assert f"{est:+.2f} [{lo:+.2f}, {hi:+.2f}], inconclusive" in text
