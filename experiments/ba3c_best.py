@@ -2,6 +2,11 @@
 (docs/results/ba3c_best/run.sh makes it).
 
   python -m experiments.ba3c_best --root=runs/ba3c_best --out=docs/results/ba3c_best
+  python -m experiments.ba3c_best --runs_json=docs/results/ba3c_best/runs.json \
+      --out=docs/results/ba3c_best        # pair.md again, from the committed runs
+
+(runs.json holds each run's final return, not its curve: from it the drop table is kept
+from the pair.md it rewrites, and the figures are not redrawn.)
 
 `<root>` holds one folder per optimizer and shape (each a `galax.results.sweep --out`):
 
@@ -14,8 +19,9 @@ The score is each run's final training return (mean of the last 100 training epi
 An optimizer's best rate per game is the rate with the highest mean over seeds 0-2.
 Choosing on the seeds that are then compared biases the winner's mean upward, so each
 best-against-best comparison is also made on seeds 3-5 alone, which played no part in the
-choice. Differences: difference of means, 95% percentile bootstrap CI with each group
-resampled separately, labelled by `galax.results.verdict` (margin 10% of B's mean).
+choice. Differences: difference of means with a 95% Welch t-interval (`paper_protocols.
+welch_ci`, the interval of the Verdicts page, docs/results.md), labelled by `galax.results.
+verdict` (margin 10% of B's mean). Each group's own mean keeps a 95% bootstrap CI.
 
 The linear-scaling test (BA3C, "Increasing the learning rate", Fig. 4): with Adam, scaling
 the rate linearly with the batch "did not yield any positive results ... made the training
@@ -37,7 +43,8 @@ import os
 import numpy as np
 
 from experiments.gala_best import cell, dump_runs
-from experiments.verdicts import bootstrap_two_groups
+from experiments.gala_best import runs_from_json as gala_runs_from_json
+from experiments.verdicts import welch_two_groups
 from galax.results import verdict as rule
 
 SWEEP_SEEDS = (0, 1, 2)
@@ -49,11 +56,14 @@ NAMES = dict(adam="Adam(0.8, 0.75)", rmsprop="RMSProp", adam_1x32="Adam, 1 x 32 
 Runs = dict[tuple[str, str, float], dict[int, dict]]
 
 
+def _group(folder: str) -> str:
+  return folder[:-4] if folder.endswith("_s35") else folder
+
+
 def read_runs(root: str) -> Runs:
   runs: Runs = {}
   for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
-    folder = os.path.relpath(path, root).split(os.sep)[0]
-    group = folder[:-4] if folder.endswith("_s35") else folder
+    group = _group(os.path.relpath(path, root).split(os.sep)[0])
     with open(path) as f:
       run = json.load(f)
     if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
@@ -70,6 +80,27 @@ def read_runs(root: str) -> Runs:
       steps=[s for s, _ in pairs],
     )
   return runs
+
+
+def runs_from_json(path: str) -> Runs:
+  """The runs of a runs.json this script wrote: final returns only (no curves)."""
+  runs: Runs = {}
+  for (folder, game, lr), seeds in gala_runs_from_json(path).items():
+    for seed, final in seeds.items():
+      runs.setdefault((_group(folder), game, lr), {})[seed] = dict(final=final, curve=[], steps=[])
+  return runs
+
+
+def kept_drops(text: str, old_path: str) -> str:
+  """`text` with the drop table of the page at `old_path` (made from the run folders'
+  curves, which runs.json lacks)."""
+  if not os.path.exists(old_path):
+    return text
+  with open(old_path) as f:
+    old = f.read()
+  head = "Drop from the peak"
+  section = lambda t: t.split(head, 1)[1].split("\n## ", 1)[0]
+  return text.replace(section(text), section(old)) if head in old else text
 
 
 def finals(runs: Runs, group: str, game: str, lr: float, seeds=SWEEP_SEEDS) -> np.ndarray:
@@ -101,7 +132,7 @@ def best_rate(runs: Runs, group: str, game: str) -> float | None:
 def compare(a: np.ndarray, b: np.ndarray) -> rule.Comparison | None:
   if len(a) < 2 or len(b) < 2:
     return None
-  return rule.difference(*bootstrap_two_groups(a, b, "diff"), baseline=float(b.mean()))
+  return rule.difference(*welch_two_groups(a, b, "diff"), baseline=float(b.mean()))
 
 
 def diff_text(c: rule.Comparison | None, claim: str) -> str:
@@ -367,9 +398,10 @@ def plot_curves(runs: Runs, path: str) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--root", default="runs/ba3c_best")
+  parser.add_argument("--runs_json", default="", help="a runs.json this script wrote, not --root")
   parser.add_argument("--out", default="")
   args = parser.parse_args()
-  runs = read_runs(args.root)
+  runs = runs_from_json(args.runs_json) if args.runs_json else read_runs(args.root)
   cells: list[Cell] = []
   text = (
     "## The rate sweeps\n\n"
@@ -381,11 +413,15 @@ def main() -> None:
     + "\n## Verdict cells (docs/results.md's format)\n\n"
     + cell_rows(cells)
   )
+  if args.runs_json and args.out:
+    text = kept_drops(text, os.path.join(args.out, "pair.md"))
   print(text)
   if args.out:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "pair.md"), "w") as f:
       f.write(text)
+    if args.runs_json:
+      return
     plot(runs, os.path.join(args.out, "pair.png"))
     plot_curves(runs, os.path.join(args.out, "curves.png"))
     dump_runs(args.root, os.path.join(args.out, "runs.json"))
