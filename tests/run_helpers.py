@@ -148,3 +148,12 @@ def pip_installed(target, packages):
       pytest.skip(f"could not install {packages}: {proc.stderr.strip()[-300:]}")
     open(marker, "w").close()
   return target
+
+
+def plan_of(config, target, spec=None):
+  """The execution plan of `config` on a `PlanContext` (its algorithm's spec by default)."""
+  from galax.algorithms import spec_for
+  from galax.framework.plan import PlanChoices, make_plan
+
+  spec = spec or spec_for(config.algorithm)
+  return make_plan(PlanChoices.from_config(config, spec), spec, target)

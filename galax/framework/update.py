@@ -38,7 +38,7 @@ from galax.core.optimizers import LearnerOptimizer
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
 from galax.envs import Env, EnvSettings, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
-from galax.framework.plan import ExecutionPlan, plan_for
+from galax.framework.plan import ExecutionPlan, PlanChoices, plan_for
 from galax.framework.settings import RunSettings
 from galax.framework.spec import AlgorithmSpec
 from galax.parallel import layout as lx
@@ -117,7 +117,9 @@ def make_setup(
   mesh = lx.make_mesh(layout, devices)
   settings = RunSettings.from_config(config)
   env = (make_envs or default_envs)(layout, settings)
-  plan = plan_for(config, spec, mesh.devices.flat, env.spec.obs_layout, layout.learners_per_device)
+  choices = PlanChoices.from_config(config, spec)
+  obs_layout, learners = env.spec.obs_layout, layout.learners_per_device
+  plan = plan_for(choices, spec, mesh.devices.flat, settings.env.id, obs_layout, learners)
   network = settings.network.build(env.spec, plan.conv_impl)
   env_steps_per_update = layout.num_learners * layout.envs_per_learner * spec.steps_per_env(config)
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.

@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 from algorithm_runs import run_algorithm
+from run_helpers import plan_of
 from trajectories import random_trajectory
 
 from galax import config as config_lib
@@ -97,11 +98,11 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
 
 def test_grad_chunks_rule():
   from galax.algorithms.registry import spec_for
-  from galax.framework.plan import PlanContext, make_plan
+  from galax.framework.plan import PlanContext
 
   def chunks(config, layout, platform="cpu"):
     target = PlanContext(platform, layout, False, 1)
-    return make_plan(config, spec_for(config.algorithm), target).grad_chunks
+    return plan_of(config, spec=spec_for(config.algorithm), target=target).grad_chunks
 
   auto = load_config("cartpole_a2c", network__name="archnips", envs_per_learner=64)
   assert chunks(auto, "flat") == 1

@@ -3,12 +3,13 @@ honest config (flags that would do nothing are rejected), 'auto' choices resolve
 
 import jax
 import pytest
+from run_helpers import plan_of
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.registry import spec_for
 from galax.config import base_config, set_fields, validate
 from galax.core import optimizers
-from galax.framework.plan import PlanContext, make_plan
+from galax.framework.plan import PlanContext
 from galax.parallel import combine as combine_lib
 
 
@@ -134,7 +135,7 @@ def test_cpu_auto_rules_for_learners_and_convolutions(
     algorithm=algorithm, **{"network.conv_impl": conv_impl, "network.name": network}
   )
   target = PlanContext("cpu", layout, False, learners)
-  plan = make_plan(config, spec_for(config.algorithm), target)
+  plan = plan_of(config, spec=spec_for(config.algorithm), target=target)
   assert (plan.learner_map, plan.conv_impl, plan.update_loop) == expected
 
 

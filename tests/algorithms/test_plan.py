@@ -8,11 +8,12 @@ import re
 import jax
 import pytest
 from algorithm_runs import cartpole_config, jaxpr_primitives
+from run_helpers import plan_of
 
 from galax.algorithms import make_algorithm
 from galax.algorithms.registry import spec_for
 from galax.config import load as load_config
-from galax.framework.plan import ExecutionPlan, PlanContext, make_plan
+from galax.framework.plan import ExecutionPlan, PlanContext
 from galax.training.loop import train
 
 GALAX = pathlib.Path(__file__).resolve().parents[2] / "galax"
@@ -74,13 +75,13 @@ def test_explicit_choices_pass_through_and_auto_depends_on_the_target():
     "cartpole_a2c", network__name="archnips", num_learners=4, envs_per_learner=32
   )
   a2c = spec_for(config.algorithm)
-  cpu = make_plan(config, a2c, PlanContext("cpu", "HWC", False, 4))
-  gpu = make_plan(config, a2c, PlanContext("gpu", "HWC", False, 4))
+  cpu = plan_of(config, spec=a2c, target=PlanContext("cpu", "HWC", False, 4))
+  gpu = plan_of(config, spec=a2c, target=PlanContext("gpu", "HWC", False, 4))
   assert (cpu.learner_map, cpu.update_loop, cpu.unit_call) == ("unroll", "host", "inline")
   assert (gpu.learner_map, gpu.update_loop, gpu.grad_chunks) == ("vmap", "scan", 1)
   assert gpu.unit_call == "isolated"
   config.update_loop, config.learner_map = "scan", "vmap"
-  assert make_plan(config, a2c, PlanContext("cpu", "HWC", False, 4)).replace(
+  assert plan_of(config, spec=a2c, target=PlanContext("cpu", "HWC", False, 4)).replace(
     grad_chunks=1, unit_call="isolated"
   ) == gpu.replace(platform="cpu")
 
@@ -104,15 +105,15 @@ def test_auto_runs_many_ppo_gradient_steps_on_cpu_as_scanned_patch_convolutions(
   config = load_config("pong_many")
   ppo = spec_for(config.algorithm)
   cpu = PlanContext("cpu", "CHW", False, 1)
-  plan = make_plan(config, ppo, cpu)
+  plan = plan_of(config, spec=ppo, target=cpu)
   assert (plan.conv_impl, plan.update_loop) == ("patches", "scan")
-  assert make_plan(config, ppo, PlanContext("gpu", "CHW", False, 1)).conv_impl == "xla"
+  assert plan_of(config, spec=ppo, target=PlanContext("gpu", "CHW", False, 1)).conv_impl == "xla"
   config.ppo.epochs, config.ppo.minibatches = 1, 8
-  few = make_plan(config, ppo, cpu)
+  few = plan_of(config, spec=ppo, target=cpu)
   assert (few.conv_impl, few.update_loop) == ("xla", "host")
   config.ppo.epochs, config.network.conv_impl = 4, "xla"
-  assert make_plan(config, ppo, cpu).conv_impl == "xla"
+  assert plan_of(config, spec=ppo, target=cpu).conv_impl == "xla"
   a2c_config = load_config("pong_fast")
-  assert make_plan(a2c_config, spec_for("a2c"), cpu).conv_impl == "xla"
+  assert plan_of(a2c_config, spec=spec_for("a2c"), target=cpu).conv_impl == "xla"
   hts_ppo_config = load_config("hts_ppo_gfootball")  # 2 x 8 between env steps: measured
-  assert make_plan(hts_ppo_config, spec_for("hts_ppo"), cpu).conv_impl == "xla"
+  assert plan_of(hts_ppo_config, spec=spec_for("hts_ppo"), target=cpu).conv_impl == "xla"

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from run_helpers import plan_of
 
 from galax.algorithms.ppo import PPOLearner, ppo_settings
 from galax.config import base_config
@@ -220,12 +221,11 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
   for a, b in zip(jax.tree.leaves(expected), jax.tree.leaves(chunked_result)):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
   assert np.abs(expected[0]["pi"]).sum() > 0
-  from galax.algorithms.registry import spec_for
-  from galax.framework.plan import PlanContext, make_plan
+  from galax.framework.plan import PlanContext
 
   c.algorithm, c.t_max, c.envs_per_learner, c.grad_chunks = "ppo", 8, 4, 3
   with pytest.raises(ValueError, match="must divide the 16 samples per PPO minibatch"):
-    make_plan(c, spec_for(c.algorithm), PlanContext("cpu", "CHW", False, 1))
+    plan_of(c, target=PlanContext("cpu", "CHW", False, 1))
 
 
 @pytest.mark.slow
