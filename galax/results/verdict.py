@@ -33,7 +33,9 @@ reads only where the CI sits against null - margin, not the label:
   at most    the mirror: reproduced where the high end is below null + margin; not
              reproduced where the low end is above null + margin; otherwise inconclusive.
 
-Worked examples (differences, null 0):
+Worked examples (differences, null 0; the CIs are issue 58's, from the percentile
+bootstrap the page used before its Welch t-intervals, which give 2a Breakout (a)
+[-0.03, +0.30], equivalent, and 1e Breakout 7e-4 [-1.12, +0.09], inconclusive):
 
   +0.14 [+0.02, +0.27], margin 0.58 (HTS-PPO - PPO, 2a Breakout (a)): inside +-0.58, so
       equivalent although it excludes 0. equal: reproduced; higher: not reproduced.
