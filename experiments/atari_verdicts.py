@@ -1,0 +1,117 @@
+"""Issue 56's verdicts, by the registration's rule (docs/results/atari_gala_hts/PREREGISTRATION.md).
+
+  python -m experiments.atari_verdicts                # prints, and writes <out>/verdicts.md
+  python -m experiments.atari_verdicts --out=docs/results/atari_gala_hts
+
+Experiment A-code (the authors' RMSProp eps 1e-5): the final training return (the running
+mean of the last 100 full games at the end of a finished run) of GALA-A2C minus all-reduce
+A2C, a 95% Welch t-interval over seeds, margin 10% of the all-reduce mean; A1 "GALA beats
+A2C" is read by the "higher" rule, A2 "gossip keeps A2C's sample efficiency" by "at least".
+Experiment B: HTS-A2C / A2C, the ratio of mean agent steps to a running mean of 18 (B1,
+"equal") and of mean minutes to it (B2, "lower", the 2-core regime only), Welch on the log
+scale, margin 0.1 around 1. A verdict needs MIN_SEEDS_FOR_CI finished runs in each arm;
+until then the line says how many there are, and no interval is computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Sequence
+
+from experiments import atari_prereg as prereg
+from galax.results import verdict as rule
+from galax.results.paper_protocols import MIN_SEEDS_FOR_CI, welch_ci
+
+SEEDS = range(3)
+TARGET = 18.0  # Pong, Experiment B
+
+
+def finished(name: str) -> dict | None:
+  """A run's result.json if it ran to its end (budget or target), else None."""
+  path = os.path.join(prereg.RUNS_DIR, name, "result.json")
+  if not os.path.exists(path):
+    return None
+  with open(path) as f:
+    result = json.load(f)
+  return result if result.get("stopped") in ("budget", "target return") else None
+
+
+def to_target(name: str) -> tuple[float, float] | None:
+  """(agent steps, minutes) at the first metrics row whose running mean reaches TARGET."""
+  for row in prereg._rows(name):
+    if row["mean_return"] and float(row["mean_return"]) >= TARGET:
+      return float(row["env_steps"]), float(row["wall_time_s"]) / 60
+  return None
+
+
+def judge(claim: str, a: Sequence[float], b: Sequence[float], op: str) -> str:
+  """The rule's verdict of A against B (op 'diff' or 'ratio'), or why there is none."""
+  if min(len(a), len(b)) < MIN_SEEDS_FOR_CI:
+    return (
+      f"no verdict: {len(a)} and {len(b)} finished runs (a verdict needs {MIN_SEEDS_FOR_CI} each)"
+    )
+  estimate, low, high = welch_ci(a, b, op)
+  if op == "diff":
+    comparison = rule.difference(estimate, low, high, sum(b) / len(b))
+  else:
+    comparison = rule.ratio(estimate, low, high)
+  return f"{rule.describe(comparison)}: {rule.verdict(claim, comparison)}"
+
+
+def experiment_a() -> list[str]:
+  arms = {arm: [finished(f"codeeps_{arm}_{s}") for s in SEEDS] for arm in ("gala", "allreduce")}
+  finals = {arm: [r["mean_return"] for r in runs if r] for arm, runs in arms.items()}
+  gala, allreduce = finals["gala"], finals["allreduce"]
+  a1, a2 = (judge(claim, gala, allreduce, "diff") for claim in ("higher", "at least"))
+  return [
+    f"- A-code final training returns: GALA {gala}, all-reduce {allreduce}",
+    f"- A1 GALA-A2C beats A2C (higher), GALA - all-reduce: {a1}",
+    f"- A2 gossip keeps A2C's return (at least), GALA - all-reduce: {a2}",
+  ]
+
+
+def experiment_b() -> list[str]:
+  reached = {
+    arm: [to_target(f"{arm}_{s}") for s in SEEDS if finished(f"{arm}_{s}")]
+    for arm in ("hts", "a2c")
+  }
+  if any(None in runs for runs in reached.values()):
+    return [
+      "- B: a finished run did not reach 18 by 6M agent steps; see runs.md (no ratio of means)"
+    ]
+  steps = {arm: [r[0] for r in runs] for arm, runs in reached.items()}
+  minutes = {arm: [r[1] for r in runs] for arm, runs in reached.items()}
+  b1 = judge("equal", steps["hts"], steps["a2c"], "ratio")
+  b2 = judge("lower", minutes["hts"], minutes["a2c"], "ratio")
+  return [
+    f"- B agent steps to 18: HTS-A2C {steps['hts']}, A2C {steps['a2c']}",
+    f"- B1 HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",
+    f"- B2 HTS-A2C reaches 18 sooner (lower, 2 cores), HTS / A2C minutes: {b2}",
+  ]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument(
+    "--out", default=os.path.join(prereg.ROOT, "docs", "results", "atari_gala_hts")
+  )
+  args = parser.parse_args(argv)
+  lines = [
+    "# Issue 56's verdicts so far",
+    "",
+    "Written by `python -m experiments.atari_verdicts` from the finished runs in runs/prereg,",
+    "by the registration's rule (PREREGISTRATION.md; galax/results/verdict.py, Welch t 95%).",
+    "",
+    *experiment_a(),
+    *experiment_b(),
+  ]
+  os.makedirs(args.out, exist_ok=True)
+  with open(os.path.join(args.out, "verdicts.md"), "w") as f:
+    f.write("\n".join(lines) + "\n")
+  print("\n".join(lines))
+
+
+if __name__ == "__main__":
+  main()

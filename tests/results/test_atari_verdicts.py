@@ -1,0 +1,57 @@
+"""Issue 56's verdicts (experiments/atari_verdicts.py): the registration's rule on finished
+runs, none below MIN_SEEDS_FOR_CI seeds an arm."""
+
+import json
+import os
+
+import pytest
+
+from experiments import atari_prereg, atari_verdicts
+
+
+def _run(root, name, stopped="budget", mean_return=0.0, rows=()):
+  folder = os.path.join(root, name)
+  os.makedirs(folder)
+  with open(os.path.join(folder, "result.json"), "w") as f:
+    json.dump(dict(stopped=stopped, mean_return=mean_return, env_steps=5_000_000), f)
+  with open(os.path.join(folder, "metrics.csv"), "w") as f:
+    f.write("env_steps,wall_time_s,mean_return\n")
+    f.writelines(f"{s},{t},{r}\n" for s, t, r in rows)
+
+
+@pytest.fixture
+def runs_dir(tmp_path, monkeypatch):
+  monkeypatch.setattr(atari_prereg, "RUNS_DIR", str(tmp_path))
+  return str(tmp_path)
+
+
+def test_a_needs_three_finished_runs_an_arm(runs_dir):
+  for s in range(3):
+    _run(runs_dir, f"codeeps_gala_{s}", mean_return=300.0 + s)
+  for s in range(2):
+    _run(runs_dir, f"codeeps_allreduce_{s}", mean_return=200.0 + s)
+  _run(runs_dir, "codeeps_allreduce_2", stopped="preempted", mean_return=90.0)  # unfinished
+  lines = atari_verdicts.experiment_a()
+  assert "all-reduce [200.0, 201.0]" in lines[0]
+  assert "no verdict: 3 and 2 finished runs (a verdict needs 3 each)" in lines[1]
+
+
+def test_a_is_judged_by_the_registered_rule(runs_dir):
+  for s, (gala, allreduce) in enumerate([(330.0, 200.0), (340.0, 210.0), (350.0, 190.0)]):
+    _run(runs_dir, f"codeeps_gala_{s}", mean_return=gala)
+    _run(runs_dir, f"codeeps_allreduce_{s}", mean_return=allreduce)
+  lines = atari_verdicts.experiment_a()
+  # +140 over a 200 mean: far past the 20 margin, and its Welch CI excludes 0.
+  assert lines[1].endswith("different (margin +-20.00): reproduced"), lines[1]
+  assert lines[2].endswith(": reproduced"), lines[2]
+
+
+def test_b_reads_agent_steps_and_minutes_to_18(runs_dir):
+  for s in range(3):
+    steps = [(1_000_000, 600, 10.0), (2_000_000 + 10_000 * s, 1200, 18.5)]
+    _run(runs_dir, f"hts_{s}", stopped="target return", rows=steps)
+    _run(runs_dir, f"a2c_{s}", stopped="target return", rows=steps)
+  lines = atari_verdicts.experiment_b()
+  assert "HTS-A2C [2000000.0, 2010000.0, 2020000.0]" in lines[0]
+  assert lines[1].endswith(": reproduced"), lines[1]  # equal, ratio 1 [1, 1]
+  assert lines[2].endswith(": not reproduced"), lines[2]  # not lower: the same minutes
