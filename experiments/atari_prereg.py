@@ -75,6 +75,8 @@ def status(name: str) -> str:
     return f"checkpoint at {steps}"
   if _has_checkpoint(os.path.join(CARRIED, name)):
     return "checkpoint carried in experiments/checkpoints"
+  if os.path.exists(os.path.join(workdir, "metrics.csv")):
+    return "started, no checkpoint yet"
   return "not started"
 
 
