@@ -36,6 +36,7 @@ from galax.algorithms.registry import spec_for
 from galax.config import cli
 from galax.core.rollout import init_action_keys, rollout, sample_actions
 from galax.framework.algorithm import initial_params
+from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
@@ -53,7 +54,8 @@ def _pieces(config) -> dict:
   """name -> (jitted fn of a carry, initial carry), each running `updates` updates."""
   # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
   # (`learner_map` as resolved), its gradient chunks.
-  setup = make_setup(config, spec_for(config.algorithm))
+  spec = spec_for(config.algorithm)
+  setup = make_setup(RunSettings.from_config(config, spec), spec)
   params = jax.tree.map(jnp.asarray, initial_params(setup))
   apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
   updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks

@@ -20,6 +20,7 @@ from galax.algorithms.registry import spec_for
 from galax.core.rollout import init_action_keys, rollout
 from galax.envs import EnvSettings, make_env
 from galax.framework.algorithm import initial_params
+from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
 
 
@@ -73,7 +74,8 @@ def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[
 
 def acting_only(config: Any, seconds: float, rollouts_per_call: int = 20) -> dict[str, float]:
   """The learner's rollout (policy forward, sampling, env steps) without learning."""
-  setup = make_setup(config, spec_for(config.algorithm))
+  spec = spec_for(config.algorithm)
+  setup = make_setup(RunSettings.from_config(config, spec), spec)
   params = jax.tree.map(jnp.asarray, initial_params(setup))
   policy = block_policy(setup.network.apply, setup.layout.local_learners)
   n = setup.env.num_envs

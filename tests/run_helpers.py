@@ -153,7 +153,8 @@ def pip_installed(target, packages):
 def plan_of(config, target, spec=None):
   """The execution plan of `config` on a `PlanContext` (its algorithm's spec by default)."""
   from galax.algorithms import spec_for
-  from galax.framework.plan import PlanChoices, make_plan
+  from galax.framework.plan import make_plan
+  from galax.framework.settings import RunSettings
 
   spec = spec or spec_for(config.algorithm)
-  return make_plan(PlanChoices.from_config(config, spec), spec, target)
+  return make_plan(RunSettings.from_config(config, spec), spec, target)

@@ -24,8 +24,13 @@ if TYPE_CHECKING:
 
 def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> Algorithm:
   """Builds the algorithm named by `config.algorithm` for `devices` (jax devices; default
-  `jax.devices()`; `galax.aot.compile` passes a TPU or GPU target's compile-only devices)."""
-  return spec_for(config.algorithm).build(config, devices)
+  `jax.devices()`; `galax.aot.compile` passes a TPU or GPU target's compile-only devices):
+  the config is read here, once (`RunSettings`, its algorithm's own section included),
+  and the builder takes the settings."""
+  from galax.framework.settings import RunSettings
+
+  spec = spec_for(config.algorithm)
+  return spec.build(RunSettings.from_config(config, spec), devices)
 
 
 def __getattr__(name: str):

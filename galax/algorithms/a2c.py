@@ -18,6 +18,7 @@ differ only in the combiner. All n learners run as one `shard_map` program.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Sequence
 
 import jax
@@ -31,6 +32,7 @@ from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.core.types import Params
 from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.settings import RunSettings
 from galax.framework.update import (
   BlockUpdate,
   LearnerState,
@@ -142,21 +144,37 @@ def make_a2c_update(
   return update
 
 
-def make_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
-  """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from one config."""
-  setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
-  s = config.stragglers
+@dataclasses.dataclass(frozen=True)
+class A2CSettings:
+  """A2C's own fields: all-reduce learners' straggler dropping (`config.stragglers`,
+  `galax.parallel.stragglers`; `galax.config.validate` checks them)."""
+
+  num_kept: int  # gradients averaged per update: the first to arrive; 0 = all
+  step_time: str  # the learners' step-time distribution
+  scale: float  # its spread
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> A2CSettings:
+    s = config.stragglers
+    return cls(int(s.num_kept), str(s.step_time), float(s.scale))
+
+
+def make_a2c(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+  """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from a run's settings."""
+  setup, combiner, optimizer, schedule = make_learners(settings, SPECS[0], devices)
+  s = settings.own
   stragglers = make_straggler_model(
-    config.num_learners, s.num_kept, s.step_time, s.scale, config.seed
+    settings.num_learners, s.num_kept, s.step_time, s.scale, settings.seed
   )
   update = make_a2c_update(setup, optimizer, combiner, stragglers)
-  return assemble(setup, update, optimizer, schedule, setup.settings.t_max, combiner)
+  return assemble(setup, update, optimizer, schedule, settings.t_max, combiner)
 
 
 SPECS = (
   spec.AlgorithmSpec(
     "a2c",
     make_a2c,
+    read=A2CSettings.from_config,
     features=frozenset(
       {spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE, spec.ASYNC_ENVS}
     ),

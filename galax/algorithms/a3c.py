@@ -55,6 +55,7 @@ from galax.core.optimizers import make_optimizer
 from galax.core.rollout import episode_log, rollout
 from galax.core.types import OptState, Params, ParamsBlock
 from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.settings import RunSettings
 from galax.framework.spec import check_choice
 from galax.framework.update import (
   BlockUpdate,
@@ -88,12 +89,28 @@ def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: 
 
 @dataclasses.dataclass(frozen=True)
 class A3CSettings:
-  """The `a3c` section, read once (`make_a3c`): the bound on the staleness s, how s is drawn
-  ("uniform" or "fixed"), and whether a round applies its gradients in a random order."""
+  """The `a3c` section, read once (`AlgorithmSpec.read`): the bound on the staleness s, how
+  s is drawn ("uniform" or "fixed"), and whether a round applies its gradients in a random
+  order."""
 
   max_staleness: int
   staleness: str
   shuffle_order: bool
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> A3CSettings:
+    """The section, checked: one ValueError line for a value A3C cannot run."""
+    c = config.a3c
+    check_choice("a3c.staleness", c.staleness, ("uniform", "fixed"))
+    if c.max_staleness < 0:
+      raise ValueError(f"config.a3c.max_staleness must be >= 0, got {c.max_staleness}.")
+    if config.combine != "independent":
+      raise ValueError(
+        "algorithm='a3c' applies every learner's gradient to the shared "
+        f"parameters itself; config.combine={config.combine!r} must stay "
+        "'independent'."
+      )
+    return cls(int(c.max_staleness), str(c.staleness), bool(c.shuffle_order))
 
 
 def apply_in_turn(
@@ -180,9 +197,9 @@ def make_a3c_update(
   return update
 
 
-def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_a3c(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
-  setup = make_setup(config, SPECS[0], devices=devices)
+  setup = make_setup(settings, SPECS[0], devices=devices)
   layout = setup.layout
   n = layout.num_learners
   # A3C applies one learner's gradient at a time to the one shared parameter set (not a
@@ -191,15 +208,14 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) ->
   optimizer, schedule = make_optimizer(
     setup.settings.optimizer, layout.envs_per_learner, n, setup.anneal_updates * n
   )
-  c = config.a3c
-  a3c = A3CSettings(int(c.max_staleness), str(c.staleness), bool(c.shuffle_order))
+  a3c: A3CSettings = settings.own
   slots = a3c.max_staleness + 1
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     devices = layout.local_devices
     one = jax.tree.map(lambda x: x[0], params)
     history = jax.tree.map(lambda x: jnp.broadcast_to(x, (devices, slots, *x.shape)), one)
-    key = jax.random.fold_in(jax.random.PRNGKey(config.seed), STREAM)
+    key = jax.random.fold_in(jax.random.PRNGKey(settings.seed), STREAM)
     return A3CExtra(history=history, key=jnp.broadcast_to(key, (devices, *key.shape)))
 
   return assemble(
@@ -207,21 +223,9 @@ def make_a3c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) ->
     make_a3c_update(setup, optimizer, a3c),
     optimizer,
     lambda update: schedule(update * n),  # rounds -> applications
-    setup.settings.t_max,
+    settings.t_max,
     init_extra=init_extra,
   )
-
-
-def _validate(config: ConfigDict) -> None:
-  check_choice("a3c.staleness", config.a3c.staleness, ("uniform", "fixed"))
-  if config.a3c.max_staleness < 0:
-    raise ValueError(f"config.a3c.max_staleness must be >= 0, got {config.a3c.max_staleness}.")
-  if config.combine != "independent":
-    raise ValueError(
-      "algorithm='a3c' applies every learner's gradient to the shared "
-      f"parameters itself; config.combine={config.combine!r} must stay "
-      "'independent'."
-    )
 
 
 def a3c_config() -> ConfigDict:
@@ -239,7 +243,7 @@ SPECS = (
   spec.AlgorithmSpec(
     "a3c",
     make_a3c,
-    validate=_validate,
+    read=A3CSettings.from_config,
     features=frozenset(),
     config_sections=lambda: dict(a3c=a3c_config()),
   ),

@@ -42,6 +42,7 @@ from galax.core.optimizers import LearnerOptimizer
 from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollout
 from galax.core.types import Params, ParamsBlock
 from galax.framework.algorithm import Algorithm, assemble
+from galax.framework.settings import RunSettings
 from galax.framework.spec import check_choice, check_positive
 from galax.framework.update import (
   BlockUpdate,
@@ -69,6 +70,27 @@ class VTraceSettings:
   rho_bar: float
   c_bar: float
   reduction: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ImpalaSettings:
+  """The `impala` section, read once and checked: the policy lag (updates) and V-trace's
+  rho-bar, c-bar and loss reduction."""
+
+  policy_lag: int
+  rho_bar: float
+  c_bar: float
+  reduction: str
+
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> ImpalaSettings:
+    c = config.impala
+    check_choice("impala.reduction", c.reduction, ("mean", "sum"))
+    if c.policy_lag < 0:
+      raise ValueError(f"config.impala.policy_lag must be >= 0, got {c.policy_lag}.")
+    check_positive("impala.rho_bar", c.rho_bar)
+    check_positive("impala.c_bar", c.c_bar)
+    return cls(int(c.policy_lag), float(c.rho_bar), float(c.c_bar), str(c.reduction))
 
 
 def impala_grads(
@@ -203,21 +225,19 @@ def make_impala_update(
   return update
 
 
-def make_impala(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
-  """IMPALA with a policy lag of config.impala.policy_lag updates; see the module docstring."""
-  setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices)
-  impala, lag = config.impala, int(config.impala.policy_lag)
-  vtrace = VTraceSettings(
-    setup.settings.returns.gamma, float(impala.rho_bar), float(impala.c_bar), str(impala.reduction)
-  )
+def make_impala(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+  """IMPALA with a policy lag of `impala.policy_lag` updates; see the module docstring."""
+  setup, combiner, optimizer, schedule = make_learners(settings, SPECS[0], devices)
+  impala: ImpalaSettings = settings.own
+  lag = impala.policy_lag
+  vtrace = VTraceSettings(settings.returns.gamma, impala.rho_bar, impala.c_bar, impala.reduction)
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
     queue = jax.tree.map(lambda x: jnp.repeat(x[:, None], lag, axis=1), params)
     return ImpalaExtra(queue)
 
   update = make_impala_update(setup, optimizer, combiner, vtrace, lag)
-  t_max = setup.settings.t_max
-  return assemble(setup, update, optimizer, schedule, t_max, combiner, init_extra)
+  return assemble(setup, update, optimizer, schedule, settings.t_max, combiner, init_extra)
 
 
 def impala_config() -> ConfigDict:
@@ -231,18 +251,11 @@ def impala_config() -> ConfigDict:
   return c
 
 
-def _validate(config: ConfigDict) -> None:
-  check_choice("impala.reduction", config.impala.reduction, ("mean", "sum"))
-  if config.impala.policy_lag < 0:
-    raise ValueError(f"config.impala.policy_lag must be >= 0, got {config.impala.policy_lag}.")
-  check_positive(config, "impala.rho_bar", "impala.c_bar")
-
-
 SPECS = (
   spec.AlgorithmSpec(
     "impala",
     make_impala,
-    validate=_validate,
+    read=ImpalaSettings.from_config,
     features=frozenset({spec.SHARDED_STATE}),
     config_sections=lambda: dict(impala=impala_config()),
   ),

@@ -113,29 +113,38 @@ class PPOExtra:
 
 
 @dataclasses.dataclass(frozen=True)
-class PPOSettings:
-  """PPO's settings inside the traced update: targets, loss weights, clip epsilon, the
-  batch's epochs x minibatches and whether advantages are normalised per batch."""
+class PPOSection:
+  """The `ppo` section (PPO's and HTS-PPO's own fields), read once and checked: clip
+  epsilon, the batch's epochs x minibatches, whether advantages are normalised per batch."""
 
-  returns: ReturnSettings
-  loss: losses.LossSettings
   clip: float
   epochs: int
   minibatches: int
   normalize_advantages: bool
 
+  @classmethod
+  def from_config(cls, config: ConfigDict) -> PPOSection:
+    ppo = config.ppo
+    section = cls(
+      float(ppo.clip), int(ppo.epochs), int(ppo.minibatches), bool(ppo.normalize_advantages)
+    )
+    for name in ("epochs", "minibatches", "clip"):
+      check_positive(f"ppo.{name}", getattr(section, name))
+    return section
 
-def ppo_settings(run: RunSettings, ppo: ConfigDict) -> PPOSettings:
-  """The `ppo` section, read once (PPO's and HTS-PPO's builders), with the run's targets and
-  loss weights."""
-  return PPOSettings(
-    run.returns,
-    run.loss,
-    float(ppo.clip),
-    int(ppo.epochs),
-    int(ppo.minibatches),
-    bool(ppo.normalize_advantages),
-  )
+
+@dataclasses.dataclass(frozen=True)
+class PPOSettings(PPOSection):
+  """PPO's settings inside the traced update: the section, the run's targets and loss
+  weights (`ppo_settings`)."""
+
+  returns: ReturnSettings
+  loss: losses.LossSettings
+
+
+def ppo_settings(run: RunSettings, ppo: PPOSection) -> PPOSettings:
+  """The `ppo` section with the run's targets and loss weights (PPO's, HTS-PPO's builders)."""
+  return PPOSettings(**dataclasses.asdict(ppo), returns=run.returns, loss=run.loss)
 
 
 class PPOLearner:
@@ -334,31 +343,32 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
   return update
 
 
-def make_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_ppo(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
-  units = int(config.ppo.epochs) * int(config.ppo.minibatches)
-  setup, combiner, optimizer, schedule = make_learners(config, SPECS[0], devices, units)
+  ppo: PPOSection = settings.own
+  units = ppo.epochs * ppo.minibatches
+  setup, combiner, optimizer, schedule = make_learners(settings, SPECS[0], devices, units)
   layout = setup.layout
   learner = PPOLearner(
     setup.network.apply,
-    ppo_settings(setup.settings, config.ppo),
+    ppo_settings(settings, ppo),
     optimizer,
     combiner,
     layout.learners_per_device,
-    config.t_max,
+    settings.t_max,
     layout.envs_per_learner,
     setup.plan.grad_chunks,
   )
 
   def init_extra(params):
-    return PPOExtra(learner_keys(config.seed, layout.first_learner, layout.local_learners))
+    return PPOExtra(learner_keys(settings.seed, layout.first_learner, layout.local_learners))
 
   return assemble(
     setup,
     make_ppo_update(setup, learner),
     optimizer,
     schedule,
-    setup.settings.t_max,
+    settings.t_max,
     combiner,
     init_extra,
   )
@@ -375,21 +385,14 @@ def ppo_config() -> ConfigDict:
   return c
 
 
-def validate_ppo(config: ConfigDict) -> None:
-  """The `ppo` section (PPO and HTS-PPO)."""
-  check_positive(config, "ppo.epochs", "ppo.minibatches", "ppo.clip")
-
-
 SPECS = (
   spec.AlgorithmSpec(
     "ppo",
     make_ppo,
-    validate=validate_ppo,
+    read=PPOSection.from_config,
     features=frozenset({spec.COMBINE, spec.ASYNC_ENVS}),
     config_sections=lambda: dict(ppo=ppo_config()),
-    chunked_batch=lambda c: spec.ppo_minibatch(
-      int(c.t_max), int(c.envs_per_learner), int(c.ppo.minibatches)
-    ),
-    gradient_steps=lambda c: int(c.ppo.epochs) * int(c.ppo.minibatches),
+    chunked_batch=lambda s: spec.ppo_minibatch(s.t_max, s.envs_per_learner, s.own.minibatches),
+    gradient_steps=lambda s: s.own.epochs * s.own.minibatches,
   ),
 )

@@ -12,6 +12,7 @@ import ml_collections
 
 from galax.algorithms.registry import spec_for
 from galax.framework import spec as spec_lib
+from galax.framework.settings import RunSettings
 from galax.framework.spec import check_choice, check_positive
 
 if TYPE_CHECKING:
@@ -52,9 +53,9 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
   check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
   check_choice("track_mode", config.track_mode, ("online", "offline", "disabled"))
-  check_positive(config, "eval.episodes")
-  check_positive(config, *NON_NEGATIVE, or_zero=True)
-  check_positive(config, *POSITIVE)
+  _check_positive_fields(config, "eval.episodes")
+  _check_positive_fields(config, *NON_NEGATIVE, or_zero=True)
+  _check_positive_fields(config, *POSITIVE)
   if not 0.0 <= config.gamma <= 1.0:
     raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
   _validate_learners(algorithm, config)
@@ -69,21 +70,35 @@ def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
     network.name,
     config.grad_chunks,
   )
-  _validate_batches(
-    algorithm, config.grad_chunks, algorithm.chunked_batch(config), config.hts.microbatches
-  )  # chunked_batch: PPO checks its minibatches
-  from galax.envs.backend import EnvSettings
-
+  if config.hts.microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
+    raise ValueError(
+      f"config.hts.microbatches={config.hts.microbatches} splits HTS segments;"
+      f" algorithm {algorithm.name!r} has none."
+    )
+  # The algorithm's own section (ppo.*, hts.*, impala.*, a3c.*), read by its reader.
+  settings = RunSettings.from_config(config, algorithm)
   _validate_env(
     algorithm,
-    EnvSettings.from_config(config),
+    settings.env,
     config.envs_per_learner,
     config.num_learners,
     config.capture_video,
     config.eval.every_steps,
   )
-  algorithm.validate(config)  # the algorithm's own section (ppo.*, hts.*, impala.*, a3c.*)
+  # chunked_batch: PPO checks its minibatches
+  _validate_chunks(settings.plan.grad_chunks, algorithm.chunked_batch(settings))
   return config
+
+
+def _check_positive_fields(
+  config: ml_collections.ConfigDict, *names: str, or_zero: bool = False
+) -> None:
+  """One line for the first of the dotted `names` whose value is not > 0 (`or_zero`: < 0)."""
+  for name in names:
+    value = config
+    for part in name.split("."):
+      value = value[part]
+    check_positive(name, value, or_zero)
 
 
 def _validate_learners(
@@ -258,22 +273,11 @@ def _validate_execution(
     raise ValueError(f"config.grad_chunks={grad_chunks} must be >= 0 (0 = auto).")
 
 
-def _validate_batches(
-  algorithm: spec_lib.AlgorithmSpec,
-  grad_chunks: int,
-  chunked_batch: tuple[int, int, str],
-  microbatches: int,
-) -> None:
-  """Sizes that must divide each other: grad_chunks the algorithm's `chunked_batch`; HTS
-  micro-batches exist only where the algorithm has segments."""
+def _validate_chunks(grad_chunks: int, chunked_batch: tuple[int, int, str]) -> None:
+  """grad_chunks must divide the algorithm's `chunked_batch`."""
   batch, _, what = chunked_batch
   if grad_chunks and batch % grad_chunks:
     raise ValueError(f"config.grad_chunks={grad_chunks} must divide the {batch} {what}.")
-  if microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
-    raise ValueError(
-      f"config.hts.microbatches={microbatches} splits HTS segments;"
-      f" algorithm {algorithm.name!r} has none."
-    )
 
 
 def _validate_baselines(

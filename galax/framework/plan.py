@@ -5,9 +5,9 @@ step, in scans. How that program runs best depends on the platform, and on CPU i
 a lot: XLA:CPU computes convolution gradients several times slower inside a loop than
 outside one, on large batches than on small ones, and inside nested computations
 (figures: docs/benchmarks.md, "The figures behind galax's automatic CPU choices"). Those
-choices are an `ExecutionPlan`, built by `make_plan` from the config's `PlanChoices` (read
-once, with the algorithm's shape from its spec), the devices'
-platform and the envs, and nowhere else:
+choices are an `ExecutionPlan`, built by `make_plan` from the run's settings (their
+`PlanChoices`, and the algorithm's shape from its spec), the devices' platform and the
+envs, and nowhere else:
 
   platform     'cpu' | 'gpu' | 'tpu': the devices'; `config.platform` may only confirm it.
   learner_map  how a device's learners run their networks: 'vmap' | 'unroll' | 'loop'.
@@ -31,8 +31,7 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from ml_collections import ConfigDict
-
+from galax.framework.settings import RunSettings
 from galax.framework.spec import LEARNER_MAP, AlgorithmSpec
 
 # Learners per device above which 'auto' runs image networks on CPU in a loop.
@@ -72,38 +71,6 @@ class ExecutionPlan:
 
 
 @dataclasses.dataclass(frozen=True)
-class PlanChoices:
-  """What the plan's rules read of a run's config, read once (`from_config`): the explicit
-  choices ('auto' or a value) and the algorithm's shape from its spec."""
-
-  platform: str  # 'auto' or the platform the run must be built for
-  learner_map: str
-  conv_impl: str  # `network.conv_impl`
-  update_loop: str
-  grad_chunks: int  # 0: auto
-  microbatches: int  # `hts.microbatches`; 0: auto
-  flattens: bool  # an 'mlp' network: no convolutions
-  gradient_steps: int  # `AlgorithmSpec.gradient_steps`
-  chunked_batch: tuple[int, int, str]  # `AlgorithmSpec.chunked_batch`
-  segment_units: tuple[int, int] | None  # `AlgorithmSpec.segment_units`
-
-  @classmethod
-  def from_config(cls, config: ConfigDict, spec: AlgorithmSpec) -> PlanChoices:
-    return cls(
-      platform=str(config.platform),
-      learner_map=str(config.learner_map),
-      conv_impl=str(config.network.conv_impl),
-      update_loop=str(config.update_loop),
-      grad_chunks=int(config.grad_chunks),
-      microbatches=int(config.hts.microbatches),
-      flattens=config.network.name == "mlp",
-      gradient_steps=spec.gradient_steps(config),
-      chunked_batch=spec.chunked_batch(config),
-      segment_units=spec.segment_units(config) if spec.segment_units else None,
-    )
-
-
-@dataclasses.dataclass(frozen=True)
 class PlanContext:
   """What the plan's rules read besides the config: the devices' platform, the envs'
   observation layout ('flat' for vectors), whether the envs step inside the program
@@ -115,11 +82,12 @@ class PlanContext:
   learners_per_device: int
 
 
-def make_plan(choices: PlanChoices, spec: AlgorithmSpec, target: PlanContext) -> ExecutionPlan:
-  """The plan of a run's `choices` (its algorithm's `spec`) on `target`: the explicit
-  choices, the 'auto' ones resolved by the rules below, in this order (each rule reads the
-  ones before it)."""
-  c = choices
+def make_plan(settings: RunSettings, spec: AlgorithmSpec, target: PlanContext) -> ExecutionPlan:
+  """The plan of a run's `settings` (its algorithm's `spec`) on `target`: the explicit
+  choices (`settings.plan`), the 'auto' ones resolved by the rules below, in this order
+  (each rule reads the ones before it)."""
+  c = settings.plan
+  segment_units = spec.segment_units(settings) if spec.segment_units else None
   if c.platform not in ("auto", target.platform):
     raise ValueError(
       f"config.platform={c.platform!r} but the run is built for {target.platform} devices."
@@ -129,7 +97,7 @@ def make_plan(choices: PlanChoices, spec: AlgorithmSpec, target: PlanContext) ->
   learner_map = _learner_map(c.learner_map, c.conv_impl, spec, target, convs)
   conv_impl = c.conv_impl
   if conv_impl == "auto":  # patches where a CPU loops over learners or many gradient steps
-    looped = learner_map == "loop" or c.gradient_steps >= MIN_SCANNED_GRADIENT_STEPS
+    looped = learner_map == "loop" or spec.gradient_steps(settings) >= MIN_SCANNED_GRADIENT_STEPS
     conv_impl = "patches" if convs and looped else "xla"
   update_loop = c.update_loop
   if update_loop == "auto":  # XLA:CPU's conv gradients are slow inside a while loop
@@ -139,9 +107,9 @@ def make_plan(choices: PlanChoices, spec: AlgorithmSpec, target: PlanContext) ->
     learner_map=learner_map,
     conv_impl=conv_impl,
     update_loop=update_loop,
-    grad_chunks=_grad_chunks(c.grad_chunks, c.chunked_batch, convs),
+    grad_chunks=_grad_chunks(c.grad_chunks, spec.chunked_batch(settings), convs),
     unit_call="inline" if cpu_images else "isolated",
-    microbatches=_microbatches(c.microbatches, c.segment_units, target.envs_in_program),
+    microbatches=_microbatches(c.microbatches, segment_units, target.envs_in_program),
   )
 
 
@@ -201,24 +169,23 @@ def _microbatches(
 
 
 def plan_for(
-  choices: PlanChoices,
+  settings: RunSettings,
   spec: AlgorithmSpec,
   devices: Sequence[Any],
-  env_id: str,
   obs_layout: str,
   learners_per_device: int,
 ) -> ExecutionPlan:
-  """`make_plan` for a run on `devices` (jax devices: their platform), with envs `env_id`
-  of `obs_layout` and `learners_per_device` learners on each."""
+  """`make_plan` for a run on `devices` (jax devices: their platform), with envs of
+  `obs_layout` and `learners_per_device` learners on each."""
   from galax.envs.registry import backend_for
 
   return make_plan(
-    choices,
+    settings,
     spec,
     PlanContext(
       platform=devices[0].platform,
       obs_layout=obs_layout,
-      envs_in_program=backend_for(env_id).in_program,
+      envs_in_program=backend_for(settings.env.id).in_program,
       learners_per_device=learners_per_device,
     ),
   )

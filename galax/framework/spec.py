@@ -30,12 +30,16 @@ class AlgorithmSpec:
   """One algorithm as the rest of galax sees it.
 
   name: `config.algorithm`'s value.
-  build: `build(config, devices)` -> `Algorithm` (`galax.framework.update`).
+  build: `build(settings, devices)` -> `Algorithm`, from the run's `RunSettings`
+    (galax/framework/settings.py), its own section read into `settings.own` by `read`.
+  read: `read(config)` -> this algorithm's own settings (a frozen dataclass beside its
+    builder, as acme's config sits beside its builder), read once from its config section
+    and raising ValueError, one line, for a value it cannot run; None when it has none.
+  The functions below take the run's `RunSettings` (`settings.own` included):
   steps_per_env: env steps each env takes per update (t_max, HTS's alpha).
   chunked_batch: (size, samples per entry, what) of the axis a learner's gradient may be
     split along (`config.grad_chunks`): its envs and t_max for A2C, a PPO minibatch's
     samples and 1; size 1 when it is not chunked.
-  validate: raises ValueError for a config value this algorithm cannot run.
   features: the options of this module's constants that it acts on.
   config_sections: the config sections this algorithm owns, {name: ConfigDict of fields
     with their defaults} (`galax.config.base_config` adds every algorithm's; two specs of
@@ -48,17 +52,18 @@ class AlgorithmSpec:
   """
 
   name: str
-  build: Callable[[ConfigDict, Sequence[Any] | None], Any]
-  steps_per_env: Callable[[ConfigDict], int] = lambda c: int(c.t_max)
-  chunked_batch: Callable[[ConfigDict], tuple[int, int, str]] = lambda c: (
-    int(c.envs_per_learner),
-    int(c.t_max),
+  build: Callable[[Any, Sequence[Any] | None], Any]  # (RunSettings, devices) -> Algorithm
+  read: Callable[[ConfigDict], Any] = lambda config: None
+  # The functions of a run's `RunSettings`:
+  steps_per_env: Callable[[Any], int] = lambda s: s.t_max
+  chunked_batch: Callable[[Any], tuple[int, int, str]] = lambda s: (
+    s.envs_per_learner,
+    s.t_max,
     "envs per learner",
   )
-  validate: Callable[[ConfigDict], None] = lambda c: None
   features: frozenset[str] = frozenset({COMBINE})
-  segment_units: Callable[[ConfigDict], tuple[int, int]] | None = None
-  gradient_steps: Callable[[ConfigDict], int] = lambda c: 1
+  segment_units: Callable[[Any], tuple[int, int]] | None = None
+  gradient_steps: Callable[[Any], int] = lambda s: 1
   config_sections: Callable[[], dict[str, ConfigDict]] = dict
 
   def supports(self, feature: str) -> bool:
@@ -78,22 +83,17 @@ def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int) -> tuple[
   return samples // minibatches, 1, "samples per PPO minibatch"
 
 
-# One-line checks of config values, for `galax.config.validate` and the specs' validate
-# hooks, so that every bad value is rejected in the same words.
+# One-line checks of config values, for `galax.config.validate` and the algorithms' own
+# readers (`AlgorithmSpec.read`), so that every bad value is rejected in the same words.
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-  """One line if `config.<name>` is not among `allowed` (also for algorithms' validate
-  hooks, so that every choice is rejected in the same words)."""
+  """One line if `config.<name>` is not among `allowed`."""
   if value not in allowed:
     raise ValueError(f"config.{name}={value!r} is not one of {list(allowed)}.")
 
 
-def check_positive(config: ConfigDict, *names: str, or_zero: bool = False) -> None:
-  """One line for the first of the dotted `names` whose value is not > 0 (`or_zero`: < 0)."""
-  for name in names:
-    value = config
-    for part in name.split("."):
-      value = value[part]
-    if value < 0 or (value == 0 and not or_zero):
-      raise ValueError(f"config.{name} must be {'>=' if or_zero else '>'} 0, got {value!r}.")
+def check_positive(name: str, value: Any, or_zero: bool = False) -> None:
+  """One line if `config.<name>`'s `value` is not > 0 (`or_zero`: is < 0)."""
+  if value < 0 or (value == 0 and not or_zero):
+    raise ValueError(f"config.{name} must be {'>=' if or_zero else '>'} 0, got {value!r}.")

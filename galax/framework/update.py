@@ -1,8 +1,8 @@
 """What every algorithm's update is made of: its setup, its state, the update's shared
 pieces and the jitted step it is compiled into.
 
-`make_setup` reads the run's config once (`RunSettings`, galax/framework/settings.py), lays the
-learners out over the devices, builds their envs and network and makes the run's
+`make_setup` takes the run's config read once (`RunSettings`, galax/framework/settings.py),
+lays the learners out over the devices, builds their envs and network and makes the run's
 `ExecutionPlan` (galax/framework/plan.py) for them: a `Setup`. `make_learners` adds the
 learners' combiner and optimizer (`UpdateParts`).
 
@@ -31,14 +31,13 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
-from ml_collections import ConfigDict
 
 from galax.core import divergence, networks, optimizers
 from galax.core.optimizers import LearnerOptimizer
 from galax.core.types import Metrics, OptState, ParamsBlock, PyTree
 from galax.envs import Env, EnvSettings, EnvState, make_env
 from galax.envs.actor_groups import ActorGroups
-from galax.framework.plan import ExecutionPlan, PlanChoices, plan_for
+from galax.framework.plan import ExecutionPlan, plan_for
 from galax.framework.settings import RunSettings
 from galax.framework.spec import AlgorithmSpec
 from galax.parallel import layout as lx
@@ -103,28 +102,26 @@ def default_envs(layout: lx.Layout, settings: RunSettings) -> Env:
 
 
 def make_setup(
-  config: ConfigDict,
+  settings: RunSettings,
   spec: AlgorithmSpec,
   make_envs: MakeEnvs | None = None,
   devices: Sequence[jax.Device] | None = None,
 ) -> Setup:
-  """The setup of `config` for its algorithm's `spec` (its env steps per update, and what
-  the plan's rules ask of it); the config is read here, once (`RunSettings`). `make_envs`:
-  builds the envs for the layout (e.g. HTS actor groups); default `default_envs`.
-  `devices`: the devices to build for (default `jax.devices()`; `galax.aot.compile` passes
-  a TPU or GPU topology's compile-only devices)."""
-  layout = lx.make_layout(config.num_learners, config.envs_per_learner, config.num_devices, devices)
+  """The setup of a run's `settings` for its algorithm's `spec` (its env steps per update,
+  and what the plan's rules ask of it). `make_envs`: builds the envs for the layout (e.g.
+  HTS actor groups); default `default_envs`. `devices`: the devices to build for (default
+  `jax.devices()`; `galax.aot.compile` passes a TPU or GPU topology's compile-only devices)."""
+  s = settings
+  layout = lx.make_layout(s.num_learners, s.envs_per_learner, s.num_devices, devices)
   mesh = lx.make_mesh(layout, devices)
-  settings = RunSettings.from_config(config)
   env = (make_envs or default_envs)(layout, settings)
-  choices = PlanChoices.from_config(config, spec)
   obs_layout, learners = env.spec.obs_layout, layout.learners_per_device
-  plan = plan_for(choices, spec, mesh.devices.flat, settings.env.id, obs_layout, learners)
+  plan = plan_for(settings, spec, mesh.devices.flat, obs_layout, learners)
   network = settings.network.build(env.spec, plan.conv_impl)
-  env_steps_per_update = layout.num_learners * layout.envs_per_learner * spec.steps_per_env(config)
+  env_steps_per_update = layout.num_learners * layout.envs_per_learner * spec.steps_per_env(s)
   # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
   per_call = settings.updates_per_call
-  calls = max(1, -(-int(config.total_env_steps) // (env_steps_per_update * per_call)))
+  calls = max(1, -(-settings.total_env_steps // (env_steps_per_update * per_call)))
   anneal_updates = settings.optimizer.anneal_updates(calls * per_call, env_steps_per_update)
   return Setup(
     settings,
@@ -155,16 +152,16 @@ def params_shapes(setup: Setup) -> PyTree:
 
 
 def make_learners(
-  config: ConfigDict,
+  settings: RunSettings,
   spec: AlgorithmSpec,
   devices: Sequence[jax.Device] | None = None,
   steps_per_update: int = 1,
   make_envs: MakeEnvs | None = None,
 ) -> UpdateParts:
-  """`make_setup`, then the combiner (`config.combine`) and the learners' optimizer, whose
+  """`make_setup`, then the combiner (`settings.combine`) and the learners' optimizer, whose
   schedule counts `steps_per_update` optimizer steps per update (PPO's minibatches). With
   `optimizer.sharded_state` both come from `galax.parallel.sharded_optimizer`."""
-  setup = make_setup(config, spec, make_envs, devices)
+  setup = make_setup(settings, spec, make_envs, devices)
   opt, layout = setup.settings.optimizer, setup.layout
   envs, learners = layout.envs_per_learner, layout.num_learners
   schedule, per_update = optimizers.learner_schedule(

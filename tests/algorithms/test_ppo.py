@@ -10,7 +10,7 @@ import optax
 import pytest
 from run_helpers import plan_of
 
-from galax.algorithms.ppo import PPOLearner, ppo_settings
+from galax.algorithms.ppo import PPOLearner, PPOSection, ppo_settings
 from galax.config import base_config
 from galax.core import losses
 from galax.core.optimizers import ReplicatedOptimizer
@@ -151,7 +151,7 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   steps, envs, learners = 4, 2, 2
   apply_fn = lambda p, obs: (jnp.zeros(obs.shape[:-1] + (2,)), jnp.sum(obs * p["w"], -1))
   optimizer = ReplicatedOptimizer(optax.sgd(0.0))
-  settings = ppo_settings(RunSettings.from_config(c), c.ppo)
+  settings = ppo_settings(RunSettings.from_config(c), PPOSection.from_config(c))
   learner = PPOLearner(apply_fn, settings, optimizer, Independent(), learners, steps, envs)
   n = learners * envs
   ids = jnp.arange(steps * n, dtype=jnp.float32).reshape(steps, n)
@@ -199,7 +199,7 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
 
   def learner(chunks):
     optimizer = ReplicatedOptimizer(optax.sgd(0.1))
-    settings = ppo_settings(RunSettings.from_config(c), c.ppo)
+    settings = ppo_settings(RunSettings.from_config(c), PPOSection.from_config(c))
     return PPOLearner(apply_fn, settings, optimizer, Independent(), 1, 8, 4, chunks)
 
   whole, chunked = learner(1), learner(c.grad_chunks)

@@ -41,7 +41,7 @@ def _learner(epochs, minibatches, lr):
   c = base_config()
   c.ppo.epochs, c.ppo.minibatches = epochs, minibatches
   optimizer = ReplicatedOptimizer(optax.sgd(lr))
-  settings = ppo.ppo_settings(RunSettings.from_config(c), c.ppo)
+  settings = ppo.ppo_settings(RunSettings.from_config(c), ppo.PPOSection.from_config(c))
   return ppo.PPOLearner(_apply, settings, optimizer, Independent(), 1, STEPS, ENVS)
 
 

@@ -20,6 +20,7 @@ from galax.config import base_config, validate
 from galax.core.rollout import rollout
 from galax.envs import EnvSettings, make_env
 from galax.framework.algorithm import initial_state
+from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
@@ -117,7 +118,8 @@ def _layout_rollout(env_id, num_learners, envs_per_learner, num_devices, steps=8
     num_devices=num_devices,
     seed=5,
   )
-  setup = make_setup(config, spec_for(config.algorithm))
+  spec = spec_for(config.algorithm)
+  setup = make_setup(RunSettings.from_config(config, spec), spec)
   state = initial_state(setup, optax.sgd(0.0))
   policy = block_policy(setup.network.apply, setup.layout.learners_per_device)
 

@@ -8,6 +8,7 @@ gradients of Eq. 6) is galax/algorithms/hts/segment.py.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, NamedTuple, Sequence
 
 import jax
@@ -22,17 +23,12 @@ from galax.algorithms.hts.learners import (
   StalePPOSegmentLearner,
 )
 from galax.algorithms.hts.segment import HTSExtra, Segment, empty_storage
-from galax.algorithms.ppo import (
-  PPOLearner,
-  learner_keys,
-  ppo_config,
-  ppo_settings,
-  validate_ppo,
-)
+from galax.algorithms.ppo import PPOLearner, PPOSection, learner_keys, ppo_config, ppo_settings
 from galax.core.optimizers import LearnerOptimizer
 from galax.envs.actor_groups import ActorGroups
 from galax.framework.algorithm import Algorithm, assemble
-from galax.framework.spec import check_positive
+from galax.framework.settings import RunSettings
+from galax.framework.spec import check_choice, check_positive
 from galax.framework.update import Setup, make_learners
 from galax.parallel.combine import Combiner
 
@@ -62,11 +58,6 @@ def ppo_shape(alpha: int, epochs: int, minibatches: int) -> SegmentShape:
   return SegmentShape(alpha, epochs * minibatches, epochs * minibatches)
 
 
-# A config's segment: alpha env steps per env (hts.alpha; 0 = t_max) and the variant's units.
-_alpha = lambda c: int(c.hts.alpha or c.t_max)
-_a2c_shape = lambda c: a2c_shape(_alpha(c))
-_ppo_shape = lambda c: ppo_shape(_alpha(c), int(c.ppo.epochs), int(c.ppo.minibatches))
-
 # (setup, alpha, combiner, optimizer) -> the learner a segment hosts
 MakeLearner = Callable[[Setup, int, Combiner, LearnerOptimizer], SegmentLearner]
 
@@ -89,59 +80,72 @@ def hts_config() -> ConfigDict:
   return c
 
 
-def _validate(config: ConfigDict, shape: SegmentShape, ppo: bool) -> None:
-  """The `hts` section (and `ppo`'s for HTS-PPO): alpha whole rollouts, actor groups that
-  divide the envs, micro-batches that divide both alpha and the learner's units."""
-  if ppo:
-    validate_ppo(config)
-  check_positive(config, "hts.num_actors")
-  if config.hts.alpha < 0 or config.hts.microbatches < 0:
-    raise ValueError(
-      f"config.hts.alpha ({config.hts.alpha}) and config.hts.microbatches "
-      f"({config.hts.microbatches}) must be >= 0 (0 = automatic)."
-    )
-  if config.hts.alpha and config.hts.alpha % config.t_max:
-    raise ValueError(
-      f"config.hts.alpha={config.hts.alpha} must be a multiple of "
-      f"config.t_max={config.t_max} (a segment holds whole rollouts)."
-    )
-  if config.envs_per_learner % config.hts.num_actors:
-    raise ValueError(
-      f"config.hts.num_actors={config.hts.num_actors} must divide "
-      f"config.envs_per_learner={config.envs_per_learner}."
-    )
-  if config.hts.gradient_point not in ("current", "stale"):
-    raise ValueError(
-      f"config.hts.gradient_point={config.hts.gradient_point!r} is not one of 'current', 'stale'."
-    )
-  if not ppo and config.hts.gradient_point == "stale":
-    raise ValueError(
-      "config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
-      "gradient at theta_{k-1} always (Eq. 6)."
-    )
-  m = int(config.hts.microbatches)
-  if m and (shape.alpha % m or shape.units % m):
-    raise ValueError(
-      f"config.hts.microbatches={m} must divide both alpha={shape.alpha} and "
-      f"the learner's {shape.units} units per segment."
-    )
+@dataclasses.dataclass(frozen=True)
+class HTSSettings:
+  """The `hts` section (and HTS-PPO's `ppo`), read once and checked (`from_config`)."""
+
+  shape: SegmentShape  # alpha (hts.alpha; 0 = t_max) and the variant's units
+  delayed: bool
+  gradient_point: str
+  num_actors: int
+  ppo: PPOSection | None  # HTS-PPO's; None for HTS-A2C
+
+  @classmethod
+  def from_config(cls, config: ConfigDict, ppo: bool = False) -> HTSSettings:
+    """The section for HTS-PPO (`ppo`) or HTS-A2C; one ValueError line for a value it
+    cannot run: alpha whole rollouts, actor groups that divide the envs, micro-batches
+    that divide both alpha and the learner's units."""
+    h = config.hts
+    section = PPOSection.from_config(config) if ppo else None
+    check_positive("hts.num_actors", h.num_actors)
+    if h.alpha < 0 or h.microbatches < 0:
+      raise ValueError(
+        f"config.hts.alpha ({h.alpha}) and config.hts.microbatches "
+        f"({h.microbatches}) must be >= 0 (0 = automatic)."
+      )
+    if h.alpha and h.alpha % config.t_max:
+      raise ValueError(
+        f"config.hts.alpha={h.alpha} must be a multiple of "
+        f"config.t_max={config.t_max} (a segment holds whole rollouts)."
+      )
+    if config.envs_per_learner % h.num_actors:
+      raise ValueError(
+        f"config.hts.num_actors={h.num_actors} must divide "
+        f"config.envs_per_learner={config.envs_per_learner}."
+      )
+    check_choice("hts.gradient_point", h.gradient_point, ("current", "stale"))
+    if not ppo and h.gradient_point == "stale":
+      raise ValueError(
+        "config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
+        "gradient at theta_{k-1} always (Eq. 6)."
+      )
+    alpha = int(h.alpha or config.t_max)
+    shape = ppo_shape(alpha, section.epochs, section.minibatches) if ppo else a2c_shape(alpha)
+    m = int(h.microbatches)
+    if m and (shape.alpha % m or shape.units % m):
+      raise ValueError(
+        f"config.hts.microbatches={m} must divide both alpha={shape.alpha} and "
+        f"the learner's {shape.units} units per segment."
+      )
+    return cls(shape, bool(h.delayed), str(h.gradient_point), int(h.num_actors), section)
 
 
 def _make_hts(
-  config: ConfigDict,
+  settings: RunSettings,
   devices: Sequence[jax.Device] | None,
   own_spec: spec.AlgorithmSpec,
-  shape: SegmentShape,
   make_learner: MakeLearner,
 ) -> Algorithm:
-  """An HTS algorithm: segments of `shape` hosting the learner `make_learner` builds."""
-  alpha, optimizer_steps = shape.alpha, shape.optimizer_steps
+  """An HTS algorithm: segments of the run's shape (`HTSSettings.shape`) hosting the
+  learner `make_learner` builds."""
+  hts: HTSSettings = settings.own
+  alpha, optimizer_steps = hts.shape.alpha, hts.shape.optimizer_steps
 
   def actor_groups(layout, settings):
     return ActorGroups(
       settings.env,
       settings.seed,
-      int(config.hts.num_actors),
+      hts.num_actors,
       layout.learners_per_device,
       layout.envs_per_learner,
       layout.local_devices,
@@ -149,7 +153,7 @@ def _make_hts(
     )
 
   setup, combiner, optimizer, schedule = make_learners(
-    config, own_spec, devices, optimizer_steps, make_envs=actor_groups
+    settings, own_spec, devices, optimizer_steps, make_envs=actor_groups
   )
   layout, groups = setup.layout, setup.env
   learner = make_learner(setup, alpha, combiner, optimizer)
@@ -163,14 +167,14 @@ def _make_hts(
       params_version=versions(0),
       behaviour_version=versions(-1),
       storage_version=versions(-1),
-      key=learner_keys(config.seed, layout.first_learner, local_learners),
+      key=learner_keys(settings.seed, layout.first_learner, local_learners),
     )
 
-  segment = Segment(setup, learner, alpha, bool(config.hts.delayed))
+  segment = Segment(setup, learner, alpha, hts.delayed)
   return assemble(setup, segment, optimizer, schedule, alpha, combiner, init_extra)
 
 
-def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_hts_a2c(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """HTS-A2C (`algorithm = "hts_a2c"`): per-time-step gradient units at theta_{k-1}."""
 
   def learner(setup, alpha, combiner, optimizer):
@@ -186,19 +190,20 @@ def make_hts_a2c(config: ConfigDict, devices: Sequence[jax.Device] | None = None
       alpha,
     )
 
-  return _make_hts(config, devices, SPECS[0], _a2c_shape(config), learner)
+  return _make_hts(settings, devices, SPECS[0], learner)
 
 
-def make_hts_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_hts_ppo(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
   """HTS-PPO (`algorithm = "hts_ppo"`): PPO's epochs x minibatches units, starting at
   theta_k ("current") or theta_{k-1} ("stale")."""
-  stale = config.hts.gradient_point == "stale" and config.hts.delayed  # no lag: the same
+  hts: HTSSettings = settings.own
+  stale = hts.gradient_point == "stale" and hts.delayed  # no lag: the same
 
   def learner(setup, alpha, combiner, optimizer):
     layout = setup.layout
     ppo = PPOLearner(
       setup.network.apply,
-      ppo_settings(setup.settings, config.ppo),
+      ppo_settings(settings, hts.ppo),
       optimizer,
       combiner,
       layout.learners_per_device,
@@ -208,7 +213,7 @@ def make_hts_ppo(config: ConfigDict, devices: Sequence[jax.Device] | None = None
     )
     return StalePPOSegmentLearner(ppo) if stale else PPOSegmentLearner(ppo)
 
-  return _make_hts(config, devices, SPECS[1], _ppo_shape(config), learner)
+  return _make_hts(settings, devices, SPECS[1], learner)
 
 
 _SECTIONS = dict(
@@ -219,10 +224,10 @@ SPECS = (
   spec.AlgorithmSpec(
     "hts_a2c",
     make_hts_a2c,
-    steps_per_env=lambda c: _a2c_shape(c).alpha,
-    validate=lambda c: _validate(c, _a2c_shape(c), ppo=False),
-    segment_units=lambda c: _a2c_shape(c).units_and_steps,
-    chunked_batch=lambda c: (1, 1, "time step of an HTS-A2C unit (it does not chunk)"),
+    read=HTSSettings.from_config,
+    steps_per_env=lambda s: s.own.shape.alpha,
+    segment_units=lambda s: s.own.shape.units_and_steps,
+    chunked_batch=lambda s: (1, 1, "time step of an HTS-A2C unit (it does not chunk)"),
     **_SECTIONS,
   ),
   # No `gradient_steps`: on CPU, patch convolutions for HTS-PPO's minibatch updates between
@@ -231,11 +236,11 @@ SPECS = (
   spec.AlgorithmSpec(
     "hts_ppo",
     make_hts_ppo,
-    steps_per_env=lambda c: _ppo_shape(c).alpha,
-    validate=lambda c: _validate(c, _ppo_shape(c), ppo=True),
-    segment_units=lambda c: _ppo_shape(c).units_and_steps,
-    chunked_batch=lambda c: spec.ppo_minibatch(
-      _alpha(c), int(c.envs_per_learner), int(c.ppo.minibatches)
+    read=lambda config: HTSSettings.from_config(config, ppo=True),
+    steps_per_env=lambda s: s.own.shape.alpha,
+    segment_units=lambda s: s.own.shape.units_and_steps,
+    chunked_batch=lambda s: spec.ppo_minibatch(
+      s.own.shape.alpha, s.envs_per_learner, s.own.ppo.minibatches
     ),
     **_SECTIONS,
   ),
