@@ -31,64 +31,35 @@ against the small batch at eta at equal env steps (what the rule promises to mat
 eta the small batch's best rate and eta = 1e-3 (the paper's); 2 x eta (the sqrt rule)
 beside them. The instability is also read per run as the drop from the curve's peak to its
 end.
+This file makes the tables, figures and page; experiments/ba3c_best_runs.py reads the runs
+and picks the best rates.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
-import json
 import os
 
 import numpy as np
 
-from experiments.gala_best import cell, dump_runs
-from experiments.gala_best import runs_from_json as gala_runs_from_json
+from experiments.ba3c_best_runs import (
+  HELD_OUT,
+  SWEEP_SEEDS,
+  Runs,
+  best_rate,
+  finals,
+  rates,
+  read_runs,
+  runs_at,
+  runs_from_json,
+)
+from experiments.gala_best import cell
+from experiments.gala_best_runs import dump_runs
 from experiments.verdicts import welch_two_groups
 from galax.results import verdict as rule
 
-SWEEP_SEEDS = (0, 1, 2)
-HELD_OUT = (3, 4, 5)
 GAMES = ("Breakout-MinAtar", "SpaceInvaders-MinAtar")
 NAMES = dict(adam="Adam(0.8, 0.75)", rmsprop="RMSProp", adam_1x32="Adam, 1 x 32 envs")
-
-# {(group, game, lr): {seed: run}}; run: final return and curve
-Runs = dict[tuple[str, str, float], dict[int, dict]]
-
-
-def _group(folder: str) -> str:
-  return folder[:-4] if folder.endswith("_s35") else folder
-
-
-def read_runs(root: str) -> Runs:
-  runs: Runs = {}
-  for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
-    group = _group(os.path.relpath(path, root).split(os.sep)[0])
-    with open(path) as f:
-      run = json.load(f)
-    if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
-      continue
-    game = run["env_id"].split("/")[-1]
-    lr = float(run["config"]["optimizer"]["learning_rate"])
-    tc = run.get("train_curve") or {}
-    pairs = [
-      (s, r) for s, r in zip(tc.get("env_steps", []), tc.get("mean_return", [])) if r is not None
-    ]
-    runs.setdefault((group, game, lr), {})[int(run["seed"])] = dict(
-      final=float(run["train_mean_return"]),
-      curve=[r for _, r in pairs],
-      steps=[s for s, _ in pairs],
-    )
-  return runs
-
-
-def runs_from_json(path: str) -> Runs:
-  """The runs of a runs.json this script wrote: final returns only (no curves)."""
-  runs: Runs = {}
-  for (folder, game, lr), seeds in gala_runs_from_json(path).items():
-    for seed, final in seeds.items():
-      runs.setdefault((_group(folder), game, lr), {})[seed] = dict(final=final, curve=[], steps=[])
-  return runs
 
 
 def kept_drops(text: str, old_path: str) -> str:
@@ -101,32 +72,6 @@ def kept_drops(text: str, old_path: str) -> str:
   head = "Drop from the peak"
   section = lambda t: t.split(head, 1)[1].split("\n## ", 1)[0]
   return text.replace(section(text), section(old)) if head in old else text
-
-
-def finals(runs: Runs, group: str, game: str, lr: float, seeds=SWEEP_SEEDS) -> np.ndarray:
-  found = _at(runs, group, game, lr)
-  return np.array([found[s]["final"] for s in seeds if s in found])
-
-
-def _at(runs: Runs, group: str, game: str, lr: float) -> dict[int, dict]:
-  """The runs at `lr` (4 x 1e-3 and 4e-3 may differ in the last bit)."""
-  for (g, gm, r), found in runs.items():
-    if g == group and gm == game and np.isclose(r, lr, rtol=1e-6, atol=0):
-      return found
-  return {}
-
-
-def rates(runs: Runs, group: str, game: str) -> list[float]:
-  return sorted(lr for g, gm, lr in runs if g == group and gm == game)
-
-
-def best_rate(runs: Runs, group: str, game: str) -> float | None:
-  scored = [
-    (float(x.mean()), lr)
-    for lr in rates(runs, group, game)
-    if len(x := finals(runs, group, game, lr)) == len(SWEEP_SEEDS)
-  ]
-  return max(scored)[1] if scored else None
 
 
 def compare(a: np.ndarray, b: np.ndarray) -> rule.Comparison | None:
@@ -145,7 +90,7 @@ def diff_text(c: rule.Comparison | None, claim: str) -> str:
 
 def drop(runs: Runs, group: str, game: str, lr: float, seeds) -> str:
   """Per seed: the curve's peak running-mean return minus its final value."""
-  found = _at(runs, group, game, lr)
+  found = runs_at(runs, group, game, lr)
   drops = [
     max(found[s]["curve"]) - found[s]["curve"][-1]
     for s in seeds
@@ -179,16 +124,6 @@ def sweep_table(runs: Runs, groups) -> str:
 
 # Verdict cells in docs/results.md's format: (id, cell, claim, comparison)
 Cell = tuple[str, str, str, rule.Comparison]
-
-
-def _judged(runs: Runs, group: str, game: str, lr: float) -> tuple[tuple[int, ...], str]:
-  """Seeds 0-5 where the held-out seeds ran, else seeds 0-2."""
-  all_ = SWEEP_SEEDS + HELD_OUT
-  return (
-    (all_, "")
-    if len(finals(runs, group, game, lr, all_)) == len(all_)
-    else (SWEEP_SEEDS, " (seeds 0-2)")
-  )
 
 
 def best_against_best(runs: Runs, cells: list[Cell]) -> str:
@@ -230,6 +165,58 @@ def best_against_best(runs: Runs, cells: list[Cell]) -> str:
   return "\n".join(lines) + "\n"
 
 
+def _etas(best: float | None) -> list[tuple[str, float]]:
+  """(kind, eta): the small batch's best rate and the paper's 1e-3, or 1e-3 alone."""
+  if best is not None and best != 1e-3:
+    return [("best", best), ("paper", 1e-3)]
+  return [("best = paper" if best == 1e-3 else "paper", 1e-3)]
+
+
+def _scaling_rows(runs: Runs, game: str, kind: str, eta: float) -> list[str]:
+  """The table's rows at `eta`, on seeds 0-2, 3-5 and 0-5 (the paper's eta: seeds 0-2)."""
+  lines = []
+  for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT), ("0-5", SWEEP_SEEDS + HELD_OUT)):
+    if name != "0-2" and (
+      kind == "paper" or not len(finals(runs, "adam", game, 4 * eta, HELD_OUT))
+    ):
+      continue  # the paper's eta: seeds 0-2 only
+    small = finals(runs, "adam_1x32", game, eta, seeds)
+    same = finals(runs, "adam", game, eta, seeds)
+    sqrt_ = finals(runs, "adam", game, 2 * eta, seeds)
+    linear = finals(runs, "adam", game, 4 * eta, seeds)
+    if not len(linear) or not len(same):
+      continue
+    c1, c2 = compare(linear, same), compare(linear, small)
+    lines.append(
+      f"| {game} | {eta:g} ({kind}) | {name} | {cell(small)} | {cell(same)} "
+      f"| {cell(sqrt_)} | {cell(linear)} | {diff_text(c1, 'lower')} "
+      f"| {diff_text(c2, 'lower')} |"
+    )
+  return lines
+
+
+def _scaling_cells(runs: Runs, game: str, eta: float) -> list[Cell]:
+  """4e's cells at `eta`: 4 eta against eta and against 1 x 32 at eta, on seeds 0-5 where
+  every group ran them, else on seeds 0-2."""
+  full = SWEEP_SEEDS + HELD_OUT
+  groups = (("adam", 4 * eta), ("adam", eta), ("adam_1x32", eta))
+  seeds, suffix = (
+    (full, "")
+    if all(len(finals(runs, g, game, lr, full)) == len(full) for g, lr in groups)
+    else (SWEEP_SEEDS, " (seeds 0-2)")
+  )
+  linear = finals(runs, "adam", game, 4 * eta, seeds)
+  cells = []
+  for what, base in (
+    ("4 eta - eta", finals(runs, "adam", game, eta, seeds)),
+    ("4 eta - 1 x 32", finals(runs, "adam_1x32", game, eta, seeds)),
+  ):
+    c = compare(linear, base)
+    if c is not None:
+      cells.append(("4e", f"{game.split('-')[0]} {what}{suffix}", "lower", c))
+  return cells
+
+
 def scaling(runs: Runs, cells: list[Cell]) -> str:
   lines = [
     "| game | eta | seeds | 1 x 32 at eta | 4 x 32 at eta | 4 x 32 at 2 eta (sqrt) "
@@ -242,47 +229,11 @@ def scaling(runs: Runs, cells: list[Cell]) -> str:
     "| --- | --- | --- | --- | --- |",
   ]
   for game in GAMES:
-    short = game.split("-")[0]
     best = best_rate(runs, "adam_1x32", game)
-    etas = (
-      [("best", best), ("paper", 1e-3)]
-      if best is not None and best != 1e-3
-      else [("best = paper" if best == 1e-3 else "paper", 1e-3)]
-    )
-    for kind, eta in etas:
-      for name, seeds in (("0-2", SWEEP_SEEDS), ("3-5", HELD_OUT), ("0-5", SWEEP_SEEDS + HELD_OUT)):
-        if name != "0-2" and (
-          kind == "paper" or not len(finals(runs, "adam", game, 4 * eta, HELD_OUT))
-        ):
-          continue  # the paper's eta: seeds 0-2 only
-        small = finals(runs, "adam_1x32", game, eta, seeds)
-        same = finals(runs, "adam", game, eta, seeds)
-        sqrt_ = finals(runs, "adam", game, 2 * eta, seeds)
-        linear = finals(runs, "adam", game, 4 * eta, seeds)
-        if not len(linear) or not len(same):
-          continue
-        c1, c2 = compare(linear, same), compare(linear, small)
-        lines.append(
-          f"| {game} | {eta:g} ({kind}) | {name} | {cell(small)} | {cell(same)} "
-          f"| {cell(sqrt_)} | {cell(linear)} | {diff_text(c1, 'lower')} "
-          f"| {diff_text(c2, 'lower')} |"
-        )
+    for kind, eta in _etas(best):
+      lines += _scaling_rows(runs, game, kind, eta)
       if kind != "paper" or best == 1e-3 or best is None:
-        full = SWEEP_SEEDS + HELD_OUT
-        groups = (("adam", 4 * eta), ("adam", eta), ("adam_1x32", eta))
-        seeds, suffix = (
-          (full, "")
-          if all(len(finals(runs, g, game, lr, full)) == len(full) for g, lr in groups)
-          else (SWEEP_SEEDS, " (seeds 0-2)")
-        )
-        linear = finals(runs, "adam", game, 4 * eta, seeds)
-        for what, base in (
-          ("4 eta - eta", finals(runs, "adam", game, eta, seeds)),
-          ("4 eta - 1 x 32", finals(runs, "adam_1x32", game, eta, seeds)),
-        ):
-          c = compare(linear, base)
-          if c is not None:
-            cells.append(("4e", f"{short} {what}{suffix}", "lower", c))
+        cells += _scaling_cells(runs, game, eta)
       seeds = SWEEP_SEEDS + HELD_OUT
       drops.append(
         f"| {game} | {eta:g} | {drop(runs, 'adam', game, eta, seeds)} "
@@ -375,7 +326,7 @@ def plot_curves(runs: Runs, path: str) -> None:
         ("adam", 4 * eta, "Adam 4x32 at 4 eta", "C4", ":"),
       ]
     for group, lr, name, color, style in shown:
-      found = _at(runs, group, game, lr) if lr is not None else {}
+      found = runs_at(runs, group, game, lr) if lr is not None else {}
       for i, run in enumerate(found.values()):
         ax.plot(
           run["steps"],

@@ -26,23 +26,38 @@ Welch t-interval (`paper_protocols.welch_ci`, via experiments.verdicts.welch_two
 interval of the Verdicts page, docs/results.md), labelled "different" (bold), "equivalent" or
 "inconclusive" by `galax.results.verdict` (margin: 10% of the second group's mean). Each
 group's own mean keeps its 95% percentile bootstrap CI (descriptive; no label reads it).
+
+This file makes the tables, figures and pages; experiments/gala_best_runs.py reads the
+runs and picks the best rates.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 from typing import Sequence
 
 import numpy as np
 
+from experiments.gala_best_runs import (
+  METHODS,
+  SWEEP_SEEDS,
+  Runs,
+  best_rate,
+  best_rates,
+  dump_runs,
+  games,
+  rates,
+  read_folder,
+  read_runs,
+  runs_from_json,
+  values,
+)
 from experiments.verdicts import welch_two_groups
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
 
-METHODS = ("ring", "allreduce", "a3c")
 LABELS = dict(
   ring="GALA-A2C ring",
   allreduce="all-reduce A2C",
@@ -52,105 +67,6 @@ LABELS = dict(
   table2_allreduce="all-reduce (Table 2 opt.)",
   table2_a3c="A3C (Table 2 opt.)",
 )
-SWEEP_SEEDS = (0, 1, 2)
-
-# {(group, game, lr): {seed: final training return}}
-Runs = dict[tuple[str, str, float], dict[int, float]]
-
-
-def group_of(folder: str) -> str:
-  """'ring_ext' / 'ring_s34' / 'ring_s59' / 'ring' -> 'ring'; other folders are their own
-  group."""
-  for suffix in ("_ext", "_s34", "_s59"):
-    if folder.endswith(suffix):
-      return folder[: -len(suffix)]
-  return folder
-
-
-def read_runs(root: str) -> Runs:
-  runs: Runs = {}
-  for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
-    folder = os.path.relpath(path, root).split(os.sep)[0]
-    with open(path) as f:
-      run = json.load(f)
-    if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
-      continue
-    game = run["env_id"].split("/")[-1]
-    lr = float(run["config"]["optimizer"]["learning_rate"])
-    runs.setdefault((group_of(folder), game, lr), {})[int(run["seed"])] = float(
-      run["train_mean_return"]
-    )
-  return runs
-
-
-def runs_from_json(path: str) -> Runs:
-  """The runs of a committed runs.json (dump_runs' rows), as read_runs reads them from the
-  run folders: each row under the group of its top folder."""
-  with open(path) as f:
-    rows = json.load(f)
-  runs: Runs = {}
-  for row in rows:
-    if row.get("train_mean_return") is None:
-      continue
-    group = group_of(row["folder"].split("/")[0])
-    runs.setdefault((group, row["game"], float(row["lr"])), {})[int(row["seed"])] = float(
-      row["train_mean_return"]
-    )
-  return runs
-
-
-def dump_runs(root: str, path: str) -> None:
-  """Every run's (folder, game, rate, seed, final training return, galax commit) as JSON."""
-  rows = []
-  for run_path in sorted(glob.glob(os.path.join(root, "**", "seed*.json"), recursive=True)):
-    with open(run_path) as f:
-      run = json.load(f)
-    if run.get("kind") != "galax-run":
-      continue
-    rel = os.path.relpath(run_path, root)
-    folder = min((rel.split(f"/{key}")[0] for key in ("env.id=", "optimizer.")), key=len)
-    rows.append(
-      dict(
-        folder=folder,
-        game=run["env_id"].split("/")[-1],
-        lr=float(run["config"]["optimizer"]["learning_rate"]),
-        seed=int(run["seed"]),
-        train_mean_return=run.get("train_mean_return"),
-        final_metric=run.get("final_metric"),
-        commit=(run.get("git") or {}).get("commit"),
-        dirty=(run.get("git") or {}).get("dirty"),
-      )
-    )
-  with open(path, "w") as f:
-    json.dump(rows, f, indent=0)
-
-
-def games(runs: Runs) -> list[str]:
-  return sorted({g for _, g, _ in runs})
-
-
-def rates(runs: Runs, group: str, game: str) -> list[float]:
-  return sorted(lr for g, gm, lr in runs if g == group and gm == game)
-
-
-def best_rate(runs: Runs, group: str, game: str) -> float | None:
-  """The rate whose mean over the sweep's seeds (0-2) is highest."""
-  scored = []
-  for lr in rates(runs, group, game):
-    values = [v for s, v in runs[(group, game, lr)].items() if s in SWEEP_SEEDS]
-    if len(values) == len(SWEEP_SEEDS):
-      scored.append((float(np.mean(values)), lr))
-  return max(scored)[1] if scored else None
-
-
-def best_rates(runs: Runs) -> dict[str, dict[str, float | None]]:
-  return {m: {g: best_rate(runs, m, g) for g in games(runs)} for m in METHODS}
-
-
-def values(runs: Runs, group: str, game: str, lr: float, held_out: bool = False) -> np.ndarray:
-  """The runs at `lr`, in seed order; `held_out`: only the seeds that did not pick it."""
-  seeds = runs.get((group, game, lr), {})
-  return np.array([seeds[s] for s in sorted(seeds) if not (held_out and s in SWEEP_SEEDS)])
 
 
 def cell(x: np.ndarray) -> str:
@@ -276,19 +192,6 @@ def table2_table(runs: Runs) -> str:
   return "\n".join(lines) + "\n"
 
 
-def read_folder(folder: str) -> dict[str, np.ndarray]:
-  """{game: final training returns per seed} of every run under `folder`."""
-  found: dict[str, dict[int, float]] = {}
-  for path in glob.glob(os.path.join(folder, "**", "seed*.json"), recursive=True):
-    with open(path) as f:
-      run = json.load(f)
-    if run.get("kind") == "galax-run" and run.get("train_mean_return") is not None:
-      found.setdefault(run["env_id"].split("/")[-1], {})[int(run["seed"])] = float(
-        run["train_mean_return"]
-      )
-  return {g: np.array([v[s] for s in sorted(v)]) for g, v in found.items()}
-
-
 def pair_table(a_dir: str, b_dir: str, a_label: str, b_label: str) -> str:
   """Two configs per game and their difference (a - b), e.g. BA3C's Adam vs RMSProp."""
   a, b = read_folder(a_dir), read_folder(b_dir)
@@ -394,51 +297,9 @@ def plot(runs: Runs, path: str) -> None:
   plt.close(fig)
 
 
-def main(argv: Sequence[str] | None = None) -> str:
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--root", default="", help="the runs root (one folder per method and role)")
-  parser.add_argument(
-    "--runs_json",
-    default="",
-    help="a runs.json this script wrote: the tables and figure from it instead of --root",
-  )
-  parser.add_argument("--out", default="")
-  parser.add_argument("--best", action="store_true", help="print the best rates as JSON")
-  parser.add_argument(
-    "--pair", default="", help="A,B: two folders (under --root) compared per game instead"
-  )
-  parser.add_argument("--labels", default="A,B", help="the pair's labels")
-  parser.add_argument(
-    "--fig1a", default="", help="a gala_sweep runs.json: GALA - A2C per simulator count instead"
-  )
-  args = parser.parse_args(argv)
-  if args.fig1a:
-    text = fig1a_table(args.fig1a)
-    if args.out:
-      os.makedirs(args.out, exist_ok=True)
-      with open(os.path.join(args.out, "returns.md"), "w") as f:
-        f.write(text)
-    print(text)
-    return text
-  if args.pair:
-    a_dir, b_dir = (os.path.join(args.root, d) for d in args.pair.split(","))
-    a_label, b_label = args.labels.split(",")
-    text = pair_table(a_dir, b_dir, a_label, b_label)
-    if args.out:
-      os.makedirs(args.out, exist_ok=True)
-      with open(os.path.join(args.out, "pair.md"), "w") as f:
-        f.write(text)
-      pair_plot(a_dir, b_dir, a_label, b_label, os.path.join(args.out, "pair.png"))
-      dump_runs(os.path.dirname(a_dir), os.path.join(args.out, "runs.json"))
-    print(text)
-    return text
-  if bool(args.root) == bool(args.runs_json):
-    parser.error("give one of --root and --runs_json")
-  runs = runs_from_json(args.runs_json) if args.runs_json else read_runs(args.root)
-  if args.best:
-    text = json.dumps(best_rates(runs))
-    print(text)
-    return text
+def page(runs: Runs) -> str:
+  """gala_best.md: the rate sweep, one shared rate, best against best (all seeds and the
+  held-out ones), and where they ran, the ring without lr scaling and Table 2's optimisation."""
   text = (
     "## Rate sweep (seeds 0-2; best in bold)\n\n"
     + sweep_table(runs)
@@ -458,13 +319,75 @@ def main(argv: Sequence[str] | None = None) -> str:
       + "\n### Each at its best of those rates (seeds 0-2)\n\n"
       + best_table(runs, prefix="table2_")
     )
+  return text
+
+
+def _parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--root", default="", help="the runs root (one folder per method and role)")
+  parser.add_argument(
+    "--runs_json",
+    default="",
+    help="a runs.json this script wrote: the tables and figure from it instead of --root",
+  )
+  parser.add_argument("--out", default="")
+  parser.add_argument("--best", action="store_true", help="print the best rates as JSON")
+  parser.add_argument(
+    "--pair", default="", help="A,B: two folders (under --root) compared per game instead"
+  )
+  parser.add_argument("--labels", default="A,B", help="the pair's labels")
+  parser.add_argument(
+    "--fig1a", default="", help="a gala_sweep runs.json: GALA - A2C per simulator count instead"
+  )
+  return parser
+
+
+def _write(out: str, name: str, text: str) -> None:
+  os.makedirs(out, exist_ok=True)
+  with open(os.path.join(out, name), "w") as f:
+    f.write(text)
+
+
+def _pair(args: argparse.Namespace) -> str:
+  """--pair: two folders per game; with --out, pair.md, pair.png and the runs' runs.json."""
+  a_dir, b_dir = (os.path.join(args.root, d) for d in args.pair.split(","))
+  a_label, b_label = args.labels.split(",")
+  text = pair_table(a_dir, b_dir, a_label, b_label)
   if args.out:
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gala_best.md"), "w") as f:
-      f.write(text)
+    _write(args.out, "pair.md", text)
+    pair_plot(a_dir, b_dir, a_label, b_label, os.path.join(args.out, "pair.png"))
+    dump_runs(os.path.dirname(a_dir), os.path.join(args.out, "runs.json"))
+  return text
+
+
+def _best_against_best(args: argparse.Namespace, runs: Runs) -> str:
+  """The page (or with --best the best rates as JSON); with --out, gala_best.md, its figure
+  and, from --root, runs.json."""
+  if args.best:
+    return json.dumps(best_rates(runs))
+  text = page(runs)
+  if args.out:
+    _write(args.out, "gala_best.md", text)
     plot(runs, os.path.join(args.out, "gala_best.png"))
     if args.root:
       dump_runs(args.root, os.path.join(args.out, "runs.json"))
+  return text
+
+
+def main(argv: Sequence[str] | None = None) -> str:
+  parser = _parser()
+  args = parser.parse_args(argv)
+  if args.fig1a:
+    text = fig1a_table(args.fig1a)
+    if args.out:
+      _write(args.out, "returns.md", text)
+  elif args.pair:
+    text = _pair(args)
+  else:
+    if bool(args.root) == bool(args.runs_json):
+      parser.error("give one of --root and --runs_json")
+    runs = runs_from_json(args.runs_json) if args.runs_json else read_runs(args.root)
+    text = _best_against_best(args, runs)
   print(text)
   return text
 

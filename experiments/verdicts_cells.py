@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from experiments import gala_best, gala_sweep
+from experiments import gala_best_runs, gala_sweep
 
 RESULTS = os.path.join(
   os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "results"
@@ -101,7 +101,7 @@ GALA = "gala_best/runs.json"
 
 def gala_best_cells() -> list[Cell]:
   """1a-1f: GALA-A2C ring against all-reduce A2C and A3C (experiments/gala_best.py)."""
-  runs, cells = _rows(GALA, gala_best.group_of), []
+  runs, cells = _rows(GALA, gala_best_runs.group_of), []
   held = tuple(range(3, 10))
   for id_, base in (("1a", "allreduce"), ("1b", "a3c")):
     for held_out in (False, True):
