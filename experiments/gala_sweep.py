@@ -86,6 +86,31 @@ def _quiet(c: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
   return c
 
 
+def _runs_file(out: str) -> tuple[dict, Callable[[str, dict], None]]:
+  """`<out>/runs.json`'s runs (empty at first) and `save(key, record)`, which adds a run and
+  rewrites the file whole (an interrupted sweep resumes from it)."""
+  os.makedirs(out, exist_ok=True)
+  path = os.path.join(out, "runs.json")
+  runs = json.load(open(path)) if os.path.exists(path) else {}
+
+  def save(key: str, record: dict) -> None:
+    runs[key] = record
+    with open(path + ".tmp", "w") as f:
+      json.dump(runs, f, indent=1)
+    os.replace(path + ".tmp", path)
+
+  return runs, save
+
+
+def _train(config: ml_collections.ConfigDict):
+  """One run of `config`, checked first, in memory and silent (no workdir, no log)."""
+  from galax import config as config_lib
+  from galax.training.loop import train
+
+  config_lib.validate(config)
+  return train(config, workdir=None, log=lambda _: None)
+
+
 def run_sweep(
   env_id: str,
   steps: int,
@@ -98,30 +123,17 @@ def run_sweep(
   gala_lr: float | None = None,
 ) -> dict:
   """Trains what `<out>/runs.json` lacks; returns {method: {simulators: [returns]}}."""
-  from galax import config as config_lib
-  from galax.training.loop import train
-
   if any(n % ENVS_PER_LEARNER for n in simulators):
     raise ValueError(
       f"--sims={list(simulators)}: each must be a multiple of "
       f"{ENVS_PER_LEARNER} (simulators per learner)."
     )
-  os.makedirs(out, exist_ok=True)
-  path = os.path.join(out, "runs.json")
-  runs = json.load(open(path)) if os.path.exists(path) else {}
-
-  def save(key: str, record: dict) -> None:
-    runs[key] = record
-    with open(path + ".tmp", "w") as f:
-      json.dump(runs, f, indent=1)
-    os.replace(path + ".tmp", path)
-
+  runs, save = _runs_file(out)
   for n in simulators:
     key = f"A2C|{n}"
     if key not in runs:
       c = a2c_config(env_id, steps, n, seeds, settings, a2c_lr)
-      config_lib.validate(c)
-      r = train(c, workdir=None, log=lambda _: None)
+      r = _train(c)
       save(
         key,
         dict(
@@ -139,8 +151,7 @@ def run_sweep(
       if key in runs:
         continue
       c = gala_config(env_id, steps, n, seed, settings, gala_lr)
-      config_lib.validate(c)
-      r = train(c, workdir=None, log=lambda _: None)
+      r = _train(c)
       save(
         key,
         dict(

@@ -21,6 +21,7 @@ the episodes completed in each logging window.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import time
 
@@ -62,32 +63,27 @@ def gae(rewards, dones, values, last_value, gamma, lam):
   return advantages
 
 
-def make_train(args: argparse.Namespace):
-  env, params = gymnax.make(args.env)
-  net = MinAtarNet(env.action_space(params).n)
-  n, t = args.envs, args.t_max
-  updates = args.steps // (n * t)
-  tx = optax.chain(
-    optax.clip_by_global_norm(0.5),
-    optax.adam(
-      optax.linear_schedule(args.lr, 0.0, updates * args.epochs * args.minibatches), eps=1e-5
-    ),
-  )
+def ppo_loss(p, batch, net: MinAtarNet, args: argparse.Namespace) -> jax.Array:
+  """PPO-clip's loss of one minibatch: clipped surrogate, clipped value loss (x 0.5),
+  entropy bonus (x 0.01); advantages normalized per minibatch if asked."""
+  obs, actions, old_logp, old_values, advantages, targets = batch
+  logits, values = net.apply(p, obs)
+  logp_all = jax.nn.log_softmax(logits)
+  ratio = jnp.exp(jnp.take_along_axis(logp_all, actions[:, None], 1)[:, 0] - old_logp)
+  if args.normalize_advantages:
+    advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+  policy = -jnp.minimum(
+    ratio * advantages, jnp.clip(ratio, 1 - args.clip, 1 + args.clip) * advantages
+  ).mean()
+  clipped = old_values + jnp.clip(values - old_values, -args.clip, args.clip)
+  value = 0.5 * jnp.maximum((values - targets) ** 2, (clipped - targets) ** 2).mean()
+  entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
+  return policy + 0.5 * value - 0.01 * entropy
 
-  def loss_fn(p, batch):
-    obs, actions, old_logp, old_values, advantages, targets = batch
-    logits, values = net.apply(p, obs)
-    logp_all = jax.nn.log_softmax(logits)
-    ratio = jnp.exp(jnp.take_along_axis(logp_all, actions[:, None], 1)[:, 0] - old_logp)
-    if args.normalize_advantages:
-      advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
-    policy = -jnp.minimum(
-      ratio * advantages, jnp.clip(ratio, 1 - args.clip, 1 + args.clip) * advantages
-    ).mean()
-    clipped = old_values + jnp.clip(values - old_values, -args.clip, args.clip)
-    value = 0.5 * jnp.maximum((values - targets) ** 2, (clipped - targets) ** 2).mean()
-    entropy = -(jnp.exp(logp_all) * logp_all).sum(-1).mean()
-    return policy + 0.5 * value - 0.01 * entropy
+
+def make_act(net: MinAtarNet, env, params, n: int):
+  """One env step of the n envs as a scan body: sample, step (gymnax auto-resets), and the
+  trajectory row with the finished episodes' returns."""
 
   def act(carry, _):
     p, env_state, obs, key, episode_return = carry
@@ -111,6 +107,23 @@ def make_train(args: argparse.Namespace):
       done.astype(jnp.float32),
       finished,
     )
+
+  return act
+
+
+def make_train(args: argparse.Namespace):
+  env, params = gymnax.make(args.env)
+  net = MinAtarNet(env.action_space(params).n)
+  n, t = args.envs, args.t_max
+  updates = args.steps // (n * t)
+  tx = optax.chain(
+    optax.clip_by_global_norm(0.5),
+    optax.adam(
+      optax.linear_schedule(args.lr, 0.0, updates * args.epochs * args.minibatches), eps=1e-5
+    ),
+  )
+  loss_fn = functools.partial(ppo_loss, net=net, args=args)
+  act = make_act(net, env, params, n)
 
   @jax.jit
   def update(p, opt_state, env_state, obs, key, episode_return):
