@@ -15,10 +15,10 @@ Measured (seed 2, to 6M agent steps): the running mean of 100 games first reache
 
 import ml_collections
 
-from galax.configs import pong_paac
+from galax.config import load
 
 
 def get_config():
-  c = pong_paac.get_config()
+  c = load("pong_paac")
   c.env.options = ml_collections.ConfigDict(dict(use_inter_area_resize=False))
   return c
