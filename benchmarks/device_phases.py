@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable
 
 import atari_peer
+import cleanrl_script
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -262,15 +263,15 @@ def _run_figures(run: dict[str, Any], first_s: float, workdir: str = "") -> dict
 
 def pong_cleanrl(ctx: Context) -> dict[str, Any]:
   args = _peer_args(ctx, ctx.scale.pong_seconds)
-  wheel = os.path.join(args.peer_cache, atari_peer.WHEEL)
+  wheel = os.path.join(args.peer_cache, cleanrl_script.WHEEL)
   try:
-    installed = importlib.metadata.version("cleanrl") == atari_peer.CLEANRL_VERSION
+    installed = importlib.metadata.version("cleanrl") == cleanrl_script.CLEANRL_VERSION
   except importlib.metadata.PackageNotFoundError:
     installed = False
   if not installed and not os.path.exists(wheel):
     raise Skipped(
       f"no {wheel} (no network here): pip download cleanrl=="
-      f"{atari_peer.CLEANRL_VERSION} --no-deps --ignore-requires-python "
+      f"{cleanrl_script.CLEANRL_VERSION} --no-deps --ignore-requires-python "
       f"-d {args.peer_cache}"
     )
   run = atari_peer.peer_run(0, args, ctx.workdir("cleanrl"))
