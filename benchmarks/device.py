@@ -44,6 +44,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import device_context as dc  # noqa: E402
 import device_phases as dp  # noqa: E402
 import device_report  # noqa: E402
 
@@ -70,7 +71,7 @@ _WRITE_S = 5.0  # reports and stragglers at the end
 def _args(argv: list[str]) -> argparse.Namespace:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--out", required=True, help="folder for summary.json/.md, logs")
-  parser.add_argument("--scale", default="full", help=f"one of {', '.join(dp.SCALES)}")
+  parser.add_argument("--scale", default="full", help=f"one of {', '.join(dc.SCALES)}")
   parser.add_argument(
     "--budget_s",
     type=float,
@@ -99,8 +100,8 @@ def _args(argv: list[str]) -> argparse.Namespace:
   parser.add_argument("--phase", default="", help=argparse.SUPPRESS)  # a child's phase
   parser.add_argument("--phase_seconds", type=float, default=0.0, help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
-  if args.scale not in dp.SCALES:
-    parser.exit(2, f"error: --scale={args.scale!r}: choose one of {', '.join(dp.SCALES)}\n")
+  if args.scale not in dc.SCALES:
+    parser.exit(2, f"error: --scale={args.scale!r}: choose one of {', '.join(dc.SCALES)}\n")
   chosen = [p for p in args.phases.split(",") if p]
   unknown = [p for p in chosen + ([args.phase] if args.phase else []) if p not in PHASES]
   if unknown:
@@ -121,11 +122,11 @@ def _args(argv: list[str]) -> argparse.Namespace:
 
 def child(args: argparse.Namespace) -> int:
   """Runs one phase in this process; its figures go to <out>/phases/<phase>.json."""
-  ctx = dp.Context(args.phase, dp.SCALES[args.scale], args.out, args, args.phase_seconds)
+  ctx = dc.Context(args.phase, dc.SCALES[args.scale], args.out, args, args.phase_seconds)
   try:
     extra = PHASES[args.phase][0](ctx)
-  except dp.Skipped as e:
-    dp.write_phase(args.out, args.phase, dict(status="skipped", note=str(e), result=ctx.figures))
+  except dc.Skipped as e:
+    dc.write_phase(args.out, args.phase, dict(status="skipped", note=str(e), result=ctx.figures))
     return 0
   except SystemExit as e:  # the benchmarks' one-line `error:` exits
     print(e.code if isinstance(e.code, str) else f"exit {e.code}", flush=True)
@@ -136,7 +137,7 @@ def child(args: argparse.Namespace) -> int:
     return 1
   summary = extra.pop("summary", "")
   ctx.figures.update(extra)
-  dp.write_phase(args.out, args.phase, dict(status="ok", summary=summary, result=ctx.figures))
+  dc.write_phase(args.out, args.phase, dict(status="ok", summary=summary, result=ctx.figures))
   return 0
 
 
@@ -199,7 +200,7 @@ def _record(
 
 
 def driver(args: argparse.Namespace) -> int:
-  scale = dp.SCALES[args.scale]
+  scale = dc.SCALES[args.scale]
   budget = args.budget_s or scale.budget_s
   start = time.perf_counter()
   final_reserve = scale.pong_seconds + scale.startup_s + _WRITE_S
