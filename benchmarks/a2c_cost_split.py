@@ -29,8 +29,8 @@ import jax.numpy as jnp
 import measure
 from absl import app, flags
 
+import galax
 from galax import config as config_lib
-from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.registry import spec_for
 from galax.config import cli
@@ -50,28 +50,24 @@ _JSON = flags.DEFINE_string("json", "", "Write the figures to this JSON file.")
 PIECES = ("raw", "+forward", "+sampling", "acting", "+gradient", "a2c")
 
 
-def _pieces(config) -> dict:
-  """name -> (jitted fn of a carry, initial carry), each running `updates` updates."""
-  # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
-  # (`learner_map` as resolved), its gradient chunks.
-  spec = spec_for(config.algorithm)
-  setup = make_setup(RunSettings.from_config(config, spec), spec)
-  params = jax.tree.map(jnp.asarray, initial_params(setup))
-  apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
-  updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks
-  policy = block_policy(apply_fn, 1, how)
-  settings = setup.settings.returns, setup.settings.loss
+def _env_steps(env, t_max: int, updates: int, choose):
+  """A jitted scan of `updates` updates' env steps (t_max of every env each), the actions
+  from `choose(obs, keys, key) -> (keys, key, actions)`."""
 
-  def env_steps(choose):
-    def one_update(carry, _):
-      def step(c, _):
-        env_state, keys, key = c
-        keys, key, actions = choose(env_state.obs, keys, key)
-        return (env.step(env_state, actions)[0], keys, key), None
+  def one_update(carry, _):
+    def step(c, _):
+      env_state, keys, key = c
+      keys, key, actions = choose(env_state.obs, keys, key)
+      return (env.step(env_state, actions)[0], keys, key), None
 
-      return jax.lax.scan(step, carry, None, length=t_max)[0], None
+    return jax.lax.scan(step, carry, None, length=t_max)[0], None
 
-    return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
+  return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
+
+
+def _choosers(policy, params, env, n: int) -> tuple:
+  """raw's, +forward's and +sampling's actions: uniformly random, greedy under the policy,
+  sampled from it with per-env keys."""
 
   def random_actions(obs, keys, key):
     key, sub = jax.random.split(key)
@@ -84,32 +80,51 @@ def _pieces(config) -> dict:
     keys, actions = sample_actions(keys, policy(params, obs)[0])
     return keys, key, actions
 
-  def learning(with_grad):
-    def one_update(carry, _):
-      p, env_state, keys = carry
-      env_state, keys, traj = rollout(policy, p, env, env_state, keys, t_max)
-      if with_grad:
-        grads, _ = lx.map_learners(
-          lambda q, t: a2c_grads(apply_fn, *settings, q, t, chunks),
-          p,
-          lx.split_learners(traj, 1),
-          how=how,
-        )
-        p = jax.tree.map(lambda w, g: w - 1e-4 * g, p, grads)
-      return (p, env_state, keys), None
+  return random_actions, greedy, sampled
 
-    return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
+
+def _learning(policy, env, t_max: int, updates: int, grads_of, how: str, with_grad: bool):
+  """A jitted scan of `updates` rollouts (acting), each with the A2C gradient of the one
+  learner (`grads_of(params, trajectory)`, mapped as `how`) and a plain SGD step if
+  `with_grad` (+gradient)."""
+
+  def one_update(carry, _):
+    p, env_state, keys = carry
+    env_state, keys, traj = rollout(policy, p, env, env_state, keys, t_max)
+    if with_grad:
+      grads, _ = lx.map_learners(grads_of, p, lx.split_learners(traj, 1), how=how)
+      p = jax.tree.map(lambda w, g: w - 1e-4 * g, p, grads)
+    return (p, env_state, keys), None
+
+  return jax.jit(lambda c: jax.lax.scan(one_update, c, None, length=updates)[0])
+
+
+def _pieces(config) -> dict:
+  """name -> (jitted fn of a carry, initial carry), each running `updates` updates."""
+  # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
+  # (`learner_map` as resolved), its gradient chunks.
+  spec = spec_for(config.algorithm)
+  setup = make_setup(RunSettings.from_config(config, spec), spec)
+  params = jax.tree.map(jnp.asarray, initial_params(setup))
+  apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
+  updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks
+  policy = block_policy(apply_fn, 1, how)
+  settings = setup.settings.returns, setup.settings.loss
+  random_actions, greedy, sampled = _choosers(policy, params, env, n)
+
+  def grads_of(q, t):
+    return a2c_grads(apply_fn, *settings, q, t, chunks)
 
   keys = init_action_keys(config.seed, 0, n)
   env_carry = (env.reset(), keys, jax.random.PRNGKey(1))
   learn_carry = (params, env.reset(), keys)
-  algo = make_algorithm(config)
+  algo = galax.make_algorithm(config)
   return {
-    "raw": (env_steps(random_actions), env_carry),
-    "+forward": (env_steps(greedy), env_carry),
-    "+sampling": (env_steps(sampled), env_carry),
-    "acting": (learning(False), learn_carry),
-    "+gradient": (learning(True), learn_carry),
+    "raw": (_env_steps(env, t_max, updates, random_actions), env_carry),
+    "+forward": (_env_steps(env, t_max, updates, greedy), env_carry),
+    "+sampling": (_env_steps(env, t_max, updates, sampled), env_carry),
+    "acting": (_learning(policy, env, t_max, updates, grads_of, how, False), learn_carry),
+    "+gradient": (_learning(policy, env, t_max, updates, grads_of, how, True), learn_carry),
     "a2c": (lambda s: algo.step(s)[0], algo.init()),
   }
 
