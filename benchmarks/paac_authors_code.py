@@ -273,7 +273,7 @@ def time_their_network(code: str, seconds: float) -> dict[str, float]:
   return out
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def _args(argv: Sequence[str] | None) -> argparse.Namespace:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--code", required=True, help="a checkout of Alfredvc/paac at a8bb993")
   parser.add_argument("--workdir", required=True)
@@ -283,7 +283,11 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser.add_argument("--save_every", type=int, default=100_000)
   parser.add_argument("--log_every", type=int, default=104_000)
   parser.add_argument("--time_network", type=float, default=0, help="seconds per figure")
-  args = parser.parse_args(argv)
+  return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+  args = _args(argv)
   code = os.path.abspath(args.code)
   if not os.path.exists(os.path.join(code, "paac.py")):
     sys.exit(f"error: --code={args.code} is not a checkout of Alfredvc/paac (no paac.py)")

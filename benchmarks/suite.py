@@ -167,6 +167,21 @@ def _in_child(argv: list[str], job: tuple) -> tuple[dict[str, float], str]:
     return pool.submit(_child_job, argv, job).result()
 
 
+def _jobs(algorithms: list[str]) -> list[tuple[str, str, int, int, str]]:
+  """(algorithm, env, total envs, learners, the algorithm whose env options it takes), raw
+  envpool first: measured for every (env, total envs) an algorithm runs, with that
+  algorithm's env options (Atari preprocessing, GFootball's representation)."""
+  learning = [a for a in algorithms if a != "raw"]
+  jobs = []
+  if "raw" in algorithms:
+    firsts = {}
+    for algorithm in learning:
+      for total, _ in _grid(algorithm):
+        firsts.setdefault((env_of(algorithm), total), algorithm)
+    jobs += [("raw", env, total, 1, firsts[env, total]) for env, total in sorted(firsts)]
+  return jobs + [(a, env_of(a), total, n, a) for a in learning for total, n in _grid(a)]
+
+
 def main(argv):
   del argv
   info = measure.machine()
@@ -175,20 +190,9 @@ def main(argv):
   for algorithm in _ALGOS.value:
     if algorithm != "raw" and algorithm not in ALGORITHMS:
       raise ValueError(f"Unknown algorithm {algorithm!r}; choose from {['raw', *ALGORITHMS]}.")
-  learning = [a for a in _ALGOS.value if a != "raw"]
-  # Raw envpool is measured for every (env, total envs) an algorithm runs, with that
-  # algorithm's env options (Atari preprocessing, GFootball's representation).
-  jobs = []
-  if "raw" in _ALGOS.value:
-    firsts = {}
-    for algorithm in learning:
-      for total, _ in _grid(algorithm):
-        firsts.setdefault((env_of(algorithm), total), algorithm)
-    jobs += [("raw", env, total, 1, firsts[env, total]) for env, total in sorted(firsts)]
-  jobs += [(a, env_of(a), total, n, a) for a in learning for total, n in _grid(a)]
   raw: dict[tuple[str, int], float] = {}
   rows, skipped = [], set()
-  for algorithm, env_id, total, learners, source in jobs:
+  for algorithm, env_id, total, learners, source in _jobs(_ALGOS.value):
     if algorithm in skipped:
       continue
     job = (algorithm, env_id, total, learners, source)
