@@ -37,8 +37,8 @@ import measure
 import numpy as np
 from absl import app, flags
 
+import galax
 from galax import config as config_lib
-from galax.algorithms import make_algorithm
 from galax.config import cli
 from galax.envs import env_family
 
@@ -94,7 +94,7 @@ def measure_interleaved(
   """
   built = {}
   for kind, config in configs.items():
-    algorithm = make_algorithm(config)
+    algorithm = galax.make_algorithm(config)
     t0 = time.perf_counter()
     state = jax.block_until_ready(algorithm.step(algorithm.init())[0])
     built[kind] = [algorithm, state, time.perf_counter() - t0]

@@ -25,7 +25,7 @@ from typing import Any
 import jax
 from absl import app, flags
 
-from galax.algorithms import make_algorithm
+import galax
 from galax.config import cli
 from galax.envs import EnvSettings, make_env
 
@@ -86,7 +86,7 @@ def raw_steps_per_second(config: Any, seconds: float, steps: int) -> float:
 
 
 def algorithm_steps_per_second(config: Any, seconds: float) -> tuple[float, float]:
-  algorithm = make_algorithm(config)
+  algorithm = galax.make_algorithm(config)
   try:
     per_call = algorithm.updates_per_call * algorithm.env_steps_per_update
     return timed(lambda s: algorithm.step(s)[0], algorithm.init(), per_call, seconds)

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import jax
 import jax.numpy as jnp
 
-from galax.algorithms import make_algorithm
+import galax
 from galax.algorithms.registry import spec_for
 from galax.core.rollout import init_action_keys, rollout
 from galax.envs import EnvSettings, make_env
@@ -100,7 +100,7 @@ def acting_only(config: Any, seconds: float, rollouts_per_call: int = 20) -> dic
 
 def algorithm(config: Any, seconds: float) -> dict[str, float]:
   """A galax algorithm's jitted step (updates_per_call updates per call)."""
-  algo = make_algorithm(config)
+  algo = galax.make_algorithm(config)
   steps_per_call = algo.updates_per_call * algo.env_steps_per_update
   sps, first, _ = steps_per_second(lambda s: algo.step(s)[0], algo.init(), steps_per_call, seconds)
   algo.env.close()

@@ -35,12 +35,12 @@ import jax
 import numpy as np
 from absl import app, flags
 
+import galax
 from galax.config import cli
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from galax import config as config_lib  # noqa: E402
-from galax.algorithms import make_algorithm  # noqa: E402
 
 VARIANTS: dict[str, dict[str, object]] = {
   "paac": {},
@@ -75,7 +75,7 @@ def layer_rms(tree) -> dict[str, float]:
 def measure(overrides: dict[str, object], calls: int, seed: int) -> dict[str, object]:
   """Init RMS, last call's per-update drift RMS, gradient norm and entropy per call."""
   config = config_lib.load("pong_paac", updates_per_call=50, seed=seed, **overrides)
-  algorithm = make_algorithm(config_lib.validate(config))
+  algorithm = galax.make_algorithm(config_lib.validate(config))
   state = algorithm.init()
   init = jax.device_get(state.params)
   entropy, grad_norm = [], []

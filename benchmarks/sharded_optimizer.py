@@ -28,8 +28,8 @@ import measure
 import numpy as np
 from absl import app, flags
 
+import galax
 from galax import config as config_lib
-from galax.algorithms import make_algorithm
 from galax.config import cli
 from galax.parallel.layout import to_host
 
@@ -61,7 +61,7 @@ def measure_one(learners: int, sharded: bool) -> dict:
   )
   config.optimizer.sharded_state = sharded
   config_lib.validate(config)
-  algorithm = make_algorithm(config)
+  algorithm = galax.make_algorithm(config)
   state = algorithm.init()
   held = bytes_per_device(state.opt_state)
   num_params = sum(int(np.prod(x.shape[1:])) for x in jax.tree.leaves(state.params))

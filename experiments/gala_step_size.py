@@ -26,10 +26,10 @@ from experiments import claims
 
 def displacements(config, windows: int, window: int) -> list[float]:
   """Learner 0's ||theta_{k+W} - theta_k|| / W for `windows` consecutive windows."""
-  from galax.algorithms import make_algorithm
+  import galax
 
   config.updates_per_call = window
-  algo = make_algorithm(config)
+  algo = galax.make_algorithm(config)
   state, out = algo.init(), []
   for _ in range(windows):
     before = [np.asarray(x[0]) for x in jax.tree.leaves(state.params)]
