@@ -1,7 +1,7 @@
 """galax: distributed actor-critic RL (PAAC/A2C, all-reduce A2C, GALA, HTS-RL, BA3C, A3C,
 IMPALA) in JAX on envpool and gymnax.
 
-The public API, imported on first use (so that `import galax` stays light, without jax):
+The public API:
 
   config = galax.load_config("pong_fast", envs_per_learner=64)  # configs/<name>.py + overrides
   algorithm = galax.make_algorithm(config)     # init() and the jitted step (updates per call)
@@ -12,28 +12,25 @@ The public API, imported on first use (so that `import galax` stays light, witho
 
 Evaluating from Python, with an example: docs/evaluation.md. The folders, by concern:
 docs/architecture.md.
-"""
 
-import importlib
+Importing galax imports jax (through `jax_quiet`, first, so that plugins for chips this
+machine lacks print nothing): every galax command and every use of the API needs it, so a
+JAX-free `import galax` bought nothing but a bare import (docs/architecture.md).
+"""
 
 from galax.runtime import requirements as _requirements
 
 _requirements.check()  # Python >= 3.12 and jax 0.11.x: else one line naming what to install
 
+from galax.runtime import jax_quiet as _jax_quiet  # noqa: E402
+
+_jax_quiet.import_jax()
+
+from galax.algorithms import make_algorithm  # noqa: E402
+from galax.config import load as load_config  # noqa: E402
+from galax.evaluate.cli import load_policy  # noqa: E402
+from galax.evaluate.evaluator import evaluate_params  # noqa: E402
+from galax.training.loop import train  # noqa: E402
+
 __version__ = "0.1.0"
-
-_PUBLIC = {
-  "load_config": ("galax.config", "load"),
-  "make_algorithm": ("galax.algorithms", "make_algorithm"),
-  "train": ("galax.training.loop", "train"),
-  "load_policy": ("galax.evaluate.cli", "load_policy"),
-  "evaluate_params": ("galax.evaluate.evaluator", "evaluate_params"),
-}
-__all__ = sorted(_PUBLIC)
-
-
-def __getattr__(name: str):
-  if name in _PUBLIC:
-    module, attribute = _PUBLIC[name]
-    return getattr(importlib.import_module(module), attribute)
-  raise AttributeError(f"module 'galax' has no attribute {name!r}")
+__all__ = ["evaluate_params", "load_config", "load_policy", "make_algorithm", "train"]

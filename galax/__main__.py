@@ -17,14 +17,16 @@ import os
 import socket
 import sys
 
+import jax
 from absl import app, flags, logging
 from ml_collections import config_flags
 
 from galax.config import CONFIGS_DIR, cli, config_names, resume
 from galax.config import help as config_help
-from galax.runtime import jax_quiet, supervise
+from galax.runtime import peers, supervise
 from galax.runtime import workdir as workdirs
 from galax.training import terminal_bar as progress_bar
+from galax.training.loop import train
 
 _DEFAULT_CONFIG = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
 
@@ -84,18 +86,13 @@ def main(argv):
       else f"-{socket.gethostname()}-{os.getpid()}"
     )
     sys.exit(supervise.run_child(_child_argv(), workdir, process))
-  jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
-
   if config.distributed:
-    from galax.runtime import peers
-
     peers.initialize(
       coordinator_address=_COORDINATOR.value,
       num_processes=_NUM_PROCESSES.value,
       process_id=_PROCESS_ID.value,
       peer_timeout_s=_PEER_TIMEOUT.value,
     )
-  from galax.training.loop import train
 
   log = print if jax.process_index() == 0 else (lambda _: None)  # one progress log per job
   bar = progress_bar.TerminalBar() if jax.process_index() == 0 and progress_bar.wanted() else None

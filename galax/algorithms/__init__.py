@@ -4,22 +4,20 @@ and describes itself with `AlgorithmSpec`s (galax/framework/spec.py) in its `SPE
 Adding an algorithm: its module (a `make_*` builder and `SPECS`) and its name in
 `galax.algorithms.registry.MODULES`.
 
-This package's own import is JAX-free (the config checks import its spec and registry
-before JAX is quieted): `Algorithm` and the algorithm modules load on first use.
+The registry imports the algorithm modules when first asked (`specs()`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from ml_collections import ConfigDict
 
 # `register` and `AlgorithmSpec`: for an algorithm defined outside galax (docs/architecture.md).
 from galax.algorithms.registry import register, spec_for, specs  # noqa: F401
+from galax.framework.algorithm import Algorithm
+from galax.framework.settings import RunSettings
 from galax.framework.spec import AlgorithmSpec  # noqa: F401
-
-if TYPE_CHECKING:
-  from galax.framework.algorithm import Algorithm
 
 
 def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> Algorithm:
@@ -27,15 +25,5 @@ def make_algorithm(config: ConfigDict, devices: Sequence[Any] | None = None) -> 
   `jax.devices()`; `galax.aot.compile` passes a TPU or GPU target's compile-only devices):
   the config is read here, once (`RunSettings`, its algorithm's own section included),
   and the builder takes the settings."""
-  from galax.framework.settings import RunSettings
-
   spec = spec_for(config.algorithm)
   return spec.build(RunSettings.from_config(config, spec), devices)
-
-
-def __getattr__(name: str):
-  if name == "Algorithm":
-    from galax.framework.algorithm import Algorithm
-
-    return Algorithm
-  raise AttributeError(f"module 'galax.algorithms' has no attribute {name!r}")

@@ -56,7 +56,7 @@ from galax.core.rollout import episode_log, rollout
 from galax.core.types import OptState, Params, ParamsBlock
 from galax.framework.algorithm import Algorithm, assemble
 from galax.framework.settings import RunSettings
-from galax.framework.spec import check_choice
+from galax.framework.spec import check_choice, check_positive
 from galax.framework.update import (
   BlockUpdate,
   LearnerState,
@@ -102,8 +102,7 @@ class A3CSettings:
     """The section, checked: one ValueError line for a value A3C cannot run."""
     c = config.a3c
     check_choice("a3c.staleness", c.staleness, ("uniform", "fixed"))
-    if c.max_staleness < 0:
-      raise ValueError(f"config.a3c.max_staleness must be >= 0, got {c.max_staleness}.")
+    check_positive("a3c.max_staleness", c.max_staleness, or_zero=True)
     if config.combine != "independent":
       raise ValueError(
         "algorithm='a3c' applies every learner's gradient to the shared "

@@ -86,8 +86,7 @@ class ImpalaSettings:
   def from_config(cls, config: ConfigDict) -> ImpalaSettings:
     c = config.impala
     check_choice("impala.reduction", c.reduction, ("mean", "sum"))
-    if c.policy_lag < 0:
-      raise ValueError(f"config.impala.policy_lag must be >= 0, got {c.policy_lag}.")
+    check_positive("impala.policy_lag", c.policy_lag, or_zero=True)
     check_positive("impala.rho_bar", c.rho_bar)
     check_positive("impala.c_bar", c.c_bar)
     return cls(int(c.policy_lag), float(c.rho_bar), float(c.c_bar), str(c.reduction))

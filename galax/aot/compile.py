@@ -22,27 +22,32 @@ A program that does not fit exits 2 with one line naming the bytes needed and av
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import re
 import sys
+import time
 
-os.environ.setdefault("JAX_PLATFORMS", "cpu")  # compile-only targets need no backend
+import jax
+from absl import app, flags
+from ml_collections import ConfigDict, config_flags
+
+import galax.config as config_lib
+from galax.algorithms import make_algorithm
+from galax.config import cli
+
+# Compile-only targets need no backend: the CPU's, unless JAX_PLATFORMS says otherwise
+# (`import galax` has imported jax, which read the variable; no backend is up yet).
+if "JAX_PLATFORMS" not in os.environ:
+  os.environ["JAX_PLATFORMS"] = "cpu"  # and for the processes this one starts
+  jax.config.update("jax_platforms", "cpu")
 # libtpu takes a machine-wide lock for the TPU it drives; compiling drives none, so
 # several compiling processes (tests in parallel, a sweep) may load it.
 os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
 
-from galax.runtime import jax_quiet  # noqa: E402
-
-jax_quiet.import_jax()  # the gpu-aot extra's CUDA plugin, quiet on a machine with no GPU
-
-import dataclasses  # noqa: E402
-import json  # noqa: E402
-import re  # noqa: E402
-import time  # noqa: E402
-
-from ml_collections import ConfigDict  # noqa: E402
-
-from galax.aot import hlo_cost, targets  # noqa: E402
-from galax.envs.registry import backend_for  # noqa: E402
+from galax.aot import hlo_cost, targets
+from galax.envs.registry import backend_for
 
 MAX_ENVS_PER_LEARNER = 1 << 24  # --find_max_envs searches up to here
 
@@ -109,11 +114,6 @@ def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: in
 
 def compile_for(config: ConfigDict, target: targets.Target):
   """(algorithm, compiled step, compile seconds) for `target`'s devices."""
-  import jax
-
-  from galax import config as config_lib
-  from galax.algorithms import make_algorithm
-
   config_lib.validate(config)
   algorithm = make_algorithm(config, devices=target.devices)
   abstract = algorithm.abstract_init()
@@ -312,10 +312,6 @@ def format_table(r: Report) -> str:
 
 
 def main(argv) -> None:
-  from absl import flags
-
-  from galax.config import cli
-
   if len(argv) > 1:
     cli.fail(f"unexpected arguments: {argv[1:]}")
   f = flags.FLAGS
@@ -337,9 +333,6 @@ def main(argv) -> None:
 
 
 def _define_flags() -> None:
-  from absl import flags
-  from ml_collections import config_flags
-
   config_flags.DEFINE_config_file(
     "config", None, "A config file, or a name in configs/.", lock_config=False
   )
@@ -359,10 +352,6 @@ def _define_flags() -> None:
 
 def run() -> None:
   """The command (`python -m galax.aot`)."""
-  from absl import app
-
-  from galax.config import cli
-
   sys.argv = cli.prepare_argv(sys.argv, "")
   _define_flags()
   cli.answer_help(sys.argv, sys.modules[__name__])

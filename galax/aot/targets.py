@@ -19,7 +19,10 @@ such as a MinAtar update with few envs per chip, is bound by it, not by FLOPs or
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import re
+
+from jax.experimental import topologies
 
 GiB = 1024**3
 
@@ -155,8 +158,6 @@ device_description_str: "{chip.name}"
 
 def target_devices(topology: str) -> Target:
   """Compile-only devices for `topology`; one clear ValueError if its extra is missing."""
-  from jax.experimental import topologies
-
   name, shape = parse_topology(topology)
   chip = CHIPS[name]
   missing = compiler_missing(chip.platform)
@@ -194,8 +195,6 @@ def target_devices(topology: str) -> Target:
 
 
 def _installed(module: str) -> bool:
-  import importlib.util
-
   try:
     return importlib.util.find_spec(module) is not None
   except ModuleNotFoundError:  # its parent package (jax_plugins) is not installed either

@@ -2,8 +2,7 @@
 
 The shared fields are declared here; each algorithm declares its own section (`ppo`,
 `hts`, `a3c`, `impala`) in its module (`AlgorithmSpec.config_sections`), and
-`base_config` adds them from the registry (which imports the algorithms, and JAX, when
-first asked: importing this module stays JAX-free).
+`base_config` adds them from the registry (which imports the algorithms when first asked).
 
 Experiment files in configs/ start from `base_config()` and change fields. The returned
 ConfigDict is locked, so a misspelt key (in a file or as `--config.key=value`) is an
@@ -20,6 +19,7 @@ from typing import Any
 import ml_collections
 
 # Re-exported: users and configs reach `validate` as galax.config.validate.
+from galax.algorithms.registry import config_sections
 from galax.config.validate import validate  # noqa: F401
 
 
@@ -64,10 +64,6 @@ def _fields() -> ml_collections.ConfigDict:
 def _algorithm_sections() -> dict[str, ml_collections.ConfigDict]:
   """The sections the algorithms own (ppo, hts, a3c, impala, ...): each declared in its
   algorithm's module (`AlgorithmSpec.config_sections`), found through the registry."""
-  from galax.algorithms.registry import config_sections
-  from galax.runtime import jax_quiet
-
-  jax_quiet.import_jax()  # the algorithm modules import JAX: quietly, first
   return config_sections()
 
 

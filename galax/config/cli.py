@@ -13,11 +13,15 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+import traceback
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Iterator, NoReturn, Sequence
 
-if TYPE_CHECKING:
-  from ml_collections import ConfigDict
+from absl import flags
+from ml_collections import ConfigDict
+
+from galax.config import base_config, config_path, load
+from galax.core.divergence import Diverged
 
 EXIT_BAD_INPUT = 2
 EXIT_DIVERGED = 3
@@ -44,8 +48,6 @@ def resolve_config_arg(argv: list[str]) -> list[str]:
 
   A ':suffix' (ml_collections passes it to get_config) is kept.
   """
-  from galax.config import config_path
-
   found = _config_arg(argv)
   if found is None:
     return list(argv)
@@ -135,8 +137,6 @@ def habit(arg: str) -> str | None:
 
 def parse_flags(argv: list[str]) -> list[str]:
   """absl's parsing (app.run's flags_parser), with a bad value as one `error:` line."""
-  from absl import flags
-
   try:
     return flags.FLAGS(argv)
   except flags.UnrecognizedFlagError as e:
@@ -153,8 +153,6 @@ def answer_help(argv: Sequence[str], module: ModuleType) -> None:
   """On `--help` or `-h`: the command's docstring and its own flags, then exit 0 (absl's
   own --help exits 1, lists the flags of run.py's module, which has none, and knows no -h)."""
   if HELP_FLAGS & set(argv[1:]):
-    from absl import flags
-
     print((module.__doc__ or "").rstrip() + "\n\n" + flags.FLAGS.module_help(module))
     sys.exit(0)
 
@@ -185,10 +183,6 @@ def prepare_argv(argv: list[str], default_config: str) -> list[str]:
 
 def _load_or_fail(path: str) -> ConfigDict:
   """The config file's config; one line with the file and line number if it fails."""
-  import traceback
-
-  from galax.config import load
-
   try:
     return load(path)
   except SyntaxError as e:
@@ -198,8 +192,6 @@ def _load_or_fail(path: str) -> ConfigDict:
     where = f"config file {path}{f', line {here[-1].lineno}' if here else ''}"
     misspelt = re.search(r'Key "([^"]+)" does not exist', str(e))
     if misspelt:  # a locked ConfigDict's error lists every field: name the close ones instead
-      from galax.config import base_config
-
       hint = unknown_override(base_config(), misspelt.group(1)) or ""
       fail(f"{where}: no field {misspelt.group(1)!r}.{hint.partition(').')[2]}")
     fail(f"{where}: {type(e).__name__}: {' '.join(str(e).split())[:300]}")
@@ -228,11 +220,6 @@ def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], A
   """
 
   def run(argv: Sequence[str]) -> Any:
-    from galax.runtime import jax_quiet
-
-    jax_quiet.import_jax()  # first: galax.core imports jax
-    from galax.core.divergence import Diverged
-
     try:
       return main(argv)
     except (ValueError, FileNotFoundError) as e:

@@ -15,6 +15,10 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ml_collections import ConfigDict
 
+import galax.config as config_lib
+from galax.algorithms.registry import specs
+from galax.config import cli
+
 _FLAG = "--help_config"
 _ASSIGN = re.compile(r"^\s*\w+\.([\w.]+)\s*=\s*(.*)$")
 _TRAILING = re.compile(r"\s#\s?(.*)$")
@@ -22,9 +26,6 @@ _TRAILING = re.compile(r"\s#\s?(.*)$")
 
 def _builders() -> list[tuple[Callable[[], Any], str]]:
   """(the function that declares a group of fields, the prefix of their names)."""
-  from galax import config as config_lib
-  from galax.algorithms.registry import specs
-
   found = [
     (config_lib.base_config, ""),
     (config_lib._learner_fields, ""),
@@ -92,8 +93,6 @@ def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 def describe(name: str | None = None) -> list[str]:
   """The lines of the listing: the schema's defaults, or config `name`'s values (marking
   those that differ from the schema's)."""
-  from galax import config as config_lib
-
   schema = dict(_leaves(config_lib.base_config()))
   values = dict(_leaves(config_lib.load(name))) if name else schema
   docs = field_docs()
@@ -116,7 +115,6 @@ def answer(argv: Sequence[str]) -> None:
   asked = [a for a in argv[1:] if a == _FLAG or a.startswith(_FLAG + "=")]
   if not asked:
     return
-  from galax.config import cli
 
   name = asked[-1].partition("=")[2] or None
   try:

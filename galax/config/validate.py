@@ -6,17 +6,18 @@ sizes that must divide each other, and flags the chosen algorithm or env would i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import ml_collections
 
+import galax.envs as envs
 from galax.algorithms.registry import spec_for
+from galax.core.networks import INIT_SCHEMES
+from galax.envs import video
+from galax.envs.backend import EnvSettings
+from galax.envs.pool_async import check_batch_size
 from galax.framework import spec as spec_lib
 from galax.framework.settings import RunSettings
 from galax.framework.spec import check_choice, check_positive
-
-if TYPE_CHECKING:
-  from galax.envs.backend import EnvSettings
+from galax.parallel.topology import make_topology
 
 COMBINES = ("independent", "allreduce", "gossip")
 
@@ -163,8 +164,6 @@ def _validate_env(
 ) -> None:
   """The env: its id, its backend's own checks (`EnvBackend.validate`), envpool's async mode
   and videos."""
-  from galax import envs
-
   envs.check_env_id(env.id)
   envs.backend_for(env.id).validate(env)
   _validate_async_envs(algorithm, env.batch_size, envs_per_learner, num_learners)
@@ -192,8 +191,6 @@ def _validate_combine(
   if delay < 0:
     raise ValueError(f"config.gossip.delay must be >= 0, got {delay}.")
   if combine == "gossip":
-    from galax.parallel.topology import make_topology
-
     make_topology(topology, num_learners, peers)
   elif metrics or delay:
     raise ValueError(
@@ -220,8 +217,6 @@ def _validate_async_envs(
   """envpool's async mode (`env.batch_size` below the envs): a batch that divides a
   learner's envs, in an algorithm whose targets follow each env (A2C, PPO), one learner
   (a batch of ready envs would mix learners' parameters)."""
-  from galax.envs.pool_async import check_batch_size
-
   check_batch_size(batch_size, envs_per_learner, "envs per learner (envs_per_learner)")
   if batch_size in (0, envs_per_learner):
     return
@@ -252,8 +247,6 @@ def _validate_execution(
 ) -> None:
   """How the learners run: their map, the update loop, the network's initialisation,
   convolutions and activation (`network`: its name), and the sign of grad_chunks."""
-  from galax.core.networks import INIT_SCHEMES
-
   check_choice("network.init", init, INIT_SCHEMES)
   check_choice("learner_map", learner_map, ("auto", "vmap", "unroll", "loop"))
   if learner_map not in ("auto", "vmap") and not algorithm.supports(spec_lib.LEARNER_MAP):
@@ -329,6 +322,5 @@ def _validate_video(env_id: str, eval_every_steps: int) -> None:
       "config.capture_video=True records an episode at each evaluation: set "
       "config.eval.every_steps > 0 (e.g. --config.eval.every_steps=100000)."
     )
-  from galax.envs import video
 
   video.check_capture(env_id)

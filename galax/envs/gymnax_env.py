@@ -43,6 +43,7 @@ import numpy as np
 
 from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy, reject_envpool_options
 from galax.envs.base import EnvSpec, EnvState, StepsInRecv, Timestep, to_timestep
+from galax.envs.frames import cartpole_frame, minatar_frame
 
 if TYPE_CHECKING:
   from gymnax.environments.environment import Environment, EnvParams
@@ -253,8 +254,6 @@ def _renders(env_id: str) -> bool:
 def _episodes(env_settings: EnvSettings, policy: Policy, episodes: int, seed: int) -> Frames:
   """(frame, return so far, episode) of each step of `episodes` gymnax games."""
   import gymnax
-
-  from galax.envs.video import cartpole_frame, minatar_frame
 
   name = env_settings.id.removeprefix(PREFIX)
   if not _renders(env_settings.id):

@@ -40,6 +40,7 @@ import numpy as np
 
 from galax.envs.backend import EnvBackend, EnvSettings, Frames, Policy
 from galax.envs.base import EnvSpec, EnvState, Timestep, to_timestep
+from galax.envs.frames import cartpole_frame
 from galax.envs.pool_async import async_reset, check_batch_size, put_rows, take_rows
 from galax.envs.pool_options import (
   ATARI_DEFAULTS,
@@ -342,8 +343,6 @@ def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -
   """(frame, return so far, episode) of each step of `episodes` envpool games; envpool's
   CartPole has no screen, so its observation (x, x', theta, theta') is drawn."""
   import envpool
-
-  from galax.envs.video import cartpole_frame
 
   family = env_family(settings.id)
   options = env_options(

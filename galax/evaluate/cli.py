@@ -29,16 +29,20 @@ import sys
 import warnings
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from galax.runtime import jax_quiet
-
-jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
-import jax.numpy as jnp  # noqa: E402
+import jax
+import jax.numpy as jnp
 import numpy as np
+import orbax.checkpoint as ocp
+from absl import flags, logging
 from ml_collections import ConfigDict
 
+from galax.config import cli
 from galax.core.types import Params, ParamsBlock
+from galax.envs import video
 from galax.envs.backend import EnvSettings
+from galax.evaluate.evaluator import EvalSettings, Evaluator, eval_env, select_params
 from galax.runtime import workdir as workdirs
+from galax.runtime.checkpoint import quiet_orbax
 
 if TYPE_CHECKING:
   from galax.envs.base import EnvSpec
@@ -70,10 +74,6 @@ def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
 
 
 def _restore(workdir: str, step: int, kind: str = "checkpoints") -> ParamsBlock:
-  import orbax.checkpoint as ocp
-
-  from galax.runtime.checkpoint import quiet_orbax
-
   path = workdirs.join(workdirs.absolute(workdir), kind, str(step), "state")
   checkpointer = ocp.PyTreeCheckpointer()
   with quiet_orbax():  # orbax notes a metadata file that galax never writes
@@ -119,8 +119,6 @@ def restore_params(
 def pick_learner(params: ParamsBlock, learner: str) -> Params:
   """One parameter set: learner K (an int as text), or 'first' / 'average' as
   `config.eval.learners` means them (`evaluation.select_params`)."""
-  from galax.evaluate.evaluator import select_params
-
   n = jax.tree.leaves(params)[0].shape[0]
   if learner in ("first", "average"):
     return jax.tree.map(lambda x: x[0], select_params(params, learner, n)[0])
@@ -130,8 +128,6 @@ def pick_learner(params: ParamsBlock, learner: str) -> Params:
 
 
 def _env_spec(env_settings: EnvSettings, seed: int) -> EnvSpec:
-  from galax.evaluate.evaluator import eval_env
-
   env = eval_env(env_settings, seed, 1)
   try:
     return env.spec
@@ -168,8 +164,6 @@ def load_policy(
   `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
   config gets `restored_step` set.
   """
-  from galax.evaluate.evaluator import EvalSettings
-
   config = read_config(workdir)
   block, restored = restore_params(workdir, step)
   settings = EvalSettings.from_run_config(config)
@@ -183,8 +177,6 @@ def evaluate(
 ) -> dict:
   """Plays `episodes` fresh games with `params` (one policy) under a run's eval protocol
   (its `EvalSettings`); returns the eval record."""
-  from galax.evaluate.evaluator import Evaluator
-
   settings = dataclasses.replace(settings, episodes=episodes, greedy=greedy, num_envs=0)
   evaluator = Evaluator(settings, num_policies=1, seed_offset=1 + seed)
   try:
@@ -207,8 +199,6 @@ def evaluate(
 
 
 def _define_flags() -> None:
-  from absl import flags
-
   flags.DEFINE_string("workdir", None, "The run directory (config.json, checkpoints/).")
   flags.DEFINE_string(
     "step",
@@ -226,8 +216,6 @@ def _define_flags() -> None:
 
 def main(argv: Sequence[str]) -> None:
   """The command, its flags parsed (`run`)."""
-  from absl import flags, logging
-
   logging.set_verbosity(logging.ERROR)  # orbax's metadata notes on checkpoints it restores
   FLAGS = flags.FLAGS
   if len(argv) > 1:
@@ -236,8 +224,6 @@ def main(argv: Sequence[str]) -> None:
     )
   if FLAGS.workdir is None:
     raise ValueError("--workdir is required: the run directory to evaluate.")
-  from galax.envs import video
-  from galax.evaluate.evaluator import EvalSettings
 
   if FLAGS.episodes < 1 or FLAGS.video_episodes < 1:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
@@ -291,8 +277,6 @@ def eval_file_name(step: int, episodes: int, greedy: bool, learner: str, seed: i
 
 
 def run() -> None:
-  from galax.config import cli
-
   _define_flags()
   cli.answer_help(sys.argv, sys.modules[__name__])
   argv = cli.parse_flags(sys.argv)

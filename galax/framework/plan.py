@@ -22,7 +22,7 @@ envs, and nowhere else:
 
 The algorithms receive the plan in their `Setup`, and the wrappers that act on it
 (`galax.framework.update`); none reads the platform. `train` prints `describe()` in its
-header. This module imports no JAX.
+header.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
+from galax.envs.registry import backend_for
 from galax.framework.settings import RunSettings
 from galax.framework.spec import LEARNER_MAP, AlgorithmSpec
 
@@ -177,8 +178,6 @@ def plan_for(
 ) -> ExecutionPlan:
   """`make_plan` for a run on `devices` (jax devices: their platform), with envs of
   `obs_layout` and `learners_per_device` learners on each."""
-  from galax.envs.registry import backend_for
-
   return make_plan(
     settings,
     spec,

@@ -19,6 +19,7 @@ from typing import Callable, NamedTuple, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import mesh_utils, multihost_utils
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -108,8 +109,6 @@ def make_mesh(layout: Layout, devices: Sequence[jax.Device] | None = None) -> Me
   """
   devices = list(jax.devices() if devices is None else devices)
   if jax.process_count() == 1 and devices[0].platform == "tpu":
-    from jax.experimental import mesh_utils
-
     try:
       ring = mesh_utils.create_device_mesh(
         (layout.num_devices,), devices=devices[: layout.num_devices]
@@ -147,7 +146,6 @@ def to_host(tree: PyTree) -> PyTree:
   """Fetches (possibly multi-host) global arrays as numpy arrays on every process."""
   if jax.process_count() == 1:
     return jax.tree.map(np.asarray, tree)
-  from jax.experimental import multihost_utils
 
   return multihost_utils.process_allgather(tree, tiled=True)
 

@@ -20,19 +20,22 @@ import dataclasses
 import json
 import math
 import os
+import sys
 from typing import Callable, Sequence
 
+import jax
 import ml_collections
+from absl import app, flags, logging
+from ml_collections import config_flags
 
-from galax.runtime import jax_quiet
-
-jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
-
+from galax.config import CONFIGS_DIR, cli
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.results import paper_protocols as protocols
 from galax.results import seed_runs
 from galax.results.seed_runs import RESULT_KIND, RunRecord, json_float
+from galax.runtime import peers
+from galax.training.metrics import write_json
 
 SUMMARY_KIND = "galax-experiment"
 # Best-policy re-evaluation envs are seeded apart from the periodic evaluations' envs.
@@ -62,8 +65,6 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def _write_json(path: str, data: JsonDict) -> None:
-  from galax.training.metrics import write_json
-
   write_json(path, data, indent=1)
 
 
@@ -199,15 +200,11 @@ def load_results(path: str) -> tuple[list[RunRecord], list[JsonDict]]:
 
 
 def main(argv: Sequence[str]) -> None:
-  from absl import flags, logging
-
   logging.set_verbosity(logging.WARNING)
   if len(argv) > 1:
     raise ValueError(f"Unexpected arguments: {argv[1:]}")
   config = flags.FLAGS["config"].value
   if config.distributed:
-    from galax.runtime import peers
-
     peers.initialize()
   name = (
     flags.FLAGS["name"].value
@@ -225,16 +222,6 @@ def main(argv: Sequence[str]) -> None:
 
 
 def _cli() -> None:
-  import sys
-
-  from absl import app, flags
-  from ml_collections import config_flags
-
-  from galax.config import (
-    CONFIGS_DIR,
-    cli,
-  )
-
   default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
   sys.argv = cli.prepare_argv(sys.argv, default_config)  # run.py's checks, one-line errors
   config_flags.DEFINE_config_file(

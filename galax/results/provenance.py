@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import platform
 
-from galax.core.types import JsonDict
-from galax.runtime import jax_quiet
-from galax.runtime.provenance import git_info  # noqa: F401  (seed_runs' records use it here)
+import jax
 
-jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
+from galax.core.types import JsonDict
+from galax.runtime.provenance import git_info  # noqa: F401  (seed_runs' records use it here)
 
 
 def device_info() -> JsonDict:

@@ -30,18 +30,17 @@ import math
 import os
 from typing import TYPE_CHECKING, Callable, Sequence
 
+import jax
 import ml_collections
-
-from galax.runtime import jax_quiet
-
-jax = jax_quiet.import_jax()  # without the CUDA plugin's lines on a machine with no GPU
 
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.evaluate import periodic
 from galax.framework.settings import RunSettings
+from galax.parallel.layout import to_host
 from galax.results import paper_protocols as protocols
 from galax.results import provenance
+from galax.training.loop import train
 
 if TYPE_CHECKING:
   from galax.framework.update import LearnerState
@@ -186,8 +185,6 @@ def run_record(
 
 
 def _final_params(state: LearnerState, learner: int) -> Params:
-  from galax.parallel.layout import to_host
-
   return jax.tree.map(lambda x: x[learner], to_host(state.params))
 
 
@@ -200,8 +197,6 @@ def train_seeds_as_learners(
   log: Callable[[str], None],
 ) -> SeedRuns:
   """One joint `train`, learner i = seed i; its records in per-seed units (steps, speed)."""
-  from galax.training.loop import train
-
   n = len(seeds)
   workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
   result = train(learners_config(config, seeds), workdir=workdir, log=log)
@@ -251,8 +246,6 @@ def train_seeds_in_turn(
   log: Callable[[str], None],
 ) -> SeedRuns:
   """One `train` per seed, as `run.py` would run it with config.seed = s."""
-  from galax.training.loop import train
-
   records: list[RunRecord] = []
   final_params: list[Params] = []
   for seed in seeds:

@@ -23,11 +23,16 @@ import itertools
 import json
 import math
 import os
+import sys
 from typing import Any, Sequence
 
 import numpy as np
-from ml_collections import ConfigDict
+from absl import app, flags, logging
+from ml_collections import ConfigDict, config_flags
 
+from galax.config import CONFIGS_DIR, cli
+from galax.results import experiment, paper_protocols
+from galax.results.experiment import parse_seeds
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI
 
 Axis = tuple[str, list[Any]]
@@ -35,8 +40,6 @@ Axis = tuple[str, list[Any]]
 
 def parse_axis(config: ConfigDict, text: str) -> Axis:
   """'optimizer.learning_rate=1e-3,5e-3' -> (key, [values in the field's type])."""
-  from galax.config import cli
-
   key, sep, values = text.partition("=")
   if not sep or not values:
     raise ValueError(f"--set={text}: give KEY=V1,V2,... (e.g. optimizer.learning_rate=1e-3,3e-3).")
@@ -97,8 +100,6 @@ def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> 
 def seed_stats(values: Sequence[float | None], resamples: int = 2000) -> dict[str, Any]:
   """{mean, low, high, n} over the seeds' finite values: low and high are the 95% bootstrap
   CI from MIN_SEEDS_FOR_CI seeds up, None below; mean None without a value."""
-  from galax.results import paper_protocols
-
   x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
   out: dict[str, Any] = dict(
     mean=float(x.mean()) if x.size else None, low=None, high=None, n=int(x.size)
@@ -254,8 +255,6 @@ def run_sweep(
   steps: int | None = None,
   log=print,
 ) -> list[dict[str, Any]]:
-  from galax.results import experiment
-
   grid = points(axes)
   log(f"sweep: {len(grid)} point(s) x {len(seeds)} seed(s) in {out_dir}")
   for point in grid:
@@ -280,17 +279,6 @@ def run_sweep(
 
 
 def _cli() -> None:
-  import sys
-
-  from absl import app, flags, logging
-  from ml_collections import config_flags
-
-  from galax.config import (
-    CONFIGS_DIR,
-    cli,
-  )
-  from galax.results.experiment import parse_seeds
-
   default_config = os.path.join(CONFIGS_DIR, "cartpole_a2c.py")
   sys.argv = cli.prepare_argv(sys.argv, default_config)
   config_flags.DEFINE_config_file(

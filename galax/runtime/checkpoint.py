@@ -31,6 +31,7 @@ import jax
 import numpy as np
 import orbax.checkpoint as ocp
 from absl import logging
+from jax.experimental import multihost_utils
 
 from galax.core.types import JsonDict, PyTree
 from galax.runtime import workdir as workdirs
@@ -259,8 +260,6 @@ class BestCheckpoint:
   def offer(self, score: float, env_steps: int, state: LearnerState, meta: JsonDict) -> bool:
     better = math.isfinite(score) and score > self.best
     if jax.process_count() > 1:
-      from jax.experimental import multihost_utils
-
       better = bool(multihost_utils.broadcast_one_to_all(np.int32(better)))
     if better:
       self.best = score

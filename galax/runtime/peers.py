@@ -39,6 +39,7 @@ import traceback
 from typing import Callable, Iterator, NoReturn
 
 import jax
+from jax._src import distributed
 
 EXIT_LOST_PEER = 75  # EX_TEMPFAIL (sysexits.h): restart the job with --resume
 PEER_TIMEOUT_S = 30  # galax's default: a peer silent this long is lost
@@ -177,8 +178,6 @@ def _on_lost(what: str, log_text: str) -> None:
 @contextlib.contextmanager
 def watch(workdir: str | None, last_good: Callable[[], str]) -> Iterator[None]:
   """While `train` runs: a lost peer ends this process with one line (module docstring)."""
-  from jax._src import distributed
-
   _where.update(workdir=workdir, last_good=last_good)
   client = distributed.global_state.client
   if jax.process_count() == 1 or client is None:

@@ -36,6 +36,7 @@ from typing import Iterator, Protocol
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 
 EXIT_PREEMPTED = 128 + signal.SIGTERM  # 143
 
@@ -86,8 +87,6 @@ class _GatheredFlag(_LocalFlag):
   """Several processes without JAX's preemption service: any process's flag stops all."""
 
   def reached(self, call: int) -> bool:
-    from jax.experimental import multihost_utils
-
     del call
     return bool(np.any(multihost_utils.process_allgather(np.int32(self.received))))
 
@@ -96,8 +95,6 @@ class _SyncPoint:
   """Several processes: JAX's preemption sync point (its own SIGTERM handler)."""
 
   def reached(self, call: int) -> bool:
-    from jax.experimental import multihost_utils
-
     return multihost_utils.reached_preemption_sync_point(call)
 
 
@@ -107,8 +104,6 @@ def _jax_preemption_service() -> bool:
   Asked through the public call, which raises RuntimeError without one; call 0 is the
   count the manager starts from, so asking it changes nothing.
   """
-  from jax.experimental import multihost_utils
-
   try:
     multihost_utils.reached_preemption_sync_point(0)
   except RuntimeError:

@@ -27,6 +27,8 @@ import tempfile
 import threading
 from typing import Iterator
 
+from etils import epath
+
 REMOTE_SCHEMES = {"gs": "gcsfs", "s3": "s3fs"}  # scheme: the fsspec package epath uses
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 CHECKPOINT_DIRS = ("checkpoints", "best")  # written by orbax in place, never staged
@@ -70,8 +72,6 @@ def staging_dir(workdir: str) -> str:
 
 def path(location: str):
   """An `etils.epath.Path` for a local path or a URL."""
-  from etils import epath
-
   return epath.Path(location)
 
 

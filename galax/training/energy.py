@@ -21,6 +21,8 @@ import threading
 import time
 from typing import Any, Sequence
 
+import jax
+
 
 @dataclasses.dataclass
 class EnergyReport:
@@ -51,8 +53,6 @@ class EnergyReport:
 def _load_nvml() -> tuple[Any, str]:
   """(the pynvml module, "") if NVML is usable here, else (None, why not)."""
   try:
-    import jax
-
     platform = jax.devices()[0].platform
   except Exception as e:
     return None, f"no jax devices ({e})"

@@ -29,7 +29,7 @@ from typing import Callable
 import jax
 from ml_collections import ConfigDict
 
-from galax import config as config_lib
+import galax.config as config_lib
 from galax.algorithms import Algorithm, make_algorithm
 from galax.config import resume as resume_lib
 from galax.core import divergence
@@ -98,9 +98,9 @@ def train(
   ):
     as_json = json.loads(config.to_json_best_effort())
     changes = _prepare(as_json, workdir, resume, overwrite, holds_lock, log)
-    settings = LoopSettings.from_config(config)  # the config goes no further (but config.json)
     try:
-      algorithm = make_algorithm(config)
+      algorithm = make_algorithm(config)  # the config goes no further (but config.json):
+      settings = LoopSettings.from_config(config, algorithm.setup.settings)
       return _train(algorithm, settings, as_json, workdir, changes, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/runtime/peers.py)

@@ -11,8 +11,11 @@ import time
 from typing import Any, Mapping, Protocol
 
 import numpy as np
+from tensorboardX import SummaryWriter
+from tensorboardX.proto.summary_pb2 import Summary
 
 from galax.core.types import JsonDict, PyTree
+from galax.envs.video import gif_bytes
 from galax.runtime.preemption import sigint_deferred
 
 
@@ -159,8 +162,6 @@ class MetricsWriter:
     self._file = open(self.path, "a" if append else "w", newline="")
     self._tb, self._tracker = None, tracker
     if tensorboard:
-      from tensorboardX import SummaryWriter
-
       purge = None if resume_step is None else resume_step + 1
       # tensorboardX names an events file by the second and the host only: a writer opened
       # in the same second as the last one (a short run resumed at once) overwrote its file.
@@ -194,10 +195,6 @@ class MetricsWriter:
     """A video: to TensorBoard as an animated GIF image (tensorboardX's add_video needs
     moviepy), to the tracker as its file `path`."""
     if self._tb is not None:
-      from tensorboardX.proto.summary_pb2 import Summary
-
-      from galax.envs.video import gif_bytes
-
       height, width = frames[0].shape[:2]
       image = Summary.Image(
         height=height, width=width, colorspace=3, encoded_image_string=gif_bytes(frames)

@@ -5,18 +5,18 @@ log lines carry the same share and time left."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable
+from typing import Any
 
-OnCall = Callable[[int, int, "float | None"], None]  # train's per-call hook: steps, planned, s left
+from rich.console import Console  # rich comes with flax
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+
+from galax.training.metrics import short_count, short_duration
 
 
 class TerminalBar:
   """`log` prints a line above the bar; `update` is train's `on_call`."""
 
   def __init__(self, console: Any = None):
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
-
     self._progress = Progress(
       TextColumn("training"),
       BarColumn(),
@@ -32,8 +32,6 @@ class TerminalBar:
     self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
   def update(self, env_steps: int, planned: int, seconds_left: float | None) -> None:
-    from galax.training.metrics import short_count, short_duration
-
     fields = dict(
       steps=f"{short_count(env_steps)}/{short_count(planned)} steps",
       left="" if seconds_left is None else f"{short_duration(seconds_left)} left",

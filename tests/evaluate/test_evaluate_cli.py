@@ -12,7 +12,7 @@ from run_helpers import run_cli, tiny_config
 
 import galax
 from galax.config import load as load_config
-from galax.envs import EnvSettings, video
+from galax.envs import EnvSettings, frames, video
 from galax.evaluate import cli as evaluate_lib
 from galax.training.loop import train
 
@@ -73,9 +73,9 @@ def test_pick_learner():
 def test_minatar_frames_colour_each_channel():
   obs = np.zeros((10, 10, 4), np.float32)
   obs[2, 3, 1] = 1.0
-  frame = video.minatar_frame(obs)
+  frame = frames.minatar_frame(obs)
   assert frame.shape == (160, 160, 3) and frame.dtype == np.uint8
-  assert frame[2 * 16 + 5, 3 * 16 + 5].tolist() == video._PALETTE[1].tolist()
+  assert frame[2 * 16 + 5, 3 * 16 + 5].tolist() == frames._PALETTE[1].tolist()
   assert frame[0, 0].tolist() == [0, 0, 0]
   assert video.with_text(frame, "return 3").shape == (176, 160, 3)
 
