@@ -36,6 +36,7 @@ import platform
 import statistics
 import time
 
+import forward_reuse
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -43,7 +44,7 @@ from jax import lax
 
 from galax import config as config_lib
 from galax.algorithms.a2c import a2c_grads
-from galax.core import forward_reuse, losses, networks
+from galax.core import losses, networks
 from galax.core.optimizers import OptimizerSettings, make_replicated_optimizer, make_schedule
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory

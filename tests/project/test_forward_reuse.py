@@ -1,5 +1,9 @@
-"""forward_reuse: A2C's gradient from acting's saved VJPs equals a2c_grads' (a forward pass
-over the whole trajectory) up to float rounding; a wrong pairing of steps does not."""
+"""benchmarks/forward_reuse.py: A2C's gradient from acting's saved VJPs equals a2c_grads'
+(a forward pass over the whole trajectory) up to float rounding; a wrong pairing of steps
+does not."""
+
+import os
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -7,10 +11,13 @@ import numpy as np
 import pytest
 
 from galax.algorithms.a2c import a2c_grads
-from galax.core import forward_reuse, losses, networks
+from galax.core import losses, networks
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
+import forward_reuse  # noqa: E402  (an option measured there, not wired into galax)
 
 T, B = 4, 3
 RETURNS = ReturnSettings(gamma=0.99, kind="nstep", gae_lambda=0.95)

@@ -1,5 +1,8 @@
 """A2C's gradient without the learner's forward pass: acting keeps the VJP of its forward.
 
+A measured option, not wired into galax (issue 57): it pays 3-10% on a shared 2-core CPU,
+not bitwise, so it waits for a quiet machine's figure before it becomes a plan choice.
+
 On-policy A2C acts its t_max steps with the very parameters it then differentiates at, so
 the learner's forward pass over the T x b observations recomputes the logits and values
 that acting computed (`Trajectory.behaviour_logits`, `Trajectory.values[:T]`). At
