@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import glob
 import json
 import os
 import shutil
@@ -122,6 +123,40 @@ def _to_target(rows: list[dict], target: float) -> str:
   return ""
 
 
+# The registration's Table 1 protocol: 10 greedy episodes of learner 0, up to 30 no-ops.
+TABLE1_EVAL = "eval_step*_10ep_greedy_learner-first_seed0.json"
+ATARI_LIMIT = 27_000  # envpool's Atari time limit in agent steps (108,000 frames), as run
+
+
+def _table1_lines() -> list[str]:
+  """The Table 1 protocol's evaluations found in the runs' workdirs (the newest step each)."""
+  lines = []
+  for name in registered():
+    found = glob.glob(os.path.join(_workdir(name), TABLE1_EVAL))
+    if not found:
+      continue
+    with open(max(found, key=lambda p: int(os.path.basename(p)[10:].split("_")[0]))) as f:
+      e = json.load(f)
+    capped = sum(n >= ATARI_LIMIT for n in e["lengths"])
+    returns = " ".join(f"{r:g}" for r in e["returns"])
+    lines.append(
+      f"| {name} | {e['step']:,} | {e['mean_return']:.1f} +- {e['stderr']:.1f} | {returns} "
+      f"| {capped} of {e['episodes']} |"
+    )
+  if not lines:
+    return []
+  return [
+    "",
+    "Table 1 protocol (`python -m galax.evaluate --workdir=runs/prereg/<run> --episodes=10`:",
+    "learner 0, greedy, up to 30 no-ops, raw score, full games to the env's time limit);",
+    "mean +- standard error over the 10 episodes. No verdict below 3 runs an arm.",
+    "",
+    "| run | step | mean +- s.e. | returns | episodes cut at 27,000 agent steps |",
+    "| --- | ---: | ---: | --- | --- |",
+    *lines,
+  ]
+
+
 def report(out: str) -> None:
   marks = [500_000 * k for k in range(1, 13)]
   lines = [
@@ -143,6 +178,7 @@ def report(out: str) -> None:
     cells = " | ".join(_at(rows, m) for m in marks)
     target = _to_target(rows, 18.0) if name.startswith(("hts", "a2c_")) else ""
     lines.append(f"| {name} | {status(name)} | {cells} | {last} | {target} |")
+  lines += _table1_lines()
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(out, "runs.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
