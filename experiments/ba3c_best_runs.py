@@ -5,13 +5,10 @@ group's finals at a rate, and its best rate (the highest mean over seeds 0-2).
 
 from __future__ import annotations
 
-import glob
-import json
-import os
-
 import numpy as np
 
 from experiments.gala_best_runs import runs_from_json as gala_runs_from_json
+from experiments.gala_best_runs import seed_records
 
 SWEEP_SEEDS = (0, 1, 2)
 HELD_OUT = (3, 4, 5)
@@ -26,19 +23,12 @@ def group_of(folder: str) -> str:
 
 def read_runs(root: str) -> Runs:
   runs: Runs = {}
-  for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
-    group = group_of(os.path.relpath(path, root).split(os.sep)[0])
-    with open(path) as f:
-      run = json.load(f)
-    if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
-      continue
-    game = run["env_id"].split("/")[-1]
-    lr = float(run["config"]["optimizer"]["learning_rate"])
+  for folder, game, lr, run in seed_records(root):
     tc = run.get("train_curve") or {}
     pairs = [
       (s, r) for s, r in zip(tc.get("env_steps", []), tc.get("mean_return", [])) if r is not None
     ]
-    runs.setdefault((group, game, lr), {})[int(run["seed"])] = dict(
+    runs.setdefault((group_of(folder), game, lr), {})[int(run["seed"])] = dict(
       final=float(run["train_mean_return"]),
       curve=[r for _, r in pairs],
       steps=[s for s, _ in pairs],

@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+from typing import Iterator
 
 import numpy as np
 
@@ -31,16 +32,22 @@ def group_of(folder: str) -> str:
   return folder
 
 
-def read_runs(root: str) -> Runs:
-  runs: Runs = {}
+def seed_records(root: str) -> Iterator[tuple[str, str, float, dict]]:
+  """(folder, game, learning rate, record) of each finished galax run's seed*.json under
+  <root>/<folder>/ (the sweeps' layout; gala_best and ba3c_best read them alike)."""
   for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
-    folder = os.path.relpath(path, root).split(os.sep)[0]
     with open(path) as f:
       run = json.load(f)
     if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
       continue
-    game = run["env_id"].split("/")[-1]
+    folder = os.path.relpath(path, root).split(os.sep)[0]
     lr = float(run["config"]["optimizer"]["learning_rate"])
+    yield folder, run["env_id"].split("/")[-1], lr, run
+
+
+def read_runs(root: str) -> Runs:
+  runs: Runs = {}
+  for folder, game, lr, run in seed_records(root):
     runs.setdefault((group_of(folder), game, lr), {})[int(run["seed"])] = float(
       run["train_mean_return"]
     )
