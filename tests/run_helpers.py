@@ -102,7 +102,9 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
     env=types.SimpleNamespace(spec=types.SimpleNamespace(obs_shape=obs_shape)),
   )
   planned = dict(requested_env_steps=3200, planned_env_steps=3200)
-  return header_lines(algorithm, LoopSettings.from_config(config), planned)
+  return header_lines(
+    algorithm, LoopSettings.from_config(config, algorithm.setup.settings), planned
+  )
 
 
 def fake_run_record(name, seed, values, minutes=1.0, offset=0.0, config=None, workdir=""):

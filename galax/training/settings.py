@@ -45,13 +45,9 @@ class LoopSettings:
   track: TrackSettings
 
   @classmethod
-  def from_config(cls, config: ConfigDict, run: RunSettings | None = None) -> LoopSettings:
+  def from_config(cls, config: ConfigDict, run: RunSettings) -> LoopSettings:
     """The loop's fields of `config`; the evaluation's env and network those of the run's
-    settings `run` (read from `config` when there are none)."""
-    if run is None:
-      evaluation = EvalSettings.from_run_config(config)
-    else:
-      evaluation = EvalSettings.from_config(config, run.env, run.network)
+    settings `run`, read once."""
     return cls(
       total_env_steps=int(config.total_env_steps),
       target_return=float(config.target_return),
@@ -61,7 +57,7 @@ class LoopSettings:
       keep_checkpoints=int(config.keep_checkpoints),
       stats_window=int(config.stats_window),
       learner_stats=bool(config.learner_stats),
-      eval=evaluation,
+      eval=EvalSettings.from_config(config, run.env, run.network),
       capture_video=bool(config.capture_video),
       energy=bool(config.energy),
       tensorboard=bool(config.tensorboard),

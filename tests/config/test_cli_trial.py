@@ -298,7 +298,9 @@ def test_idle_devices_are_named_in_the_header():
   algorithm = make_algorithm(config)
   try:
     planned = dict(requested_env_steps=1, planned_env_steps=1)
-    lines = header_lines(algorithm, LoopSettings.from_config(config), planned)
+    lines = header_lines(
+      algorithm, LoopSettings.from_config(config, algorithm.setup.settings), planned
+    )
   finally:
     algorithm.env.close()
   assert (

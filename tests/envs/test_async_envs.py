@@ -113,7 +113,9 @@ def test_the_header_says_an_async_run_is_not_bit_reproducible():
     algorithm = make_algorithm(config)
     try:
       planned = dict(planned_env_steps=1, requested_env_steps=1)
-      lines[batch] = header_lines(algorithm, LoopSettings.from_config(config), planned)
+      lines[batch] = header_lines(
+        algorithm, LoopSettings.from_config(config, algorithm.setup.settings), planned
+      )
     finally:
       algorithm.env.close()
   assert not any("not bit-reproducible" in line for line in lines[0])
