@@ -310,7 +310,12 @@ def _make(
 
 
 def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
-  """Full games (no episodic life), raw rewards, the evaluation's no-op starts (Atari)."""
+  """Full games, raw rewards, the evaluation's no-op starts (Atari).
+
+  The lives of a game keep the training env's handling (`episodic_life`): envpool then
+  presses FIRE after a lost life as it did in training, as baselines' EpisodicLifeEnv +
+  FireResetEnv do in the papers' evaluations; without it a greedy Breakout policy that never
+  had to fire waits for the time limit. The statistics still score the full game."""
   options = dict(env.options)
   if env_family(env.id) == "atari":
     options["noop_max"] = env.eval_noop_max
@@ -319,7 +324,7 @@ def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
     num_envs=num_envs,
     seed=seed,
     num_shards=1,
-    episodic_life=False,
+    episodic_life=env.episodic_life,
     reward_clip=False,
     max_episode_steps=env.eval_time_limit,
     num_threads=env.num_threads,

@@ -2,7 +2,9 @@
 
 The papers score agents on evaluation episodes, not on the training stream:
 
-* full games: no episodic life, raw (unclipped) rewards, the env's own time limit;
+* full games: raw (unclipped) rewards, the env's own time limit; lives keep the training
+  env's handling, so Atari's FIRE after a lost life is pressed as in training (and as
+  baselines' EpisodicLifeEnv + FireResetEnv press it), and the score is the whole game's;
 * up to 30 no-op actions at the start of each Atari episode (envpool's `noop_max`);
 * greedy actions argmax_a pi(a|s) (GALA Table 1) or actions sampled from pi (config);
 * N episodes per evaluated policy (10 in GALA and HTS-RL).
@@ -108,14 +110,15 @@ def make_play(
   Env j of the pool (B = P * E envs) is played by policy j // E until it has finished
   `episodes_per_env` episodes; returns/lengths are [B, episodes_per_env], count is [B].
   The loop stops when every env has its quota or after a step budget that covers the
-  quota at the env's time limit (plus one auto-reset step per episode).
+  quota at the env's time limit, plus auto-reset steps: one per episode, and one per lost
+  life where lives end training episodes (the budget doubles the time limit for them).
   """
   num_envs = env.num_envs
   if num_envs % num_policies:
     raise ValueError(f"{num_envs} eval envs do not split over {num_policies} policies.")
   per_policy = num_envs // num_policies
   quota = episodes_per_env
-  max_steps = quota * (env.spec.max_episode_steps + 1) + 1
+  max_steps = quota * 2 * (env.spec.max_episode_steps + 1) + 1
   rows = jnp.arange(num_envs)
 
   def act(params, obs, keys):

@@ -88,12 +88,31 @@ def test_eval_envs_play_full_games_with_raw_rewards():
   config = load_config("breakout_a2c")  # trains with episodic life and clipped rewards
   config.eval.noop_max = 5
   env = evaluation.eval_env(RunSettings.from_config(config).env, config.seed, num_envs=1)
-  assert env.options["episodic_life"] is False
+  assert env.options["episodic_life"] is True  # lives as in training; scores are full games
   assert env.options["reward_clip"] is False
   assert env.options["noop_max"] == 5
   env.close()
   assert evaluation.frames_per_step(RunSettings.from_config(config).env) == 4
   assert evaluation.frames_per_step(RunSettings.from_config(load_config("cartpole_a2c")).env) == 1
+
+
+def test_a_greedy_policy_that_never_fires_finishes_its_breakout_games():
+  """Training with episodic life never asks the policy to FIRE after a lost life (envpool
+  fires on the reset, as baselines' FireResetEnv does). Evaluation keeps that handling, so
+  a policy that only ever plays NOOP loses its 5 lives in about 120 steps and the score is
+  the whole game's. Evaluated without it, the ball is never served again after the first
+  lost life and every game waits for the time limit (the greedy stall of issue 56)."""
+  config = load_config("breakout_a2c")
+  config.eval.episodes = 2
+  config.eval.max_episode_steps = 3000
+  evaluator = evaluation.Evaluator(
+    evaluation.EvalSettings.from_run_config(config), _always(0, num_actions=4)
+  )
+  out = evaluator.evaluate({"w": np.zeros((1,))})
+  evaluator.close()
+  assert out.completed.all()
+  assert (out.lengths < 1000).all(), out.lengths  # game over, not the 3000-step time limit
+  assert (out.returns >= 0).all()
 
 
 def test_select_params():
