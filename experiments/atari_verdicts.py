@@ -69,7 +69,42 @@ def experiment_a() -> list[str]:
     f"- A-code final training returns: GALA {gala}, all-reduce {allreduce}",
     f"- A1 GALA-A2C beats A2C (higher), GALA - all-reduce: {a1}",
     f"- A2 gossip keeps A2C's return (at least), GALA - all-reduce: {a2}",
+    consensus_claim(),
+    success_counts(),
   ]
+
+
+def consensus_claim(name: str = "codeeps_gala_0") -> str:
+  """A3 on the GALA seed run with gossip metrics: distance <= Prop. 1 bound at every logged
+  update. A logged value is the mean over the learners and over the updates of the last
+  call before the log, so the check is of those means, not of each update and learner."""
+  rows = [r for r in prereg._rows(name) if r.get("gossip/prop1_bound")]
+  if not finished(name) or not rows:
+    return f"- A3 consensus within the Prop. 1 bound ({name}): no verdict: no finished run"
+  ratios = [float(r["gossip/consensus_distance"]) / float(r["gossip/prop1_bound"]) for r in rows]
+  above = sum(x > 1 for x in ratios)
+  label = "reproduced" if not above else "not reproduced"
+  return (
+    f"- A3 consensus within the Prop. 1 bound ({name}, {len(rows)} logged updates, learner"
+    f" means): {label}: {above} above the bound; distance / bound at most {max(ratios):.3f}"
+  )
+
+
+def success_counts() -> str:
+  """A4: runs whose final return exceeds half the nominal 16-env A2C run's (GALA's success)."""
+  nominal = finished("codeeps_a2c16_0")
+  if not nominal:
+    return "- A4 successes (> 50% of nominal 16-env A2C): no count: codeeps_a2c16_0 not finished"
+  half = nominal["mean_return"] / 2
+  counts = {
+    arm: sum(bool(r) and r["mean_return"] > half for r in map(finished, names))
+    for arm, names in (
+      ("GALA", [f"codeeps_gala_{s}" for s in SEEDS]),
+      ("all-reduce", [f"codeeps_allreduce_{s}" for s in SEEDS]),
+    )
+  }
+  gala, allreduce = counts["GALA"], counts["all-reduce"]
+  return f"- A4 successes (> {half:.1f}): GALA {gala} of 3, all-reduce {allreduce} of 3"
 
 
 def experiment_b() -> list[str]:

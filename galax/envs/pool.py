@@ -314,8 +314,9 @@ def _make_eval(env: EnvSettings, num_envs: int, seed: int) -> BatchedEnv:
 
   The lives of a game keep the training env's handling (`episodic_life`): envpool then
   presses FIRE after a lost life as it did in training, as baselines' EpisodicLifeEnv +
-  FireResetEnv do (GALA's code trains on them; pytorch-a2c-ppo-acktr evaluates on them); without it a greedy Breakout policy that never
-  had to fire waits for the time limit. The statistics still score the full game."""
+  FireResetEnv do (GALA's code trains on them; pytorch-a2c-ppo-acktr evaluates on them).
+  Without it a greedy Breakout policy that never had to fire waits for the time limit.
+  The statistics still score the full game."""
   options = dict(env.options)
   if env_family(env.id) == "atari":
     options["noop_max"] = env.eval_noop_max

@@ -41,6 +41,7 @@ from galax.core.types import Params, ParamsBlock
 from galax.envs import video
 from galax.envs.backend import EnvSettings
 from galax.evaluate.evaluator import EvalSettings, Evaluator, eval_env, select_params
+from galax.runtime import provenance
 from galax.runtime import workdir as workdirs
 from galax.runtime.checkpoint import quiet_orbax
 
@@ -188,6 +189,10 @@ def evaluate(
   stderr = float(np.std(returns, ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
   return dict(
     env_id=settings.env.id,
+    # Lives as in training: since d8b977b (before it, evaluation played without episodic
+    # life, and Breakout's ball was not served again after a lost life).
+    episodic_life=settings.env.episodic_life,
+    git=provenance.git_info(),
     episodes=int(len(returns)),
     greedy=greedy,
     seed=seed,

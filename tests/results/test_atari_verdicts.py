@@ -55,3 +55,27 @@ def test_b_reads_agent_steps_and_minutes_to_18(runs_dir):
   assert "HTS-A2C [2000000.0, 2010000.0, 2020000.0]" in lines[0]
   assert lines[1].endswith(": reproduced"), lines[1]  # equal, ratio 1 [1, 1]
   assert lines[2].endswith(": not reproduced"), lines[2]  # not lower: the same minutes
+
+
+def _gossip_run(root, name, distances, bounds):
+  _run(root, name)
+  with open(os.path.join(root, name, "metrics.csv"), "w") as f:
+    f.write("env_steps,wall_time_s,mean_return,gossip/consensus_distance,gossip/prop1_bound\n")
+    f.writelines(f"{i},{i},0,{d},{b}\n" for i, (d, b) in enumerate(zip(distances, bounds)))
+
+
+def test_a3_is_read_against_the_prop1_bound_at_every_logged_update(runs_dir):
+  _gossip_run(runs_dir, "codeeps_gala_0", [0.1, 0.5, 0.2], [1.0, 1.0, 1.0])
+  line = atari_verdicts.consensus_claim()
+  assert "3 logged updates" in line and "reproduced: 0 above" in line and "0.500" in line
+  _gossip_run(runs_dir, "other", [0.1, 1.5, 0.2], [1.0, 1.0, 1.0])
+  assert "not reproduced: 1 above the bound" in atari_verdicts.consensus_claim("other")
+
+
+def test_a4_counts_runs_above_half_the_nominal_a2c(runs_dir):
+  assert "not finished" in atari_verdicts.success_counts()
+  _run(runs_dir, "codeeps_a2c16_0", mean_return=100.0)
+  for s, (gala, allreduce) in enumerate([(60.0, 40.0), (51.0, 55.0), (49.0, 70.0)]):
+    _run(runs_dir, f"codeeps_gala_{s}", mean_return=gala)
+    _run(runs_dir, f"codeeps_allreduce_{s}", mean_return=allreduce)
+  assert atari_verdicts.success_counts().endswith("(> 50.0): GALA 2 of 3, all-reduce 2 of 3")
