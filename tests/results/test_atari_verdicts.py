@@ -4,6 +4,7 @@ runs, none below MIN_SEEDS_FOR_CI seeds an arm."""
 import json
 import os
 
+import numpy as np
 import pytest
 
 from experiments import atari_prereg, atari_verdicts
@@ -15,8 +16,8 @@ def _run(root, name, stopped="budget", mean_return=0.0, rows=()):
   with open(os.path.join(folder, "result.json"), "w") as f:
     json.dump(dict(stopped=stopped, mean_return=mean_return, env_steps=5_000_000), f)
   with open(os.path.join(folder, "metrics.csv"), "w") as f:
-    f.write("env_steps,wall_time_s,mean_return\n")
-    f.writelines(f"{s},{t},{r}\n" for s, t, r in rows)
+    f.write("env_steps,wall_time_s,mean_return,train_time_s\n")
+    f.writelines(f"{s},{t},{r},{t}\n" for s, t, r in rows)
 
 
 @pytest.fixture
@@ -79,3 +80,21 @@ def test_a4_counts_runs_above_half_the_nominal_a2c(runs_dir):
     _run(runs_dir, f"codeeps_gala_{s}", mean_return=gala)
     _run(runs_dir, f"codeeps_allreduce_{s}", mean_return=allreduce)
   assert atari_verdicts.success_counts().endswith("(> 50.0): GALA 2 of 3, all-reduce 2 of 3")
+
+
+def test_curves_mean_finished_runs_with_a_t_band(runs_dir, tmp_path):
+  from experiments import atari_prereg_curves as curves
+
+  rows = [(1000 * k, 60 * k, float(k)) for k in range(1, 4)]
+  for s in range(3):
+    _run(runs_dir, f"codeeps_gala_{s}", rows=[(x, t, r + s) for x, t, r in rows])
+  _run(runs_dir, "codeeps_allreduce_0", stopped="preempted", rows=rows[:2])
+  found = curves.arm_curves([f"codeeps_gala_{s}" for s in range(3)], "env_steps")
+  assert [c[2] for c in found] == [True] * 3
+  assert curves.arm_curves(["codeeps_allreduce_0"], "env_steps")[0][2] is False
+  mean, low, high = curves.t_band(np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]))
+  np.testing.assert_allclose(mean, [2.0, 4.0])
+  np.testing.assert_allclose(high - mean, [4.303 / np.sqrt(3), 2 * 4.303 / np.sqrt(3)], rtol=1e-3)
+  title, arms = curves.EXPERIMENTS["breakout_acode"]
+  assert curves.plot_experiment(title, arms, str(tmp_path / "a.png"))
+  assert not curves.plot_experiment(*curves.EXPERIMENTS["pong_hts"], str(tmp_path / "b.png"))
