@@ -149,6 +149,38 @@ def _table1_rows(pattern: str) -> list[str]:
   return lines
 
 
+# Every learner's (and the learners' mean's) evaluation under the same protocol.
+SPREAD_EVAL = "eval_step*_10ep_greedy_learner-*_seed0.json"
+
+
+def _spread_lines() -> list[str]:
+  """GALA's learners one by one and their average (x-bar), where a run has them."""
+  lines = []
+  for name in registered():
+    found = glob.glob(os.path.join(_workdir(name), SPREAD_EVAL))
+    if len(found) < 2:
+      continue
+    records = []
+    for path in found:
+      with open(path) as f:
+        records.append(json.load(f))
+    order = lambda e: {"first": "0", "average": "~"}.get(e["learner"], e["learner"])
+    for e in sorted(records, key=order):
+      learner = "0" if e["learner"] == "first" else e["learner"]
+      lines.append(f"| {name} | {learner} | {e['mean_return']:.1f} +- {e['stderr']:.1f} |")
+  if not lines:
+    return []
+  return [
+    "",
+    "The spread of the learners (same protocol, each learner and the learners' mean",
+    "parameters, `--learner=K` / `--learner=average`):",
+    "",
+    "| run | learner | mean +- s.e. |",
+    "| --- | --- | ---: |",
+    *lines,
+  ]
+
+
 _TABLE1_HEAD = [
   "| run | step | mean +- s.e. | returns | episodes cut at 27,000 agent steps |",
   "| --- | ---: | ---: | --- | --- |",
@@ -169,6 +201,7 @@ def _table1_lines() -> list[str]:
       "",
       *_TABLE1_HEAD,
       *fixed,
+      *_spread_lines(),
     ]
   if no_fire:
     lines += [
