@@ -25,6 +25,11 @@ rest go on; a phase the budget cannot fit is recorded as "out of budget"):
                    --many_config; pong_fast if there is none) for the rest of the budget,
                    stopping at a return of 18; its first 60 s are its 60 s figure
 
+Two more phases take a call of their own (named in --phases; not in the default call):
+gala_breakout (GALA-A2C against all-reduce A2C on Breakout, the pre-registered A-code
+arms) and hts_football_scaling (HTS-PPO against PPO over 16-128 GFootball envs); see
+benchmarks/device_atari.py.
+
 Writes <out>/summary.json (every phase with its status: ok, skipped, failed, timeout or
 out of budget; wall seconds, time box, note, figures) and <out>/summary.md, both rewritten
 after every phase; <out>/logs/<phase>.log holds each child's output.
@@ -44,6 +49,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import device_atari as da  # noqa: E402
 import device_context as dc  # noqa: E402
 import device_phases as dp  # noqa: E402
 import device_report  # noqa: E402
@@ -63,8 +69,12 @@ PHASES: dict[str, tuple[Any, float, float]] = {
   "smoke_impala": (dp.smoke_run("impala_atari"), 45, 40),
   "smoke_a3c": (dp.smoke_run("a3c_atari"), 45, 40),
   "pong_many_to_18": (dp.pong_many_to_18, 0, 0),  # the rest of the budget
+  "gala_breakout": (da.gala_breakout, 480, 90),
+  "hts_football_scaling": (da.hts_football_scaling, 480, 60),
 }
 FINAL = "pong_many_to_18"
+OWN_CALL = ("gala_breakout", "hts_football_scaling")  # named in --phases only
+DEFAULT = [name for name in PHASES if name not in OWN_CALL]
 _WRITE_S = 5.0  # reports and stragglers at the end
 
 
@@ -96,7 +106,9 @@ def _args(argv: list[str]) -> argparse.Namespace:
     help="field=value override of the many-env run's config only, e.g. seed=1 or "
     "env.batch_size=32 (repeatable, as atari_peer.py's --galax_set)",
   )
-  parser.add_argument("--phases", default="", help="comma-separated subset (default: all)")
+  parser.add_argument(
+    "--phases", default="", help="comma-separated subset (default: all but those of OWN_CALL)"
+  )
   parser.add_argument("--phase", default="", help=argparse.SUPPRESS)  # a child's phase
   parser.add_argument("--phase_seconds", type=float, default=0.0, help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
@@ -204,7 +216,7 @@ def driver(args: argparse.Namespace) -> int:
   budget = args.budget_s or scale.budget_s
   start = time.perf_counter()
   final_reserve = scale.pong_seconds + scale.startup_s + _WRITE_S
-  chosen = [p for p in args.phases.split(",") if p] or list(PHASES)
+  chosen = [p for p in args.phases.split(",") if p] or DEFAULT
   report = dict(
     command="python " + " ".join(sys.argv),
     scale=args.scale,

@@ -69,6 +69,7 @@ SMOKE_PARTS = {
   ],
   "hts_vs_sync": ["hts_vs_sync"],
   device.FINAL: [device.FINAL],
+  "own_call": list(device.OWN_CALL),
 }
 LEFT_OUT = {
   "pong_fast": device.FINAL,
@@ -94,6 +95,14 @@ def test_the_smoke_parts_cover_every_phase():
   run = [p for part in SMOKE_PARTS.values() for p in part]
   assert sorted(run + list(LEFT_OUT)) == sorted(device.PHASES) and not set(run) & set(LEFT_OUT)
   assert set(LEFT_OUT.values()) <= set(run)
+
+
+def test_the_default_call_leaves_the_own_call_phases_out():
+  """GALA's Breakout runs and the GFootball scaling need a call of their own (minutes each
+  on a GPU box); the default call keeps its budget for Pong."""
+  assert set(device.OWN_CALL) <= set(device.PHASES)
+  assert device.DEFAULT == [p for p in device.PHASES if p not in device.OWN_CALL]
+  assert device.DEFAULT[-1] == device.FINAL
 
 
 def _with_fields(config, fields):
