@@ -217,6 +217,37 @@ def _table1_lines() -> list[str]:
   return lines
 
 
+def _sittings_lines() -> list[str]:
+  """Each run's sittings (from which agent step, at which commit) from its sittings.json;
+  runs started before run.py wrote one say so."""
+  lines = []
+  for name in registered():
+    workdir = _workdir(name)
+    if not os.path.exists(os.path.join(workdir, "metrics.csv")):
+      continue
+    path = os.path.join(workdir, "sittings.json")
+    if not os.path.exists(path):
+      lines.append(f"| {name} | not recorded (started before run.py wrote sittings.json) |")
+      continue
+    with open(path) as f:
+      sittings = json.load(f)
+    text = ", ".join(
+      f"{s['env_steps']:,} at {(s.get('commit') or '?')[:7]}{'+' if s.get('dirty') else ''}"
+      for s in sittings
+    )
+    lines.append(f"| {name} | {text} |")
+  if not lines:
+    return []
+  return [
+    "",
+    "Sittings (from which agent step, at which commit; + marks uncommitted changes):",
+    "",
+    "| run | sittings |",
+    "| --- | --- |",
+    *lines,
+  ]
+
+
 def report(out: str) -> None:
   marks = [500_000 * k for k in range(1, 13)]
   lines = [
@@ -238,7 +269,7 @@ def report(out: str) -> None:
     cells = " | ".join(_at(rows, m) for m in marks)
     target = _to_target(rows, 18.0) if name.startswith(("hts", "a2c_")) else ""
     lines.append(f"| {name} | {status(name)} | {cells} | {last} | {target} |")
-  lines += _table1_lines()
+  lines += _table1_lines() + _sittings_lines()
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(out, "runs.md"), "w") as f:
     f.write("\n".join(lines) + "\n")
