@@ -313,6 +313,36 @@ def timing_cells() -> list[Cell]:
   return cells
 
 
+# ---- p1c/p1d: the pre-registered A-code runs on Breakout-v5 (atari_gala_hts/) ----------
+
+ATARI = "atari_gala_hts"
+
+
+def _acode_rows(arm: str) -> list[Row]:
+  """The final training return of each finished A-code seed of `arm` kept under ATARI."""
+  rows = []
+  for seed in range(3):
+    folder = os.path.join(ATARI, f"Acode_{arm}_seed{seed}")
+    if os.path.exists(os.path.join(RESULTS, folder, "result.json")):
+      result = load(os.path.join(folder, "result.json"))
+      if result.get("stopped") == "budget":
+        rows.append(dict(score=float(result["mean_return"])))
+  return rows
+
+
+def atari_cells() -> list[Cell]:
+  """GALA-A2C - all-reduce A2C on Breakout-v5 at 5M agent steps (PREREGISTRATION.md's A1
+  "higher" and A2 "at least"), once all 3 seeds of each arm are kept; none before."""
+  gala, allreduce = _acode_rows("gala"), _acode_rows("allreduce")
+  if min(len(gala), len(allreduce)) < 3:
+    return []
+  name = "Breakout-v5 A-code 5M"
+  return [
+    Cell("p1c", name, "higher", "diff", TRAIN, ATARI, gala, allreduce, pooled=False),
+    Cell("p1d", name, "at least", "diff", TRAIN, ATARI, gala, allreduce, pooled=False),
+  ]
+
+
 BA3C = "ba3c_best/runs.json"
 
 
@@ -346,7 +376,7 @@ def all_cells() -> list[Cell]:
   """Every cell, in the order of the summary tables' ids."""
   cells = (
     gala_best_cells() + gala_learning_cells() + fig1a_cells() + hts_point_cells()
-    + claims_cells() + timing_cells() + ba3c_best_cells()
+    + claims_cells() + timing_cells() + ba3c_best_cells() + atari_cells()
   )  # fmt: skip
   order = {id_: i for i, id_ in enumerate(sorted({c.id for c in cells}, key=_id_key))}
   return sorted(cells, key=lambda c: order[c.id])  # stable: each id keeps its cells' order

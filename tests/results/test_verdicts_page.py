@@ -52,3 +52,30 @@ def test_bad_input_is_one_line():
   summary = f"{page.SUMMARY_HEADER}\n| --- |\n| 9z | a | b | c | d | e | f |\n"
   with pytest.raises(SystemExit, match="'9z' has no cells"):
     page.generate(f"{page.BEGIN}\n{page.END}\n{summary}", _cells([1, 2, 3]))
+
+
+def test_the_atari_cells_wait_for_three_seeds_an_arm(tmp_path, monkeypatch):
+  monkeypatch.setattr(data, "RESULTS", str(tmp_path))
+
+  def keep(arm, seed, score, stopped="budget"):
+    folder = tmp_path / data.ATARI / f"Acode_{arm}_seed{seed}"
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps(dict(stopped=stopped, mean_return=score)))
+
+  for seed, (gala, allreduce) in enumerate([(340.0, 350.0), (345.0, 360.0)]):
+    keep("gala", seed, gala)
+    keep("allreduce", seed, allreduce)
+  keep("allreduce", 2, 100.0, stopped="preempted")  # under way: not a finished seed
+  assert data.atari_cells() == []
+  keep("gala", 2, 330.0)
+  assert data.atari_cells() == []
+  (tmp_path / data.ATARI / "Acode_allreduce_seed2" / "result.json").write_text(
+    json.dumps(dict(stopped="budget", mean_return=355.0))
+  )
+  a1, a2 = data.atari_cells()
+  assert (a1.id, a1.claim, a2.id, a2.claim) == ("p1c", "higher", "p1d", "at least")
+  np.testing.assert_array_equal(a1.scores("a"), [340.0, 345.0, 330.0])
+  np.testing.assert_array_equal(a1.scores("b"), [350.0, 360.0, 355.0])
+  # -16.7 with a CI inside +- 35.5 (10% of all-reduce's mean): equivalent.
+  assert rule.verdict("higher", page.comparison(a1)) == "not reproduced"
+  assert rule.verdict("at least", page.comparison(a2)) == "reproduced"
