@@ -14,7 +14,7 @@
 
 A phase takes device_context.py's `Context` and returns its figures, as every phase does.
 The smoke scale runs each on the CPU in seconds (4 envs a learner and the MLP for
-Breakout; 2 envs and SMALL_PPO's small PPO for GFootball).
+Breakout; 2 envs and device_context's SMALL_PPO for GFootball).
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ import argparse
 from typing import Any
 
 import atari_peer
-from device_context import SMALL_PPO, Context, scale_overrides
+from device_context import Context, scale_overrides
+from device_phases import hts_config
 
+ARMS = ("gala_a2c", "allreduce_a2c")
 ACODE = ["optimizer.eps=1e-5"]  # the experiment's one change from the configs (eps 0.01)
 FOOTBALL = "gfootball/academy_counterattack_hard-v1"
 FOOTBALL_ENVS = {"full": (16, 32, 64, 128), "smoke": (2,)}
@@ -46,7 +48,7 @@ def gala_breakout(ctx: Context) -> dict[str, Any]:
   """GALA-A2C and all-reduce A2C on Breakout, one after the other, the same seconds each."""
   seconds = max(ctx.scale.smoke_seconds, (ctx.seconds - 2 * ctx.scale.startup_s) / 2)
   ctx.record(seconds_each=seconds, fields=ACODE)
-  for arm in ("gala_a2c", "allreduce_a2c"):
+  for arm in ARMS:
     run = atari_peer.galax_run(0, _gala_args(ctx, arm, seconds), ctx.workdir(arm))
     curve = run["curve"]
     ctx.record(
@@ -61,42 +63,31 @@ def gala_breakout(ctx: Context) -> dict[str, Any]:
         )
       }
     )
-  return dict(
-    summary="; ".join(
-      f"{arm}: {f['agent_steps']:,} steps at {f['steps_per_s']:,.0f} steps/s, return "
-      + ("none yet" if f["final_return"] is None else f"{f['final_return']:.1f}")
-      for arm, f in ctx.figures.items()
-      if isinstance(f, dict)
-    )
-  )
+  return dict(summary="; ".join(_arm_summary(arm, ctx.figures[arm]) for arm in ARMS))
 
 
-def _football_config(ctx: Context, envs: int, algorithm: str) -> Any:
-  from galax import config as config_lib
-
-  config = config_lib.load("hts_ppo_gfootball")
-  config.env.id = FOOTBALL
-  config.envs_per_learner = envs
-  config.checkpoint_every_steps = 0
-  config.algorithm = algorithm
-  if ctx.scale.envs:
-    config.network.name = ctx.scale.network
-    config_lib.set_fields(config, SMALL_PPO)
-  return config
+def _arm_summary(arm: str, f: dict[str, Any]) -> str:
+  ended = "none yet" if f["final_return"] is None else f"{f['final_return']:.1f}"
+  return f"{arm}: {f['agent_steps']:,} steps at {f['steps_per_s']:,.0f} steps/s, return {ended}"
 
 
 def hts_football_scaling(ctx: Context) -> dict[str, Any]:
-  """HTS-PPO / PPO steps/s at each env count (benchmarks/hts.py's timing, compile apart)."""
+  """HTS-PPO / PPO steps/s at each env count (benchmarks/hts.py's suite config and timing,
+  compile apart, as the hts_vs_sync phase has them)."""
   import hts
+  from absl import flags
 
+  small = bool(ctx.scale.envs)
+  seconds = ctx.scale.measure_seconds if small else FOOTBALL_SECONDS
   rows = []
-  for envs in FOOTBALL_ENVS["smoke" if ctx.scale.envs else "full"]:
+  for envs in FOOTBALL_ENVS["smoke" if small else "full"]:
+    flags.FLAGS(["hts", f"--football_env={FOOTBALL}", f"--num_envs={envs}"])
     row: dict[str, Any] = dict(env=FOOTBALL, num_envs=envs)
-    for label, algorithm in (("ppo", "ppo"), ("hts_ppo", "hts_ppo")):
-      config = _football_config(ctx, envs, algorithm)
-      seconds = ctx.scale.measure_seconds if ctx.scale.envs else FOOTBALL_SECONDS
+    for algorithm in ("ppo", "hts_ppo"):
+      config = hts_config("football", small)
+      config.algorithm = algorithm
       sps, first = hts.algorithm_steps_per_second(config, seconds)
-      row.update({f"{label}_sps": sps, f"{label}_first_call_s": first})
+      row.update({f"{algorithm}_sps": sps, f"{algorithm}_first_call_s": first})
     row["hts_over_ppo"] = row["hts_ppo_sps"] / row["ppo_sps"]
     rows.append(row)
     ctx.record(rows=rows)

@@ -250,7 +250,7 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
   return phase
 
 
-def _hts_config(suite: str, small: bool) -> Any:
+def hts_config(suite: str, small: bool) -> Any:
   """hts.py's suite config (its flags parsed): updates per call as hts.py's main has them."""
   import hts
   from absl import flags
@@ -279,14 +279,14 @@ def hts_vs_sync(ctx: Context) -> dict[str, Any]:
   flags.FLAGS(["hts", f"--num_envs={ctx.scale.hts_envs}"])
   seconds, small = ctx.scale.measure_seconds, bool(ctx.scale.envs)
   for suite, sync in (("atari", "a2c"), ("football", "ppo")):
-    base = _hts_config(suite, small)
+    base = hts_config(suite, small)
     row = dict(
       env=base.env.id,
       num_envs=base.envs_per_learner,
       raw_sps=hts.raw_steps_per_second(base, seconds, base.hts.alpha or base.t_max),
     )
     for label in ("sync", "hts"):
-      config = _hts_config(suite, small)
+      config = hts_config(suite, small)
       if label == "sync":
         config.algorithm = sync
       row[f"{label}_sps"], row[f"{label}_first_call_s"] = hts.algorithm_steps_per_second(
