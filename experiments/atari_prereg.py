@@ -27,6 +27,8 @@ import subprocess
 import sys
 from typing import Sequence
 
+from galax.config.resume import CHANGEABLE_ON_RESUME
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS_DIR = os.path.join(ROOT, "runs", "prereg")
 CARRIED = os.path.join(ROOT, "experiments", "checkpoints")
@@ -35,6 +37,16 @@ BREAKOUT = [*COMMON, "--config.total_env_steps=5000000"]
 PONG = [*COMMON, "--config.target_return=18", "--config.total_env_steps=6000000"]
 A2C_ARM = ["--config.algorithm=a2c", "--config.hts.microbatches=0", "--config.hts.alpha=0"]
 CODE_EPS = ["--config.optimizer.eps=1e-5"]  # A-code: the authors' code's RMSProp epsilon
+# B-fast: hts_a2c_atari's HTS section on pong_fast (which stops at 18 or 10M by itself).
+HTS_ARM = [
+  "--config.algorithm=hts_a2c",
+  "--config.hts.alpha=5",
+  "--config.hts.delayed=True",
+  "--config.hts.microbatches=5",
+  "--config.hts.num_actors=1",
+]
+# Stops that pause a run rather than end it: `run` continues such a run.
+PAUSED = (None, "preempted", "interrupted", "time limit")
 
 
 def registered() -> dict[str, list[str]]:
@@ -49,9 +61,19 @@ def registered() -> dict[str, list[str]]:
       runs[f"codeeps_{arm}_{s}"] = [*args, *CODE_EPS]
     runs[f"hts_{s}"] = ["--config=hts_a2c_atari", f"--config.seed={s}", *PONG]
     runs[f"a2c_{s}"] = [*runs[f"hts_{s}"], *A2C_ARM]
+    runs[f"bfast_a2c_{s}"] = ["--config=pong_fast", f"--config.seed={s}", "--config.time_limit_s=0"]
+    runs[f"bfast_hts_{s}"] = [*runs[f"bfast_a2c_{s}"], *HTS_ARM]
   runs["a2c16_0"] = ["--config=breakout_a2c", "--config.seed=0", *BREAKOUT]
   runs["codeeps_a2c16_0"] = [*runs["a2c16_0"], *CODE_EPS]
   return runs
+
+
+def resume_overrides(args: Sequence[str]) -> list[str]:
+  """The registered command's fields that a resume may change (galax/config/resume.py),
+  passed again on `--resume` so that the saved run takes them: B-fast's A2C seed 0 ran its
+  first sitting with a 30-minute time limit that its registered command lifts."""
+  changeable = {f"--config.{field}" for field in CHANGEABLE_ON_RESUME}
+  return [arg for arg in args if arg.split("=")[0] in changeable]
 
 
 def _workdir(name: str) -> str:
@@ -69,7 +91,7 @@ def status(name: str) -> str:
   if os.path.exists(os.path.join(workdir, "result.json")):
     with open(os.path.join(workdir, "result.json")) as f:
       result = json.load(f)
-  if result.get("stopped") not in (None, "preempted", "interrupted"):
+  if result.get("stopped") not in PAUSED:
     return f"finished at {result['env_steps']:,} agent steps ({result['stopped']})"
   if _has_checkpoint(workdir):
     steps = max(int(n) for n in os.listdir(os.path.join(workdir, "checkpoints")) if n.isdigit())
@@ -94,7 +116,11 @@ def run(names: Sequence[str]) -> None:
     if not _has_checkpoint(workdir) and _has_checkpoint(carried):
       shutil.copytree(carried, workdir, dirs_exist_ok=True)
     resume = _has_checkpoint(workdir)
-    args = [f"--workdir={workdir}", "--resume"] if resume else [*runs[name], f"--workdir={workdir}"]
+    args = (
+      [f"--workdir={workdir}", "--resume", *resume_overrides(runs[name])]
+      if resume
+      else [*runs[name], f"--workdir={workdir}"]
+    )
     print(f"{name}: {'resuming' if resume else 'starting'}: run.py {' '.join(args)}", flush=True)
     subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], check=False)
 

@@ -9,7 +9,8 @@ A2C, a 95% Welch t-interval over seeds, margin 10% of the all-reduce mean; A1 "G
 A2C" is read by the "higher" rule, A2 "gossip keeps A2C's sample efficiency" by "at least".
 Experiment B: HTS-A2C / A2C, the ratio of mean agent steps to a running mean of 18 (B1,
 "equal") and of mean minutes to it (B2, "lower", the 2-core regime only), Welch on the log
-scale, margin 0.1 around 1. A verdict needs MIN_SEEDS_FOR_CI finished runs in each arm;
+scale, margin 0.1 around 1; B-fast, the same claims at pong_fast's settings (archnips; the
+runs bfast_hts_s and bfast_a2c_s). A verdict needs MIN_SEEDS_FOR_CI finished runs in each arm;
 until then the line says how many there are, and no interval is computed.
 """
 
@@ -107,23 +108,25 @@ def success_counts() -> str:
   return f"- A4 successes (> {half:.1f}): GALA {gala} of 3, all-reduce {allreduce} of 3"
 
 
-def experiment_b() -> list[str]:
+def experiment_b(prefix: str = "", label: str = "B", cap: str = "6M") -> list[str]:
+  """B's claims on the runs `{prefix}hts_s` and `{prefix}a2c_s`; B-fast's (prefix 'bfast_',
+  label 'B-fast') are named B1f and B2f."""
+  b1_name, b2_name = ("B1", "B2") if label == "B" else ("B1f", "B2f")
   reached = {
-    arm: [to_target(f"{arm}_{s}") for s in SEEDS if finished(f"{arm}_{s}")]
+    arm: [to_target(f"{prefix}{arm}_{s}") for s in SEEDS if finished(f"{prefix}{arm}_{s}")]
     for arm in ("hts", "a2c")
   }
   if any(None in runs for runs in reached.values()):
-    return [
-      "- B: a finished run did not reach 18 by 6M agent steps; see runs.md (no ratio of means)"
-    ]
+    why = f"a finished run did not reach 18 by {cap} agent steps; see runs.md (no ratio of means)"
+    return [f"- {label}: {why}"]
   steps = {arm: [r[0] for r in runs] for arm, runs in reached.items()}
   minutes = {arm: [r[1] for r in runs] for arm, runs in reached.items()}
   b1 = judge("equal", steps["hts"], steps["a2c"], "ratio")
   b2 = judge("lower", minutes["hts"], minutes["a2c"], "ratio")
   return [
-    f"- B agent steps to 18: HTS-A2C {steps['hts']}, A2C {steps['a2c']}",
-    f"- B1 HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",
-    f"- B2 HTS-A2C reaches 18 sooner (lower, 2 cores), HTS / A2C minutes: {b2}",
+    f"- {label} agent steps to 18: HTS-A2C {steps['hts']}, A2C {steps['a2c']}",
+    f"- {b1_name} HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",
+    f"- {b2_name} HTS-A2C reaches 18 sooner (lower, 2 cores), HTS / A2C minutes: {b2}",
   ]
 
 
@@ -141,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     "",
     *experiment_a(),
     *experiment_b(),
+    *experiment_b("bfast_", "B-fast", "10M"),
   ]
   os.makedirs(args.out, exist_ok=True)
   with open(os.path.join(args.out, "verdicts.md"), "w") as f:

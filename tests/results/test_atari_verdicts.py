@@ -98,3 +98,30 @@ def test_curves_mean_finished_runs_with_a_t_band(runs_dir, tmp_path):
   title, arms = curves.EXPERIMENTS["breakout_acode"]
   assert curves.plot_experiment(title, arms, str(tmp_path / "a.png"))
   assert not curves.plot_experiment(*curves.EXPERIMENTS["pong_hts"], str(tmp_path / "b.png"))
+
+
+def test_b_fast_reads_its_own_runs_and_a_time_limited_run_is_not_finished(runs_dir):
+  steps = [(1_000_000, 600, 10.0), (2_000_000, 1200, 18.5)]
+  for s in range(3):
+    _run(runs_dir, f"bfast_hts_{s}", stopped="target return", rows=steps)
+    _run(runs_dir, f"bfast_a2c_{s}", stopped="target return" if s else "time limit", rows=steps)
+  lines = atari_verdicts.experiment_b("bfast_", "B-fast", "10M")
+  assert lines[0] == "- B-fast agent steps to 18: HTS-A2C [2000000.0, 2000000.0, 2000000.0], " + (
+    "A2C [2000000.0, 2000000.0]"
+  )
+  assert lines[1].startswith("- B1f ") and "no verdict: 3 and 2 finished runs" in lines[1]
+  assert atari_verdicts.experiment_b()[0] == "- B agent steps to 18: HTS-A2C [], A2C []"
+  assert not atari_prereg.status("bfast_a2c_0").startswith("finished")
+  assert atari_prereg.status("bfast_a2c_1").startswith("finished")
+
+
+def test_a_resume_passes_the_registered_fields_a_resume_may_change():
+  runs = atari_prereg.registered()
+  assert atari_prereg.resume_overrides(runs["bfast_a2c_0"]) == ["--config.time_limit_s=0"]
+  assert atari_prereg.resume_overrides(runs["codeeps_gala_1"]) == [
+    "--config.checkpoint_every_steps=250000",
+    "--config.total_env_steps=5000000",
+  ]
+  hts = runs["bfast_hts_0"]
+  assert hts[: len(runs["bfast_a2c_0"])] == runs["bfast_a2c_0"]
+  assert "--config.algorithm=hts_a2c" in hts
