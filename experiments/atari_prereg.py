@@ -293,7 +293,7 @@ def report(out: str) -> None:
       continue
     last = f"{float(rows[-1]['mean_return']):.2f} at {int(rows[-1]['env_steps']):,}"
     cells = " | ".join(_at(rows, m) for m in marks)
-    target = _to_target(rows, 18.0) if name.startswith(("hts", "a2c_")) else ""
+    target = _to_target(rows, 18.0) if name.startswith(("hts", "a2c_", "bfast_")) else ""
     lines.append(f"| {name} | {status(name)} | {cells} | {last} | {target} |")
   lines += _table1_lines() + _sittings_lines()
   os.makedirs(out, exist_ok=True)

@@ -3,7 +3,7 @@
   python -m experiments.atari_prereg_curves            # writes docs/results/atari_gala_hts/*.png
 
 One picture per experiment (A-code on Breakout-v5: GALA-A2C, all-reduce A2C, the nominal
-16-env A2C; B on Pong-v5: HTS-A2C, A2C), two panels: against agent steps, and against
+16-env A2C; B and B-fast on Pong-v5: HTS-A2C, A2C), two panels: against agent steps, and against
 minutes of training (`train_time_s`: evaluations excluded, sittings added up; the runs
 shared the 2 cores with other work, so minutes compare loosely). Each arm: its seeds' mean,
 with a 95% t-interval band over seeds where it has MIN_SEEDS_FOR_CI runs (the registration's
@@ -35,6 +35,13 @@ EXPERIMENTS = {
   "pong_hts": (
     "B, Pong-v5 (hts_a2c_atari's settings)",
     {"HTS-A2C": [f"hts_{s}" for s in range(3)], "A2C": [f"a2c_{s}" for s in range(3)]},
+  ),
+  "pong_hts_fast": (
+    "B-fast, Pong-v5 (pong_fast's settings, archnips)",
+    {
+      "HTS-A2C": [f"bfast_hts_{s}" for s in range(3)],
+      "A2C": [f"bfast_a2c_{s}" for s in range(3)],
+    },
   ),
 }
 AXES = (("env_steps", "agent steps (millions)", 1e6), ("train_time_s", "minutes of training", 60))
