@@ -108,10 +108,11 @@ def success_counts() -> str:
   return f"- A4 successes (> {half:.1f}): GALA {gala} of 3, all-reduce {allreduce} of 3"
 
 
-def experiment_b(prefix: str = "", label: str = "B", cap: str = "6M") -> list[str]:
-  """B's claims on the runs `{prefix}hts_s` and `{prefix}a2c_s`; B-fast's (prefix 'bfast_',
-  label 'B-fast') are named B1f and B2f."""
-  b1_name, b2_name = ("B1", "B2") if label == "B" else ("B1f", "B2f")
+def experiment_b(
+  prefix: str = "", label: str = "B", cap: str = "6M", suffix: str = ""
+) -> list[str]:
+  """B's claims B1{suffix}, B2{suffix} on the runs `{prefix}hts_s` and `{prefix}a2c_s`
+  (B-fast: prefix 'bfast_', suffix 'f')."""
   reached = {
     arm: [to_target(f"{prefix}{arm}_{s}") for s in SEEDS if finished(f"{prefix}{arm}_{s}")]
     for arm in ("hts", "a2c")
@@ -125,8 +126,8 @@ def experiment_b(prefix: str = "", label: str = "B", cap: str = "6M") -> list[st
   b2 = judge("lower", minutes["hts"], minutes["a2c"], "ratio")
   return [
     f"- {label} agent steps to 18: HTS-A2C {steps['hts']}, A2C {steps['a2c']}",
-    f"- {b1_name} HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",
-    f"- {b2_name} HTS-A2C reaches 18 sooner (lower, 2 cores), HTS / A2C minutes: {b2}",
+    f"- B1{suffix} HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",
+    f"- B2{suffix} HTS-A2C reaches 18 sooner (lower, 2 cores), HTS / A2C minutes: {b2}",
   ]
 
 
@@ -144,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     "",
     *experiment_a(),
     *experiment_b(),
-    *experiment_b("bfast_", "B-fast", "10M"),
+    *experiment_b("bfast_", "B-fast", "10M", "f"),
   ]
   os.makedirs(args.out, exist_ok=True)
   with open(os.path.join(args.out, "verdicts.md"), "w") as f:

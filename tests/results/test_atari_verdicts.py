@@ -105,7 +105,7 @@ def test_b_fast_reads_its_own_runs_and_a_time_limited_run_is_not_finished(runs_d
   for s in range(3):
     _run(runs_dir, f"bfast_hts_{s}", stopped="target return", rows=steps)
     _run(runs_dir, f"bfast_a2c_{s}", stopped="target return" if s else "time limit", rows=steps)
-  lines = atari_verdicts.experiment_b("bfast_", "B-fast", "10M")
+  lines = atari_verdicts.experiment_b("bfast_", "B-fast", "10M", "f")
   assert lines[0] == "- B-fast agent steps to 18: HTS-A2C [2000000.0, 2000000.0, 2000000.0], " + (
     "A2C [2000000.0, 2000000.0]"
   )
