@@ -125,3 +125,18 @@ def test_a_resume_passes_the_registered_fields_a_resume_may_change():
   hts = runs["bfast_hts_0"]
   assert hts[: len(runs["bfast_a2c_0"])] == runs["bfast_a2c_0"]
   assert "--config.algorithm=hts_a2c" in hts
+
+
+def test_b_counts_a_run_that_missed_18_censored_at_its_cap(runs_dir):
+  """The registration: a run that does not reach 18 by its cap is censored there and marked."""
+  for s in range(3):
+    missed = [(5_000_000, 3000, -20.0), (10_000_000, 6000, -19.0)]
+    _run(runs_dir, f"bfast_hts_{s}", stopped="budget", rows=missed)
+    learned = [(1_000_000, 600, 10.0), (3_000_000 + 100_000 * s, 1800, 18.2)]
+    _run(runs_dir, f"bfast_a2c_{s}", stopped="target return", rows=learned)
+  lines = atari_verdicts.experiment_b("bfast_", "B-fast", "10M", "f")
+  assert lines[0].endswith(
+    "HTS-A2C [10000000.0, 10000000.0, 10000000.0], " + ("A2C [3000000.0, 3100000.0, 3200000.0]")
+  )
+  assert "censored" in lines[1] and "HTS-A2C 3, A2C 0" in lines[1]
+  assert lines[2].startswith("- B1f ") and lines[2].endswith(": not reproduced"), lines[2]
