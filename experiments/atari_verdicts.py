@@ -59,8 +59,15 @@ def to_target_or_censored(name: str) -> tuple[float, float, bool]:
   return float(last["env_steps"]), float(last["wall_time_s"]) / 60, True
 
 
-def judge(claim: str, a: Sequence[float], b: Sequence[float], op: str) -> str:
-  """The rule's verdict of A against B (op 'diff' or 'ratio'), or why there is none."""
+def judge(
+  claim: str, a: Sequence[float], b: Sequence[float], op: str, censored: tuple[int, int] = (0, 0)
+) -> str:
+  """The rule's verdict of A against B (op 'diff' or 'ratio'), or why there is none.
+
+  `censored` counts the runs of A and of B counted at their cap (so each arm's mean is a
+  lower bound): the ratio is then a lower bound where only A has such runs, an upper bound
+  where only B has, and neither where both have. The verdict stands only where the whole CI
+  lies past the margin on the side the bound can only push it further to."""
   if min(len(a), len(b)) < MIN_SEEDS_FOR_CI:
     return (
       f"no verdict: {len(a)} and {len(b)} finished runs (a verdict needs {MIN_SEEDS_FOR_CI} each)"
@@ -70,6 +77,14 @@ def judge(claim: str, a: Sequence[float], b: Sequence[float], op: str) -> str:
     comparison = rule.difference(estimate, low, high, sum(b) / len(b))
   else:
     comparison = rule.ratio(estimate, low, high)
+  stands = {
+    (False, False): True,
+    (True, False): comparison.low > comparison.null + comparison.margin,
+    (False, True): comparison.high < comparison.null - comparison.margin,
+    (True, True): False,
+  }[(censored[0] > 0, censored[1] > 0)]
+  if not stands:
+    return f"{rule.describe(comparison)}: no verdict (censored runs: only a bound)"
   return f"{rule.describe(comparison)}: {rule.verdict(claim, comparison)}"
 
 
@@ -134,8 +149,9 @@ def experiment_b(
   steps = {arm: [r[0] for r in runs] for arm, runs in reached.items()}
   minutes = {arm: [r[1] for r in runs] for arm, runs in reached.items()}
   censored = {arm: sum(r[2] for r in runs) for arm, runs in reached.items()}
-  b1 = judge("equal", steps["hts"], steps["a2c"], "ratio")
-  b2 = judge("lower", minutes["hts"], minutes["a2c"], "ratio")
+  counts = (censored["hts"], censored["a2c"])
+  b1 = judge("equal", steps["hts"], steps["a2c"], "ratio", counts)
+  b2 = judge("lower", minutes["hts"], minutes["a2c"], "ratio", counts)
   lines = [
     f"- {label} agent steps to 18: HTS-A2C {steps['hts']}, A2C {steps['a2c']}",
     f"- B1{suffix} HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",

@@ -140,3 +140,16 @@ def test_b_counts_a_run_that_missed_18_censored_at_its_cap(runs_dir):
   )
   assert "censored" in lines[1] and "HTS-A2C 3, A2C 0" in lines[1]
   assert lines[2].startswith("- B1f ") and lines[2].endswith(": not reproduced"), lines[2]
+
+
+def test_b_reads_no_verdict_that_censoring_could_overturn(runs_dir):
+  """HTS-A2C censored at 6M where A2C needs about as many steps: the ratio is only a lower
+  bound, so neither "equal" nor "not equal" is read."""
+  for s in range(3):
+    missed = [(3_000_000, 3000, -20.0), (6_000_000, 6000, 15.0)]
+    _run(runs_dir, f"hts_{s}", stopped="budget", rows=missed)
+    learned = [(1_000_000, 600, 10.0), (5_600_000 + 100_000 * s, 5600, 18.2)]
+    _run(runs_dir, f"a2c_{s}", stopped="target return", rows=learned)
+  lines = atari_verdicts.experiment_b()
+  assert "HTS-A2C 3, A2C 0" in lines[1]
+  assert lines[2].endswith("no verdict (censored runs: only a bound)"), lines[2]
