@@ -142,11 +142,17 @@ def _at(rows: list[dict], steps: int) -> str:
   )
 
 
-def _to_target(rows: list[dict], target: float) -> str:
+def first_row_at(rows: list[dict], target: float) -> dict | None:
+  """The first metrics row whose running mean reaches `target`, or None."""
   for r in rows:
     if r["mean_return"] and float(r["mean_return"]) >= target:
-      return f"{int(r['env_steps']):,} ({float(r['wall_time_s']) / 60:.1f} min)"
-  return ""
+      return r
+  return None
+
+
+def _to_target(rows: list[dict], target: float) -> str:
+  r = first_row_at(rows, target)
+  return f"{int(r['env_steps']):,} ({float(r['wall_time_s']) / 60:.1f} min)" if r else ""
 
 
 # The registration's Table 1 protocol: 10 greedy episodes of learner 0, up to 30 no-ops.

@@ -41,22 +41,15 @@ def finished(name: str) -> dict | None:
   return result if result.get("stopped") in ("budget", "target return") else None
 
 
-def to_target(name: str) -> tuple[float, float] | None:
-  """(agent steps, minutes) at the first metrics row whose running mean reaches TARGET."""
-  for row in prereg._rows(name):
-    if row["mean_return"] and float(row["mean_return"]) >= TARGET:
-      return float(row["env_steps"]), float(row["wall_time_s"]) / 60
-  return None
-
-
 def to_target_or_censored(name: str) -> tuple[float, float, bool]:
-  """A finished run's (agent steps, minutes, censored): to TARGET where it got there, else
-  censored at its end (its last row: the registered cap), as the registration reads it."""
-  reached = to_target(name)
-  if reached is not None:
-    return (*reached, False)
-  last = prereg._rows(name)[-1]
-  return float(last["env_steps"]), float(last["wall_time_s"]) / 60, True
+  """A finished run's (agent steps, minutes, censored) at the first metrics row whose
+  running mean reaches TARGET, else censored at its last row (the registered cap), as the
+  registration reads it."""
+  rows = prereg._rows(name)
+  row = prereg.first_row_at(rows, TARGET)
+  censored = row is None
+  row = rows[-1] if censored else row
+  return float(row["env_steps"]), float(row["wall_time_s"]) / 60, censored
 
 
 def judge(
