@@ -23,11 +23,13 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from typing import Sequence
 
 from galax.config.resume import CHANGEABLE_ON_RESUME
+from galax.runtime.preemption import EXIT_PREEMPTED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS_DIR = os.path.join(ROOT, "runs", "prereg")
@@ -122,7 +124,22 @@ def run(names: Sequence[str]) -> None:
       else [*runs[name], f"--workdir={workdir}"]
     )
     print(f"{name}: {'resuming' if resume else 'starting'}: run.py {' '.join(args)}", flush=True)
-    subprocess.run([sys.executable, os.path.join(ROOT, "run.py"), *args], check=False)
+    code = _run_passing_sigterm([sys.executable, os.path.join(ROOT, "run.py"), *args])
+    if code == EXIT_PREEMPTED:
+      print(f"{name}: preempted (checkpoint saved); the runs after it were not started")
+      sys.exit(EXIT_PREEMPTED)
+
+
+def _run_passing_sigterm(command: Sequence[str]) -> int:
+  """Runs `command` and returns its exit status. A SIGTERM to this process is passed on to
+  the run, which then saves a checkpoint and stops (galax/runtime/preemption.py); without
+  this, SIGTERM ends only this wrapper and the run trains on, orphaned."""
+  child = subprocess.Popen(command)
+  previous = signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
+  try:
+    return child.wait()
+  finally:
+    signal.signal(signal.SIGTERM, previous)
 
 
 def _rows(name: str) -> list[dict]:
