@@ -319,14 +319,19 @@ ATARI = "atari_gala_hts"
 
 
 def _acode_rows(arm: str) -> list[Row]:
-  """The final training return of each finished A-code seed of `arm` kept under ATARI."""
+  """The final training return of each finished A-code seed of `arm` kept under ATARI, with
+  the commit of its last sitting and whether any sitting ran from a dirty tree."""
   rows = []
   for seed in range(3):
     folder = os.path.join(ATARI, f"Acode_{arm}_seed{seed}")
     if os.path.exists(os.path.join(RESULTS, folder, "result.json")):
       result = load(os.path.join(folder, "result.json"))
       if result.get("stopped") == "budget":
-        rows.append(dict(score=float(result["mean_return"])))
+        has_sittings = os.path.exists(os.path.join(RESULTS, folder, "sittings.json"))
+        sittings = load(os.path.join(folder, "sittings.json")) if has_sittings else []
+        git = result.get("git") or {}
+        dirty = bool(git.get("dirty")) or any(s.get("dirty") for s in sittings)
+        rows.append(dict(score=float(result["mean_return"]), commit=git.get("commit"), dirty=dirty))
   return rows
 
 
