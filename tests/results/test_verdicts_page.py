@@ -79,3 +79,23 @@ def test_the_atari_cells_wait_for_three_seeds_an_arm(tmp_path, monkeypatch):
   # -16.7 with a CI inside +- 35.5 (10% of all-reduce's mean): equivalent.
   assert rule.verdict("higher", page.comparison(a1)) == "not reproduced"
   assert rule.verdict("at least", page.comparison(a2)) == "reproduced"
+
+
+def test_the_atari_cells_carry_each_runs_commit_and_dirty_sittings(tmp_path, monkeypatch):
+  monkeypatch.setattr(data, "RESULTS", str(tmp_path))
+  for arm in ("gala", "allreduce"):
+    for seed in range(3):
+      folder = tmp_path / data.ATARI / f"Acode_{arm}_seed{seed}"
+      folder.mkdir(parents=True)
+      git = dict(commit=f"{seed}" * 40, dirty=False)
+      result = dict(stopped="budget", mean_return=300.0 + seed, git=git)
+      (folder / "result.json").write_text(json.dumps(result))
+      if seed == 1:  # an earlier sitting ran from a dirty tree; seed 0 predates sittings.json
+        sittings = [dict(commit="a" * 40, dirty=True), dict(commit=git["commit"], dirty=False)]
+        (folder / "sittings.json").write_text(json.dumps(sittings))
+  a1, _ = data.atari_cells()
+  assert [r["commit"] for r in a1.a] == ["0" * 40, "1" * 40, "2" * 40]
+  assert [r["dirty"] for r in a1.a] == [False, True, False]
+  assert page._dirty(a1) == "2 of 6"
+  line = page.provenance([a1])[0]
+  assert "[atari_gala_hts](results/atari_gala_hts): 6 runs used here, 2 of them dirty" in line
