@@ -330,7 +330,9 @@ def _acode_rows(arm: str) -> list[Row]:
         has_sittings = os.path.exists(os.path.join(RESULTS, folder, "sittings.json"))
         sittings = load(os.path.join(folder, "sittings.json")) if has_sittings else []
         git = result.get("git") or {}
-        dirty = bool(git.get("dirty")) or any(s.get("dirty") for s in sittings)
+        recorded = (git.get("dirty"), *(s.get("dirty") for s in sittings))
+        flags = [f for f in recorded if f is not None]
+        dirty = any(flags) if flags else None  # None: not recorded, as for the older sources
         rows.append(dict(score=float(result["mean_return"]), commit=git.get("commit"), dirty=dirty))
   return rows
 

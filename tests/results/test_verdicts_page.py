@@ -99,3 +99,15 @@ def test_the_atari_cells_carry_each_runs_commit_and_dirty_sittings(tmp_path, mon
   assert page._dirty(a1) == "2 of 6"
   line = page.provenance([a1])[0]
   assert "[atari_gala_hts](results/atari_gala_hts): 6 runs used here, 2 of them dirty" in line
+
+
+def test_an_atari_run_with_no_git_record_counts_as_not_recorded(tmp_path, monkeypatch):
+  monkeypatch.setattr(data, "RESULTS", str(tmp_path))
+  for arm in ("gala", "allreduce"):
+    for seed in range(3):
+      folder = tmp_path / data.ATARI / f"Acode_{arm}_seed{seed}"
+      folder.mkdir(parents=True)
+      (folder / "result.json").write_text(json.dumps(dict(stopped="budget", mean_return=300.0)))
+  a1, _ = data.atari_cells()
+  assert [r["dirty"] for r in a1.a] == [None, None, None]
+  assert page._dirty(a1) == "not recorded"
