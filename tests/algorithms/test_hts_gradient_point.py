@@ -1,6 +1,7 @@
-"""HTS-PPO's gradient point (`config.hts.gradient_point`): "current" (the authors' code:
-the epochs on D_{k-1} start at theta_k) and "stale" (Eq. 6 read literally: they start at
-theta_{k-1} and their change is added to theta_k)."""
+"""HTS-RL's gradient point (`config.hts.gradient_point`): "current" (the authors' code:
+the learner's work on D_{k-1} starts at theta_k) and "stale" (Eq. 6 read literally: at
+theta_{k-1}; HTS-PPO's epochs' change is added to theta_k); "auto" is HTS-A2C's "stale"
+and HTS-PPO's "current"."""
 
 from typing import NamedTuple
 
@@ -8,8 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_hts import delay_off_run, make_config, run
+from test_hts import SEGMENTS, delay_off_run, make_config, run, sgd_a2c_config, time_major_storage
 
+from galax.algorithms.a2c import a2c_grads
+from galax.algorithms.hts.build import HTSSettings
 from galax.algorithms.hts.learners import StalePPOSegmentLearner
 
 
@@ -64,8 +67,53 @@ def test_stale_point_is_eq6_on_a_toy_quadratic():
 def test_gradient_point_is_checked():
   with pytest.raises(ValueError, match="gradient_point='midway' is not one of"):
     make_config("hts_ppo", **{"hts.gradient_point": "midway"})
-  with pytest.raises(ValueError, match="applies to hts_ppo"):
-    make_config("hts_a2c", **{"hts.gradient_point": "stale"})
+
+
+@pytest.mark.parametrize(
+  "algorithm,given,read",
+  [
+    ("hts_a2c", "auto", "stale"),  # Eq. 6
+    ("hts_ppo", "auto", "current"),  # the authors' code
+    ("hts_a2c", "current", "current"),
+    ("hts_ppo", "stale", "stale"),
+  ],
+)
+def test_auto_is_eq6_for_a2c_and_the_authors_code_for_ppo(algorithm, given, read):
+  config = make_config(algorithm, **{"hts.gradient_point": given})
+  assert HTSSettings.from_config(config, ppo=algorithm == "hts_ppo").gradient_point == read
+
+
+@pytest.mark.slow
+def test_hts_a2c_current_point_takes_its_gradient_at_theta_k():
+  """theta_{k+1} - theta_k = -lr * grad L(theta_k; D_{k-1}), recomputed independently; the
+  storage was still collected by theta_{k-1}. (test_hts's test_updates_follow_eq6 is
+  "stale", the default.)"""
+  algo, states, metrics = run(sgd_a2c_config(**{"hts.gradient_point": "current"}), SEGMENTS)
+  for k, m in enumerate(metrics):
+    v = {key: int(x[0, 0]) for key, x in m["hts"].items()}
+    if k:
+      assert v["data_version"] == k - 1 and v["grad_version"] == k
+  apply_fn = jax.jit(algo.network.apply)
+  lr = algo.setup.settings.optimizer.learning_rate
+  settings = algo.setup.settings.returns, algo.setup.settings.loss
+  grad_fn = jax.jit(lambda params, storage: a2c_grads(apply_fn, *settings, params, storage)[0])
+  squeeze = lambda tree: jax.tree.map(lambda x: x[0], tree)
+  for k in range(2, len(states) - 1):  # k = 1: theta_1 = theta_0, both points agree
+    storage = time_major_storage(states[k])  # D_{k-1}
+    theta_prev, theta_k = squeeze(states[k - 1].params), squeeze(states[k].params)
+    logits, _ = apply_fn(theta_prev, storage.obs)
+    np.testing.assert_allclose(storage.behaviour_logits, logits, rtol=1e-5, atol=1e-6)
+    step = jax.tree.map(lambda new, old: new - old, squeeze(states[k + 1].params), theta_k)
+    expected = jax.tree.map(lambda g: -lr * g, grad_fn(theta_k, storage))
+    jax.tree.map(
+      lambda s, e: np.testing.assert_allclose(s, e, rtol=1e-4, atol=1e-6), step, expected
+    )
+    stale = jax.tree.map(lambda g: -lr * g, grad_fn(theta_prev, storage))
+    diff = max(
+      float(np.max(np.abs(w - s))) for w, s in zip(jax.tree.leaves(stale), jax.tree.leaves(step))
+    )
+    assert diff > 1e-5  # the gradient at theta_{k-1} would give another step
+  assert states[-1].extra.behaviour_params == ()  # nothing of theta_{k-1} is kept
 
 
 @pytest.mark.slow

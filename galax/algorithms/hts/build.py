@@ -18,6 +18,7 @@ from ml_collections import ConfigDict
 import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.hts.learners import (
   A2CStepLearner,
+  CurrentA2CStepLearner,
   PPOSegmentLearner,
   SegmentLearner,
   StalePPOSegmentLearner,
@@ -68,11 +69,11 @@ def hts_config() -> ConfigDict:
   c = ConfigDict()
   c.alpha = 0  # sync interval: env steps per segment (multiple of t_max); 0 = t_max
   c.delayed = True  # False: learn on the segment just collected (plain A2C / PPO)
-  # HTS-PPO: where the epochs on D_{k-1} start. "current": at theta_k (the authors' code);
-  # "stale": Eq. 6 read literally, at theta_{k-1}, their change added to theta_k
-  # (galax/algorithms/hts/learners.py StalePPOSegmentLearner). HTS-A2C's gradient is
-  # always at theta_{k-1}: it rejects "stale" as redundant and "current" is its default.
-  c.gradient_point = "current"
+  # Where the learner's work on D_{k-1} starts (galax/algorithms/hts/learners.py).
+  # "stale": Eq. 6 read literally, at theta_{k-1} (HTS-PPO: the epochs' change is added
+  # to theta_k); "current": at theta_k, as the authors' code's learner does. "auto":
+  # HTS-A2C "stale" (Eq. 6), HTS-PPO "current" (the authors' code).
+  c.gradient_point = "auto"
   c.microbatches = 0  # pieces the learner's work is split into, each overlapping one
   #                     env step; must divide alpha and the learner's units; 0 = auto
   c.num_actors = 1  # actor groups: each has its own envpool pool and forward pass,
@@ -113,12 +114,8 @@ class HTSSettings:
         f"config.hts.num_actors={h.num_actors} must divide "
         f"config.envs_per_learner={config.envs_per_learner}."
       )
-    check_choice("hts.gradient_point", h.gradient_point, ("current", "stale"))
-    if not ppo and h.gradient_point == "stale":
-      raise ValueError(
-        "config.hts.gradient_point applies to hts_ppo: HTS-A2C takes its "
-        "gradient at theta_{k-1} always (Eq. 6)."
-      )
+    check_choice("hts.gradient_point", h.gradient_point, ("auto", "current", "stale"))
+    point = {"auto": "current" if ppo else "stale"}.get(h.gradient_point, h.gradient_point)
     alpha = int(h.alpha or config.t_max)
     shape = ppo_shape(alpha, section.epochs, section.minibatches) if ppo else a2c_shape(alpha)
     m = int(h.microbatches)
@@ -127,7 +124,7 @@ class HTSSettings:
         f"config.hts.microbatches={m} must divide both alpha={shape.alpha} and "
         f"the learner's {shape.units} units per segment."
       )
-    return cls(shape, bool(h.delayed), str(h.gradient_point), int(h.num_actors), section)
+    return cls(shape, bool(h.delayed), point, int(h.num_actors), section)
 
 
 def _make_hts(
@@ -175,11 +172,15 @@ def _make_hts(
 
 
 def make_hts_a2c(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
-  """HTS-A2C (`algorithm = "hts_a2c"`): per-time-step gradient units at theta_{k-1}."""
+  """HTS-A2C (`algorithm = "hts_a2c"`): per-time-step gradient units at theta_{k-1}
+  ("stale", Eq. 6) or theta_k ("current")."""
+  hts: HTSSettings = settings.own
+  current = hts.gradient_point == "current" and hts.delayed  # no lag: the same
+  make = CurrentA2CStepLearner if current else A2CStepLearner
 
   def learner(setup, alpha, combiner, optimizer):
     settings = setup.settings
-    return A2CStepLearner(
+    return make(
       setup.network.apply,
       settings.returns,
       settings.loss,

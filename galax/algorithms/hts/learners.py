@@ -7,6 +7,8 @@ units over its env steps.
 
   HTS-A2C (`A2CStepLearner`): unit t adds the gradient of time step t of D_{k-1} at
     theta_{k-1}; `finish` takes one optimizer step from theta_k (Eq. 6).
+    `CurrentA2CStepLearner` takes the same gradients at theta_k instead, where the authors'
+    code's learner takes its (`config.hts.gradient_point = "current"`).
   HTS-PPO (`PPOSegmentLearner`): unit u is PPO minibatch update u, started at theta_k;
     the storage's behaviour logits (theta_{k-1}) give the ratios.
 
@@ -107,6 +109,23 @@ class AtPreviousParameters:
     return kept, versions[0]
 
 
+class AtCurrentParameters:
+  """Learners whose work on D_{k-1} starts at theta_k, the learner's latest parameters (the
+  authors' code's learner): the state keeps nothing of the acting parameters."""
+
+  def keep_behaviour(self, acting_params: ParamsBlock) -> tuple[()]:
+    """Nothing: the gradients are taken at theta_k, which the state holds anyway."""
+    del acting_params
+    return ()
+
+  def gradient_point(
+    self, kept: tuple[()], params: ParamsBlock, versions: tuple[jax.Array, jax.Array]
+  ) -> tuple[ParamsBlock, jax.Array]:
+    """theta_k (`params`) and its version."""
+    del kept
+    return params, versions[1]
+
+
 class A2CSums(NamedTuple):
   """Per-learner loss sums over the time steps done so far, [L] each."""
 
@@ -119,7 +138,7 @@ class A2CSums(NamedTuple):
 class A2CStepCarry(NamedTuple):
   """HTS-A2C's carry: the storage as [L, T, b, ...] rows and the gradient accumulator."""
 
-  grad_params: ParamsBlock  # theta_{k-1}: the gradients are taken here
+  grad_params: ParamsBlock  # the gradients are taken here: theta_{k-1} (Eq. 6) or theta_k
   params: ParamsBlock  # theta_k: the optimizer step starts here
   opt_state: OptState
   obs: jax.Array
@@ -160,7 +179,7 @@ class A2CStepLearner(AtPreviousParameters):
 
   def begin(
     self,
-    behaviour_params: ParamsBlock,
+    grad_params: ParamsBlock,
     params: ParamsBlock,
     opt_state: OptState,
     traj: Trajectory,
@@ -171,14 +190,14 @@ class A2CStepLearner(AtPreviousParameters):
     targets = jax.vmap(lambda t: windowed_targets(t, self.returns, self.t_max))(per_learner)
     zeros = jnp.zeros((self.learners,), jnp.float32)
     return A2CStepCarry(
-      grad_params=behaviour_params,
+      grad_params=grad_params,
       params=params,
       opt_state=opt_state,
       obs=per_learner.obs,
       actions=per_learner.actions,
       targets=targets,
       mask=per_learner.valid.astype(jnp.float32),
-      acc=jax.tree.map(jnp.zeros_like, behaviour_params),
+      acc=jax.tree.map(jnp.zeros_like, grad_params),
       sums=A2CSums(zeros, zeros, zeros, zeros),
     )
 
@@ -219,7 +238,19 @@ class A2CStepLearner(AtPreviousParameters):
     return params, opt_state, dict(loss=carry.sums._asdict(), grad_norm=grad_norm)
 
 
-class PPOSegmentLearner:
+class CurrentA2CStepLearner(AtCurrentParameters, A2CStepLearner):
+  """HTS-A2C with its gradient at theta_k (`config.hts.gradient_point = "current"`):
+
+      theta_{k+1} = theta_k - eta * grad L(theta_k; D_{k-1})
+
+  The storage D_{k-1} was collected by theta_{k-1}, so the policy gradient is one update
+  off-policy, uncorrected, as the authors' code's learner takes its gradients at its latest
+  parameters. The targets still bootstrap from the storage's behaviour values; the
+  advantages and the value loss use theta_k's values. With the delay off it is A2C.
+  """
+
+
+class PPOSegmentLearner(AtCurrentParameters):
   """HTS-PPO's learner: `PPOLearner` started at theta_k on D_{k-1} (ratios vs theta_{k-1}).
 
   Its metrics are PPO's (`PPOLearner.finish`): clip fraction and approximate KL against
@@ -240,18 +271,6 @@ class PPOSegmentLearner:
 
   def finish(self, carry):
     return self.ppo.finish(carry)
-
-  def keep_behaviour(self, acting_params: ParamsBlock) -> tuple[()]:
-    """Nothing: the storage holds the behaviour logits and values."""
-    del acting_params
-    return ()
-
-  def gradient_point(
-    self, kept: tuple[()], params: ParamsBlock, versions: tuple[jax.Array, jax.Array]
-  ) -> tuple[ParamsBlock, jax.Array]:
-    """The minibatch steps start at theta_k: (params, version)."""
-    del kept
-    return params, versions[1]
 
 
 class StalePPOSegmentLearner(AtPreviousParameters, PPOSegmentLearner):

@@ -21,6 +21,8 @@ authors' code, whose PPO learner starts from its latest parameters). With
 start at theta_{k-1} (on-policy at their first minibatch) and end at theta', and
 theta_{k+1} = theta_k + (theta' - theta_{k-1}) (learners.StalePPOSegmentLearner). The
 metric `first_clip_fraction` (the first minibatch's) shows how far each starts off-policy.
+With `"current"` HTS-A2C takes its gradient at theta_k, where the authors' code's learner
+takes its, on the one-update-old D_{k-1}, uncorrected (learners.CurrentA2CStepLearner).
 
 The state (`HTSExtra`) carries the read storage D_{k-1} (env-major so that it shards over
 the learner axis), theta_{k-1} (A2C only), and version counters that travel with the
@@ -94,8 +96,9 @@ class HTSExtra:
   """HTS state beyond `LearnerState`. Leaves lead with [L] or, for env data, [L * b].
 
   storage: D_{k-1}, env-major (obs [L * b, alpha, ...], values [L * b, alpha + 1]).
-  behaviour_params: theta_{k-1} (HTS-A2C; () for HTS-PPO, whose storage holds the
-    behaviour logits and values): the learner's `keep_behaviour`.
+  behaviour_params: theta_{k-1} (HTS-A2C at "stale"; () where the gradients are taken at
+    theta_k, as for HTS-PPO, whose storage holds the behaviour logits and values): the
+    learner's `keep_behaviour`.
   params_version / behaviour_version / storage_version: [L] int32 version counters of
     theta_k, theta_{k-1} and of the parameters that filled the storage (-1: none yet).
   key: [L, 2] per-learner base keys (PPO minibatch shuffling).
