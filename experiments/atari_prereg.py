@@ -65,6 +65,8 @@ def registered() -> dict[str, list[str]]:
     runs[f"a2c_{s}"] = [*runs[f"hts_{s}"], *A2C_ARM]
     runs[f"bfast_a2c_{s}"] = ["--config=pong_fast", f"--config.seed={s}", "--config.time_limit_s=0"]
     runs[f"bfast_hts_{s}"] = [*runs[f"bfast_a2c_{s}"], *HTS_ARM]
+    # B-current: the authors' code's gradient point; its A2C arm is bfast_a2c_s.
+    runs[f"bcur_hts_{s}"] = [*runs[f"bfast_hts_{s}"], "--config.hts.gradient_point=current"]
   runs["a2c16_0"] = ["--config=breakout_a2c", "--config.seed=0", *BREAKOUT]
   runs["codeeps_a2c16_0"] = [*runs["a2c16_0"], *CODE_EPS]
   return runs

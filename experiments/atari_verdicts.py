@@ -129,15 +129,21 @@ def success_counts() -> str:
 
 
 def experiment_b(
-  prefix: str = "", label: str = "B", cap: str = "6M", suffix: str = ""
+  prefix: str = "",
+  label: str = "B",
+  cap: str = "6M",
+  suffix: str = "",
+  a2c_prefix: str | None = None,
 ) -> list[str]:
-  """B's claims B1{suffix}, B2{suffix} on the runs `{prefix}hts_s` and `{prefix}a2c_s`
-  (B-fast: prefix 'bfast_', suffix 'f')."""
+  """B's claims B1{suffix}, B2{suffix} on the runs `{prefix}hts_s` and `{a2c_prefix}a2c_s`
+  (`a2c_prefix` defaults to `prefix`; B-fast: prefix 'bfast_', suffix 'f'; B-current:
+  prefix 'bcur_', suffix 'c', B-fast's A2C arm)."""
+  prefixes = dict(hts=prefix, a2c=prefix if a2c_prefix is None else a2c_prefix)
   reached = {
     arm: [
-      to_target_or_censored(f"{prefix}{arm}_{s}") for s in SEEDS if finished(f"{prefix}{arm}_{s}")
+      to_target_or_censored(f"{first}{arm}_{s}") for s in SEEDS if finished(f"{first}{arm}_{s}")
     ]
-    for arm in ("hts", "a2c")
+    for arm, first in prefixes.items()
   }
   steps = {arm: [r[0] for r in runs] for arm, runs in reached.items()}
   minutes = {arm: [r[1] for r in runs] for arm, runs in reached.items()}
@@ -172,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     *experiment_a(),
     *experiment_b(),
     *experiment_b("bfast_", "B-fast", "10M", "f"),
+    *experiment_b("bcur_", "B-current", "10M", "c", a2c_prefix="bfast_"),
   ]
   os.makedirs(args.out, exist_ok=True)
   with open(os.path.join(args.out, "verdicts.md"), "w") as f:

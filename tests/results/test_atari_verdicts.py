@@ -153,3 +153,18 @@ def test_b_reads_no_verdict_that_censoring_could_overturn(runs_dir):
   lines = atari_verdicts.experiment_b()
   assert "HTS-A2C 3, A2C 0" in lines[1]
   assert lines[2].endswith("no verdict (censored runs: only a bound)"), lines[2]
+
+
+def test_b_current_reads_its_hts_runs_against_b_fasts_a2c_arm(runs_dir):
+  """B-current (PREREGISTRATION.md): bcur_hts_s against the reused bfast_a2c_s."""
+  for s in range(3):
+    _run(runs_dir, f"bcur_hts_{s}", stopped="target return", rows=[(3_000_000, 1800, 18.1)])
+    _run(runs_dir, f"bfast_a2c_{s}", stopped="target return", rows=[(3_000_000, 1800, 18.1)])
+    _run(runs_dir, f"bfast_hts_{s}", stopped="budget", rows=[(10_000_000, 6000, -20.0)])
+  lines = atari_verdicts.experiment_b("bcur_", "B-current", "10M", "c", a2c_prefix="bfast_")
+  assert lines[0] == "- B-current agent steps to 18: HTS-A2C [3000000.0, 3000000.0, " + (
+    "3000000.0], A2C [3000000.0, 3000000.0, 3000000.0]"
+  )
+  assert lines[1].startswith("- B1c ") and lines[1].endswith(": reproduced"), lines[1]
+  runs = atari_prereg.registered()
+  assert runs["bcur_hts_1"] == [*runs["bfast_hts_1"], "--config.hts.gradient_point=current"]
