@@ -146,3 +146,26 @@ def test_stale_epochs_start_on_policy_and_current_ones_do_not():
     not np.array_equal(a, b)
     for a, b in zip(jax.tree.leaves(stale[1][4].params), jax.tree.leaves(current[1][4].params))
   )
+
+
+@pytest.mark.slow
+def test_a_run_saved_at_theta_k_minus_1_does_not_resume_at_theta_k(tmp_path):
+  """An HTS-A2C run saved before `auto` existed recorded "current" for what is now "stale".
+  Resumed as "current", its checkpoint (which holds theta_{k-1}) stops it with one line
+  instead of running another update (docs/architecture.md, HTS-RL)."""
+  import json
+
+  from galax.training.loop import train
+
+  config = make_config("hts_a2c", **{"hts.gradient_point": "stale"})
+  config.total_env_steps, config.tensorboard = 2 * config.envs_per_learner * 4, False
+  train(config, workdir=str(tmp_path), log=lambda _: None)
+  path = tmp_path / "config.json"
+  saved = json.loads(path.read_text())
+  saved["hts"]["gradient_point"] = "current"  # as such a run's config.json reads
+  path.write_text(json.dumps(saved))
+  config.hts.gradient_point = "current"
+  config.total_env_steps *= 2
+  with pytest.raises(ValueError, match="holds arrays of other shapes") as error:
+    train(config, workdir=str(tmp_path), resume=True, log=lambda _: None)
+  assert "behaviour_params" in str(error.value) and "\n" not in str(error.value)
