@@ -25,13 +25,13 @@ With `"current"` HTS-A2C takes its gradient at theta_k, where the authors' code'
 takes its, on the one-update-old D_{k-1}, uncorrected (learners.CurrentA2CStepLearner).
 
 The state (`HTSExtra`) carries the read storage D_{k-1} (env-major so that it shards over
-the learner axis), theta_{k-1} (A2C only), and version counters that travel with the
-parameters and storage: `params_version` (k), `behaviour_version` (the version of
-theta_{k-1}), `storage_version` (the version that filled the storage). The write storage
-D_k is the segment's output; with buffer donation XLA keeps exactly two storages alive.
-Carrying one storage plus the segment's output, instead of two buffers indexed by k % 2,
-removes the index bookkeeping in which the authors' code went wrong (their first segment
-is alpha + 1 steps long and the storage indices stay shifted afterwards).
+the learner axis), theta_{k-1} (HTS-A2C at "stale" only), and version counters that
+travel with the parameters and storage: `params_version` (k), `behaviour_version` (the
+version of theta_{k-1}), `storage_version` (the version that filled the storage). The write
+storage D_k is the segment's output; with buffer donation XLA keeps exactly two storages
+alive. Carrying one storage plus the segment's output, instead of two buffers indexed by
+k % 2, removes the index bookkeeping in which the authors' code went wrong (their first
+segment is alpha + 1 steps long and the storage indices stay shifted afterwards).
 
 The first segment (k = 0) has no D_{-1}: it only collects D_0. Its learner work runs on an
 all-invalid zero storage and its result is discarded with a select, so theta_1 = theta_0
