@@ -57,10 +57,8 @@ def judge(
 ) -> str:
   """The rule's verdict of A against B (op 'diff' or 'ratio'), or why there is none.
 
-  `censored` counts the runs of A and of B counted at their cap (so each arm's mean is a
-  lower bound): the ratio is then a lower bound where only A has such runs, an upper bound
-  where only B has, and neither where both have. The verdict stands only where the whole CI
-  lies past the margin on the side the bound can only push it further to."""
+  `censored` counts the runs of A and of B counted at their cap (galax/results/verdict.py,
+  `stands`: a verdict is read only where censoring cannot overturn it)."""
   if min(len(a), len(b)) < MIN_SEEDS_FOR_CI:
     return (
       f"no verdict: {len(a)} and {len(b)} finished runs (a verdict needs {MIN_SEEDS_FOR_CI} each)"
@@ -70,15 +68,9 @@ def judge(
     comparison = rule.difference(estimate, low, high, sum(b) / len(b))
   else:
     comparison = rule.ratio(estimate, low, high)
-  stands = {
-    (False, False): True,
-    (True, False): comparison.low > comparison.null + comparison.margin,
-    (False, True): comparison.high < comparison.null - comparison.margin,
-    (True, True): False,
-  }[(censored[0] > 0, censored[1] > 0)]
-  if not stands:
+  if not rule.stands(comparison, censored):
     return f"{rule.describe(comparison)}: no verdict (censored runs: only a bound)"
-  return f"{rule.describe(comparison)}: {rule.verdict(claim, comparison)}"
+  return f"{rule.describe(comparison)}: {rule.verdict(claim, comparison, censored)}"
 
 
 def experiment_a() -> list[str]:

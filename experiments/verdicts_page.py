@@ -97,7 +97,7 @@ def cell_row(cell: data.Cell) -> str:
   return (
     f"| {cell.id} | {cell.name} | {cell.claim} | {'A / B' if ratio else 'A - B'} | {seeds} "
     f"| {dirty} | {base} | {est} | {low} | {high} | {_f(c.margin, False)} | {rule.label(c)} "
-    f"| {rule.verdict(cell.claim, c)} |"
+    f"| {rule.verdict(cell.claim, c, cell.censored)} |"
   )
 
 
@@ -114,7 +114,9 @@ def cells_tables(cells: Sequence[data.Cell]) -> list[str]:
 def verdicts(cells: Sequence[data.Cell]) -> dict[str, str]:
   found: dict[str, dict[str, str]] = {}
   for cell in cells:
-    found.setdefault(cell.id, {})[cell.name] = rule.verdict(cell.claim, comparison(cell))
+    found.setdefault(cell.id, {})[cell.name] = rule.verdict(
+      cell.claim, comparison(cell), cell.censored
+    )
   return {id_: rule.overall(v) for id_, v in found.items()}
 
 

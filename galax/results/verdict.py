@@ -48,6 +48,12 @@ bootstrap the page used before its Welch t-intervals, which give 2a Breakout (a)
       inconclusive (the CI straddles -0.53), equal: not reproduced.
   [-8.06, -6.86], margin 1.96: at least: not reproduced (the high end is below -1.96).
 
+Censored runs: a time-to-event run stopped at its cap before the event counts at the cap,
+so its arm's mean is only a lower bound. The statistic (A - B or A / B) can then only be
+higher where only A has such runs, only lower where only B has, and either where both
+have. A verdict is read only where the whole CI lies past the margin on the side the bound
+can only push it further to (`stands`); otherwise the claim is inconclusive.
+
 A CI with a non-finite end (no interval) is inconclusive, whatever the claim. A claim
 judged in several cells (games, rates, simulator counts) has one verdict only where every
 cell has it; otherwise it is "mixed" and names the cells (`overall`).
@@ -122,11 +128,25 @@ def _bound(c: Comparison, claim: str) -> str:
   return REPRODUCED if shown else NOT_REPRODUCED if refuted else INCONCLUSIVE
 
 
-def verdict(claim: str, c: Comparison) -> str:
-  """A claim about A against B (one of CLAIMS), from its CI by the module's rule."""
+def stands(c: Comparison, censored: tuple[int, int] = (0, 0)) -> bool:
+  """Whether a verdict can be read from `c` where `censored` = (A's, B's) runs count at
+  their cap, a lower bound of their time (the module's rule)."""
+  a, b = censored[0] > 0, censored[1] > 0
+  if a and b:
+    return False
+  if a:
+    return c.low > c.null + c.margin
+  if b:
+    return c.high < c.null - c.margin
+  return True
+
+
+def verdict(claim: str, c: Comparison, censored: tuple[int, int] = (0, 0)) -> str:
+  """A claim about A against B (one of CLAIMS), from its CI by the module's rule;
+  `censored`: (A's, B's) runs counted at their cap (`stands`)."""
   if claim not in CLAIMS:
     raise ValueError(f"claim must be one of {CLAIMS}, got {claim!r}.")
-  if not _finite(c):
+  if not _finite(c) or not stands(c, censored):
     return INCONCLUSIVE
   if claim in ("at least", "at most"):
     return _bound(c, claim)

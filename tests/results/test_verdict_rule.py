@@ -207,3 +207,21 @@ def test_diff_cell_labels_by_the_rule():
   assert "**+9.00" in gala_best.diff_cell(np.array([10.0, 11.0]), np.array([1.0, 2.0]))
   same = gala_best.diff_cell(np.array([10.0, 10.1, 9.9]), np.array([10.0, 10.05, 9.95]))
   assert same.endswith("equivalent")
+
+
+def test_censored_runs_give_a_verdict_only_where_the_bound_cannot_overturn_it():
+  """A's runs counted at their cap: A / B is a lower bound, so only a CI wholly above
+  1 + margin reads; B's: only a CI wholly below 1 - margin; both: none."""
+  above, below, near = (
+    rule.ratio(3.1, 2.2, 4.4),
+    rule.ratio(0.3, 0.2, 0.4),
+    rule.ratio(1, 0.95, 1.05),
+  )
+  assert rule.verdict("equal", above, censored=(3, 0)) == rule.NOT_REPRODUCED
+  assert rule.verdict("lower", above, censored=(3, 0)) == rule.NOT_REPRODUCED
+  assert rule.verdict("equal", near, censored=(1, 0)) == rule.INCONCLUSIVE  # equal uncensored
+  assert rule.verdict("equal", near) == rule.REPRODUCED
+  assert rule.verdict("lower", below, censored=(2, 0)) == rule.INCONCLUSIVE
+  assert rule.verdict("lower", below, censored=(0, 2)) == rule.REPRODUCED
+  assert rule.verdict("higher", above, censored=(0, 1)) == rule.INCONCLUSIVE
+  assert rule.verdict("higher", above, censored=(1, 1)) == rule.INCONCLUSIVE

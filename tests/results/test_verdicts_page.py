@@ -111,3 +111,36 @@ def test_an_atari_run_with_no_git_record_counts_as_not_recorded(tmp_path, monkey
   a1, _ = data.atari_cells()
   assert [r["dirty"] for r in a1.a] == [None, None, None]
   assert page._dirty(a1) == "not recorded"
+
+
+def test_the_b_fast_cells_read_steps_and_minutes_to_18_and_mark_censored_runs(
+  tmp_path, monkeypatch
+):
+  """B1f/B2f (PREREGISTRATION.md): a run that never reaches 18 counts at its last row (the
+  10M cap), censored, and its arm's mean is only a lower bound (verdict.stands)."""
+  monkeypatch.setattr(data, "RESULTS", str(tmp_path))
+
+  def keep(arm, seed, rows, stopped):
+    folder = tmp_path / data.ATARI / f"Bfast_{arm}_seed{seed}"
+    folder.mkdir(parents=True)
+    (folder / "result.json").write_text(json.dumps(dict(stopped=stopped, mean_return=0.0)))
+    lines = ["env_steps,mean_return,wall_time_s"] + [f"{s},{r},{t}" for s, r, t in rows]
+    (folder / "metrics.csv").write_text("\n".join(lines) + "\n")
+
+  for seed in range(3):
+    keep(
+      "a2c", seed, [(1e6, 5.0, 600), (3e6 + 1e5 * seed, 18.1, 1800 + 60 * seed)], "target return"
+    )
+    if seed < 2:
+      keep("hts", seed, [(5e6, -20.0, 3000), (1e7, -20.3, 5600)], "budget")
+  assert data.bfast_cells() == []  # two HTS-A2C seeds: no cells yet
+  keep("hts", 2, [(5e6, -20.0, 3000), (1e7, -20.3, 5600)], "budget")
+  steps, minutes = data.bfast_cells()
+  assert (steps.id, steps.claim, minutes.id, minutes.claim) == ("p2c", "equal", "p2d", "lower")
+  np.testing.assert_array_equal(steps.scores("a"), [1e7, 1e7, 1e7])
+  np.testing.assert_array_equal(steps.scores("b"), [3e6, 3.1e6, 3.2e6])
+  np.testing.assert_allclose(minutes.scores("b"), [30.0, 31.0, 32.0])
+  assert steps.censored == (3, 0) and "censored at 10M: HTS-A2C 3, A2C 0" in steps.name
+  # HTS-A2C's bound lies wholly above 1.1: "equal" and "lower" are not reproduced.
+  assert "| not reproduced |" in page.cell_row(steps)
+  assert page.verdicts([steps, minutes]) == dict(p2c="not reproduced", p2d="not reproduced")
