@@ -43,13 +43,6 @@ EXPERIMENTS = {
       "A2C": [f"bfast_a2c_{s}" for s in range(3)],
     },
   ),
-  "pong_hts_current": (
-    "B-current, Pong-v5 (B-fast with the gradient at theta_k)",
-    {
-      "HTS-A2C at theta_k": [f"bcur_hts_{s}" for s in range(3)],
-      "A2C": [f"bfast_a2c_{s}" for s in range(3)],
-    },
-  ),
 }
 AXES = (("env_steps", "agent steps (millions)", 1e6), ("train_time_s", "minutes of training", 60))
 

@@ -12,7 +12,6 @@ single timings) keeps `a = b = None` and, where the disk holds one, a stored poi
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from typing import Any, NamedTuple
@@ -20,7 +19,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from experiments import gala_best_runs, gala_sweep
-from experiments.atari_prereg import first_row_at
 
 RESULTS = os.path.join(
   os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "results"
@@ -316,88 +314,6 @@ def timing_cells() -> list[Cell]:
   return cells
 
 
-# ---- p1c/p1d: the pre-registered A-code runs on Breakout-v5 (atari_gala_hts/) ----------
-
-ATARI = "atari_gala_hts"
-
-
-def _kept_run(folder: str, stops: tuple[str, ...]) -> tuple[dict, Row] | None:
-  """(result.json, its Row without a score) of a run kept under `folder` that stopped for
-  one of `stops`: the commit of its last sitting and whether any sitting ran from a dirty
-  tree (None: not recorded, as for the older sources); None for a run not kept or not done."""
-  if not os.path.exists(os.path.join(RESULTS, folder, "result.json")):
-    return None
-  result = load(os.path.join(folder, "result.json"))
-  if result.get("stopped") not in stops:
-    return None
-  has_sittings = os.path.exists(os.path.join(RESULTS, folder, "sittings.json"))
-  sittings = load(os.path.join(folder, "sittings.json")) if has_sittings else []
-  git = result.get("git") or {}
-  flags = [f for f in (git.get("dirty"), *(s.get("dirty") for s in sittings)) if f is not None]
-  return result, dict(commit=git.get("commit"), dirty=any(flags) if flags else None)
-
-
-def _acode_rows(arm: str) -> list[Row]:
-  """The final training return of each finished A-code seed of `arm` kept under ATARI."""
-  rows = []
-  for seed in range(3):
-    kept = _kept_run(os.path.join(ATARI, f"Acode_{arm}_seed{seed}"), ("budget",))
-    if kept:
-      rows.append(dict(kept[1], score=float(kept[0]["mean_return"])))
-  return rows
-
-
-def _bfast_rows(arm: str) -> tuple[list[Row], list[Row], int]:
-  """(agent steps, minutes) to a running mean of 18 of each finished B-fast seed of `arm`
-  kept under ATARI, and how many are censored: counted at their last row, the 10M cap."""
-  steps, minutes, censored = [], [], 0
-  for seed in range(3):
-    folder = os.path.join(ATARI, f"Bfast_{arm}_seed{seed}")
-    kept = _kept_run(folder, ("budget", "target return"))
-    if kept:
-      with open(os.path.join(RESULTS, folder, "metrics.csv")) as f:
-        rows = list(csv.DictReader(f))
-      row = first_row_at(rows, PONG_TARGET)
-      censored += row is None
-      row = rows[-1] if row is None else row
-      steps.append(dict(kept[1], score=float(row["env_steps"])))
-      minutes.append(dict(kept[1], score=float(row["wall_time_s"]) / 60))
-  return steps, minutes, censored
-
-
-def atari_cells() -> list[Cell]:
-  """GALA-A2C - all-reduce A2C on Breakout-v5 at 5M agent steps (PREREGISTRATION.md's A1
-  "higher" and A2 "at least"), once all 3 seeds of each arm are kept; none before."""
-  gala, allreduce = _acode_rows("gala"), _acode_rows("allreduce")
-  if min(len(gala), len(allreduce)) < 3:
-    return []
-  name = "Breakout-v5 A-code 5M"
-  return [
-    Cell("p1c", name, "higher", "diff", TRAIN, ATARI, gala, allreduce, pooled=False),
-    Cell("p1d", name, "at least", "diff", TRAIN, ATARI, gala, allreduce, pooled=False),
-  ]
-
-
-PONG_TARGET = 18.0  # B-fast's running mean to reach
-
-
-def bfast_cells() -> list[Cell]:
-  """HTS-A2C / A2C on Pong-v5 at pong_fast's settings (PREREGISTRATION.md's B1f "equal" in
-  agent steps to 18, B2f "lower" in minutes), once all 3 seeds of each arm are kept."""
-  hts_steps, hts_minutes, hts_censored = _bfast_rows("hts")
-  a2c_steps, a2c_minutes, a2c_censored = _bfast_rows("a2c")
-  if min(len(hts_steps), len(a2c_steps)) < 3:
-    return []
-  censored = (hts_censored, a2c_censored)
-  note = f" (censored at 10M: HTS-A2C {hts_censored}, A2C {a2c_censored})" if any(censored) else ""
-  return [
-    Cell("p2c", f"Pong-v5 B-fast, agent steps to 18{note}", "equal", "ratio", TIME, ATARI,
-         hts_steps, a2c_steps, pooled=False, censored=censored),
-    Cell("p2d", f"Pong-v5 B-fast, minutes to 18, 2 cores{note}", "lower", "ratio", TIME, ATARI,
-         hts_minutes, a2c_minutes, pooled=False, censored=censored),
-  ]  # fmt: skip
-
-
 BA3C = "ba3c_best/runs.json"
 
 
@@ -425,17 +341,3 @@ def ba3c_best_cells() -> list[Cell]:
     ):
       cells.append(Cell("4e", f"{game} {what}", "lower", "diff", TRAIN, BA3C, linear, b))
   return cells
-
-
-def all_cells() -> list[Cell]:
-  """Every cell, in the order of the summary tables' ids."""
-  cells = (
-    gala_best_cells() + gala_learning_cells() + fig1a_cells() + hts_point_cells()
-    + claims_cells() + timing_cells() + ba3c_best_cells() + atari_cells() + bfast_cells()
-  )  # fmt: skip
-  order = {id_: i for i, id_ in enumerate(sorted({c.id for c in cells}, key=_id_key))}
-  return sorted(cells, key=lambda c: order[c.id])  # stable: each id keeps its cells' order
-
-
-def _id_key(id_: str) -> tuple[int, str]:
-  return (id_.startswith("p"), id_)

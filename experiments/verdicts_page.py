@@ -24,6 +24,7 @@ import subprocess
 import sys
 from typing import Sequence
 
+from experiments import verdicts_atari as atari
 from experiments import verdicts_cells as data
 from galax.results import across_games
 from galax.results import paper_protocols as protocols
@@ -55,6 +56,21 @@ CELLS_HEADERS = {
   for metric, short in SHORT.items()
 }
 RESAMPLES = 2000
+
+
+def all_cells() -> list[data.Cell]:
+  """Every cell, in the order of the summary tables' ids."""
+  cells = (
+    data.gala_best_cells() + data.gala_learning_cells() + data.fig1a_cells()
+    + data.hts_point_cells() + data.claims_cells() + data.timing_cells()
+    + data.ba3c_best_cells() + atari.atari_cells() + atari.bfast_cells()
+  )  # fmt: skip
+  order = {id_: i for i, id_ in enumerate(sorted({c.id for c in cells}, key=_id_key))}
+  return sorted(cells, key=lambda c: order[c.id])  # stable: each id keeps its cells' order
+
+
+def _id_key(id_: str) -> tuple[int, str]:
+  return (id_.startswith("p"), id_)
 
 
 def comparison(cell: data.Cell) -> rule.Comparison:
@@ -154,7 +170,7 @@ def provenance(cells: Sequence[data.Cell]) -> list[str]:
   by_source: dict[str, dict[int, dict]] = {}
   for cell in cells:
     for row in (cell.a or []) + (cell.b or []):
-      by_source.setdefault(cell.source, {})[id(row)] = row
+      by_source.setdefault(cell.source, {})[row.get("run", id(row))] = row  # once a run
   parts, bare = [], []
   for source, rows in by_source.items():
     recorded = [r for r in rows.values() if r.get("commit")]
@@ -188,7 +204,7 @@ def _file_total(source: str) -> str:
 
 def generate(page: str, cells: Sequence[data.Cell] | None = None) -> str:
   """The page with its generated parts rewritten from the data."""
-  cells = data.all_cells() if cells is None else cells
+  cells = all_cells() if cells is None else cells
   if page.count(BEGIN) != 1 or page.count(END) != 1 or page.index(BEGIN) > page.index(END):
     raise SystemExit(f"verdicts: the page needs one {BEGIN!r} line before one {END!r} line")
   head, rest = page.split(BEGIN, 1)

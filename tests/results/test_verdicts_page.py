@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from experiments import verdicts_atari as atari
 from experiments import verdicts_cells as data
 from experiments import verdicts_page as page
 from galax.results import paper_protocols as protocols
@@ -15,7 +16,7 @@ from galax.results import verdict as rule
 def test_a_cell_is_welchs_interval_on_the_stored_seeds():
   with open(f"{data.RESULTS}/paac_authors/verdict.json") as f:
     finals = json.load(f)["games"]["breakout"]["finals"]
-  cell = next(c for c in data.all_cells() if c.id == "3a" and c.name == "n_e=32")
+  cell = next(c for c in page.all_cells() if c.id == "3a" and c.name == "n_e=32")
   assert np.array_equal(cell.scores("a"), finals["paac_ne32"])
   assert np.array_equal(cell.scores("b"), finals["paac_ne16"])
   c = page.comparison(cell)
@@ -31,7 +32,7 @@ def test_a_cell_without_seeds_on_disk_is_inconclusive():
 
 
 def test_every_summary_id_has_cells_and_dirty_runs_are_counted():
-  cells = data.all_cells()
+  cells = page.all_cells()
   ids = {c.id for c in cells}
   assert {"1a", "1h", "2f", "3a", "3e", "4e", "p1a", "p4c"} <= ids
   ring = next(c for c in cells if c.id == "1a" and c.name == "Breakout")
@@ -58,7 +59,7 @@ def test_the_atari_cells_wait_for_three_seeds_an_arm(tmp_path, monkeypatch):
   monkeypatch.setattr(data, "RESULTS", str(tmp_path))
 
   def keep(arm, seed, score, stopped="budget"):
-    folder = tmp_path / data.ATARI / f"Acode_{arm}_seed{seed}"
+    folder = tmp_path / atari.ATARI / f"Acode_{arm}_seed{seed}"
     folder.mkdir(parents=True)
     (folder / "result.json").write_text(json.dumps(dict(stopped=stopped, mean_return=score)))
 
@@ -66,13 +67,13 @@ def test_the_atari_cells_wait_for_three_seeds_an_arm(tmp_path, monkeypatch):
     keep("gala", seed, gala)
     keep("allreduce", seed, allreduce)
   keep("allreduce", 2, 100.0, stopped="preempted")  # under way: not a finished seed
-  assert data.atari_cells() == []
+  assert atari.atari_cells() == []
   keep("gala", 2, 330.0)
-  assert data.atari_cells() == []
-  (tmp_path / data.ATARI / "Acode_allreduce_seed2" / "result.json").write_text(
+  assert atari.atari_cells() == []
+  (tmp_path / atari.ATARI / "Acode_allreduce_seed2" / "result.json").write_text(
     json.dumps(dict(stopped="budget", mean_return=355.0))
   )
-  a1, a2 = data.atari_cells()
+  a1, a2 = atari.atari_cells()
   assert (a1.id, a1.claim, a2.id, a2.claim) == ("p1c", "higher", "p1d", "at least")
   np.testing.assert_array_equal(a1.scores("a"), [340.0, 345.0, 330.0])
   np.testing.assert_array_equal(a1.scores("b"), [350.0, 360.0, 355.0])
@@ -85,7 +86,7 @@ def test_the_atari_cells_carry_each_runs_commit_and_dirty_sittings(tmp_path, mon
   monkeypatch.setattr(data, "RESULTS", str(tmp_path))
   for arm in ("gala", "allreduce"):
     for seed in range(3):
-      folder = tmp_path / data.ATARI / f"Acode_{arm}_seed{seed}"
+      folder = tmp_path / atari.ATARI / f"Acode_{arm}_seed{seed}"
       folder.mkdir(parents=True)
       git = dict(commit=f"{seed}" * 40, dirty=False)
       result = dict(stopped="budget", mean_return=300.0 + seed, git=git)
@@ -93,7 +94,7 @@ def test_the_atari_cells_carry_each_runs_commit_and_dirty_sittings(tmp_path, mon
       if seed == 1:  # an earlier sitting ran from a dirty tree; seed 0 predates sittings.json
         sittings = [dict(commit="a" * 40, dirty=True), dict(commit=git["commit"], dirty=False)]
         (folder / "sittings.json").write_text(json.dumps(sittings))
-  a1, _ = data.atari_cells()
+  a1, _ = atari.atari_cells()
   assert [r["commit"] for r in a1.a] == ["0" * 40, "1" * 40, "2" * 40]
   assert [r["dirty"] for r in a1.a] == [False, True, False]
   assert page._dirty(a1) == "2 of 6"
@@ -105,10 +106,10 @@ def test_an_atari_run_with_no_git_record_counts_as_not_recorded(tmp_path, monkey
   monkeypatch.setattr(data, "RESULTS", str(tmp_path))
   for arm in ("gala", "allreduce"):
     for seed in range(3):
-      folder = tmp_path / data.ATARI / f"Acode_{arm}_seed{seed}"
+      folder = tmp_path / atari.ATARI / f"Acode_{arm}_seed{seed}"
       folder.mkdir(parents=True)
       (folder / "result.json").write_text(json.dumps(dict(stopped="budget", mean_return=300.0)))
-  a1, _ = data.atari_cells()
+  a1, _ = atari.atari_cells()
   assert [r["dirty"] for r in a1.a] == [None, None, None]
   assert page._dirty(a1) == "not recorded"
 
@@ -121,9 +122,11 @@ def test_the_b_fast_cells_read_steps_and_minutes_to_18_and_mark_censored_runs(
   monkeypatch.setattr(data, "RESULTS", str(tmp_path))
 
   def keep(arm, seed, rows, stopped):
-    folder = tmp_path / data.ATARI / f"Bfast_{arm}_seed{seed}"
+    folder = tmp_path / atari.ATARI / f"Bfast_{arm}_seed{seed}"
     folder.mkdir(parents=True)
-    (folder / "result.json").write_text(json.dumps(dict(stopped=stopped, mean_return=0.0)))
+    git = dict(commit="c" * 40, dirty=False)
+    result = dict(stopped=stopped, mean_return=0.0, git=git)
+    (folder / "result.json").write_text(json.dumps(result))
     lines = ["env_steps,mean_return,wall_time_s"] + [f"{s},{r},{t}" for s, r, t in rows]
     (folder / "metrics.csv").write_text("\n".join(lines) + "\n")
 
@@ -133,9 +136,9 @@ def test_the_b_fast_cells_read_steps_and_minutes_to_18_and_mark_censored_runs(
     )
     if seed < 2:
       keep("hts", seed, [(5e6, -20.0, 3000), (1e7, -20.3, 5600)], "budget")
-  assert data.bfast_cells() == []  # two HTS-A2C seeds: no cells yet
+  assert atari.bfast_cells() == []  # two HTS-A2C seeds: no cells yet
   keep("hts", 2, [(5e6, -20.0, 3000), (1e7, -20.3, 5600)], "budget")
-  steps, minutes = data.bfast_cells()
+  steps, minutes = atari.bfast_cells()
   assert (steps.id, steps.claim, minutes.id, minutes.claim) == ("p2c", "equal", "p2d", "lower")
   np.testing.assert_array_equal(steps.scores("a"), [1e7, 1e7, 1e7])
   np.testing.assert_array_equal(steps.scores("b"), [3e6, 3.1e6, 3.2e6])
@@ -144,3 +147,4 @@ def test_the_b_fast_cells_read_steps_and_minutes_to_18_and_mark_censored_runs(
   # HTS-A2C's bound lies wholly above 1.1: "equal" and "lower" are not reproduced.
   assert "| not reproduced |" in page.cell_row(steps)
   assert page.verdicts([steps, minutes]) == dict(p2c="not reproduced", p2d="not reproduced")
+  assert "6 runs used here" in page.provenance([steps, minutes])[0]  # each run once
