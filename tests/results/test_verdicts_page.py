@@ -82,15 +82,21 @@ def test_the_atari_cells_wait_for_three_seeds_an_arm(tmp_path, monkeypatch):
   assert rule.verdict("at least", page.comparison(a2)) == "reproduced"
 
 
+def _keep_acode(tmp_path, arm, seed, result):
+  """An A-code run kept under the test's results folder: its result.json; the folder."""
+  folder = tmp_path / atari.ATARI / f"Acode_{arm}_seed{seed}"
+  folder.mkdir(parents=True)
+  (folder / "result.json").write_text(json.dumps(result))
+  return folder
+
+
 def test_the_atari_cells_carry_each_runs_commit_and_dirty_sittings(tmp_path, monkeypatch):
   monkeypatch.setattr(data, "RESULTS", str(tmp_path))
   for arm in ("gala", "allreduce"):
     for seed in range(3):
-      folder = tmp_path / atari.ATARI / f"Acode_{arm}_seed{seed}"
-      folder.mkdir(parents=True)
       git = dict(commit=f"{seed}" * 40, dirty=False)
       result = dict(stopped="budget", mean_return=300.0 + seed, git=git)
-      (folder / "result.json").write_text(json.dumps(result))
+      folder = _keep_acode(tmp_path, arm, seed, result)
       if seed == 1:  # an earlier sitting ran from a dirty tree; seed 0 predates sittings.json
         sittings = [dict(commit="a" * 40, dirty=True), dict(commit=git["commit"], dirty=False)]
         (folder / "sittings.json").write_text(json.dumps(sittings))
@@ -106,9 +112,7 @@ def test_an_atari_run_with_no_git_record_counts_as_not_recorded(tmp_path, monkey
   monkeypatch.setattr(data, "RESULTS", str(tmp_path))
   for arm in ("gala", "allreduce"):
     for seed in range(3):
-      folder = tmp_path / atari.ATARI / f"Acode_{arm}_seed{seed}"
-      folder.mkdir(parents=True)
-      (folder / "result.json").write_text(json.dumps(dict(stopped="budget", mean_return=300.0)))
+      _keep_acode(tmp_path, arm, seed, dict(stopped="budget", mean_return=300.0))
   a1, _ = atari.atari_cells()
   assert [r["dirty"] for r in a1.a] == [None, None, None]
   assert page._dirty(a1) == "not recorded"
