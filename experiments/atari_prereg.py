@@ -3,16 +3,19 @@ run them in turn across sessions, and report what they measured so far.
 
   python -m experiments.atari_prereg list                     # every run and where it stands
   python -m experiments.atari_prereg run codeeps_gala_0 codeeps_allreduce_0
+  python -m experiments.atari_prereg keep hts_0               # its files into the tree
   python -m experiments.atari_prereg report --out=docs/results/atari_gala_hts
 
 `run` starts each named run with its registered command, or continues it with `--resume`
 where its workdir (runs/prereg/<name>) holds a checkpoint, or first copies a checkpoint
 carried in the tree (experiments/checkpoints/<name>, for a session on a new machine); a
 finished run is skipped. The commands are the registration's, word for word: nothing here
-chooses a setting. `report` writes <out>/runs.md: each run's running mean at every 0.5M
-agent steps, its final value, agent steps and minutes to 18 (Pong), and the commit each
-sitting ran at (metrics rows carry none: the sittings are listed by hand in runs.md's
-notes until they do).
+chooses a setting. `keep` copies a run's small files (config, metrics, result, sittings,
+evaluations) to its folder under docs/results/atari_gala_hts (`kept_folder`). `report`
+writes <out>/runs.md: each run's running mean at every 0.5M agent steps, its final value,
+agent steps and minutes to 18 (Pong), its evaluations and the commit each sitting ran at.
+runs/ is not in git and a new machine starts without it: figures are read (`run_folder`)
+from a run's workdir where it has run here, else from its copy kept in the tree.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from galax.runtime.preemption import EXIT_PREEMPTED
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS_DIR = os.path.join(ROOT, "runs", "prereg")
 CARRIED = os.path.join(ROOT, "experiments", "checkpoints")
+KEPT = os.path.join(ROOT, "docs", "results", "atari_gala_hts")
+# A run's files as kept in the tree: the folder's name by the run name's prefix.
+KEPT_PREFIXES = (("codeeps_", "Acode_"), ("bfast_", "Bfast_"), ("bcur_", "Bcur_"))
+KEPT_FILES = ("config.json", "config_changes.json", "metrics.csv", "result.json", "sittings.json")
 COMMON = ["--config.checkpoint_every_steps=250000"]
 BREAKOUT = [*COMMON, "--config.total_env_steps=5000000"]
 PONG = [*COMMON, "--config.target_return=18", "--config.total_env_steps=6000000"]
@@ -84,16 +91,50 @@ def _workdir(name: str) -> str:
   return os.path.join(RUNS_DIR, name)
 
 
+def kept_folder(name: str) -> str:
+  """Where run `name`'s files are kept: codeeps_gala_1 -> KEPT/Acode_gala_seed1, hts_0 ->
+  B_hts_seed0, gala_0 -> A_gala_eps0.01_seed0 (Experiment A, the paper's RMSProp eps)."""
+  base, seed = name.rsplit("_", 1)
+  for prefix, folder in KEPT_PREFIXES:
+    if base.startswith(prefix):
+      return os.path.join(KEPT, f"{folder}{base[len(prefix) :]}_seed{seed}")
+  experiment = "B_" if base in ("hts", "a2c") else "A_"
+  suffix = "" if base in ("hts", "a2c") else "_eps0.01"
+  return os.path.join(KEPT, f"{experiment}{base}{suffix}_seed{seed}")
+
+
+def run_folder(name: str) -> str:
+  """A run's workdir where it has run here (under way or done), else its kept copy."""
+  workdir = _workdir(name)
+  if os.path.exists(os.path.join(workdir, "metrics.csv")) or not os.path.isdir(kept_folder(name)):
+    return workdir
+  return kept_folder(name)
+
+
+def keep(name: str) -> str:
+  """Copies run `name`'s small files and evaluations from its workdir to kept_folder(name)
+  (a file the workdir lacks is left as kept); returns the folder."""
+  workdir, kept = _workdir(name), kept_folder(name)
+  if not os.path.exists(os.path.join(workdir, "metrics.csv")):
+    sys.exit(f"error: {name} has no metrics.csv in {workdir}: nothing to keep")
+  os.makedirs(kept, exist_ok=True)
+  names = [*KEPT_FILES, *map(os.path.basename, glob.glob(os.path.join(workdir, "eval_*.json")))]
+  for file in names:
+    if os.path.exists(os.path.join(workdir, file)):
+      shutil.copy2(os.path.join(workdir, file), kept)
+  return kept
+
+
 def _has_checkpoint(folder: str) -> bool:
   checkpoints = os.path.join(folder, "checkpoints")
   return os.path.isdir(checkpoints) and any(n.isdigit() for n in os.listdir(checkpoints))
 
 
 def status(name: str) -> str:
-  workdir = _workdir(name)
+  workdir, folder = _workdir(name), run_folder(name)
   result = {}
-  if os.path.exists(os.path.join(workdir, "result.json")):
-    with open(os.path.join(workdir, "result.json")) as f:
+  if os.path.exists(os.path.join(folder, "result.json")):
+    with open(os.path.join(folder, "result.json")) as f:
       result = json.load(f)
   if result.get("stopped") not in PAUSED:
     return f"finished at {result['env_steps']:,} agent steps ({result['stopped']})"
@@ -102,6 +143,8 @@ def status(name: str) -> str:
     return f"checkpoint at {steps}"
   if _has_checkpoint(os.path.join(CARRIED, name)):
     return "checkpoint carried in experiments/checkpoints"
+  if folder != workdir:
+    return "kept in the tree, its checkpoint not here"
   if os.path.exists(os.path.join(workdir, "metrics.csv")):
     return "started, no checkpoint yet"
   return "not started"
@@ -145,7 +188,7 @@ def _run_passing_sigterm(command: Sequence[str]) -> int:
 
 
 def _rows(name: str) -> list[dict]:
-  path = os.path.join(_workdir(name), "metrics.csv")
+  path = os.path.join(run_folder(name), "metrics.csv")
   if not os.path.exists(path):
     return []
   with open(path) as f:
@@ -182,11 +225,17 @@ TABLE1_EVAL_NO_FIRE = "eval_step*_10ep_greedy_learner-first_seed0.no-fire.json"
 ATARI_LIMIT = 27_000  # envpool's Atari time limit in agent steps (108,000 frames), as run
 
 
-def _table1_rows(pattern: str) -> list[str]:
-  """Rows of the evaluations named `pattern` in the runs' workdirs (the newest step each)."""
+def _table1_rows(pattern: str, finished_without: str = "") -> list[str]:
+  """Rows of the evaluations named `pattern` in the runs' folders (the newest step each); a
+  finished run named `finished_without`* that has none gets a row saying so."""
   lines = []
   for name in registered():
-    found = glob.glob(os.path.join(_workdir(name), pattern))
+    found = glob.glob(os.path.join(run_folder(name), pattern))
+    if not found and finished_without and name.startswith(finished_without):
+      if status(name).startswith("finished"):
+        lines.append(
+          f"| {name} | | no evaluation file in {os.path.relpath(run_folder(name), ROOT)} | | |"
+        )
     if not found:
       continue
     with open(max(found, key=lambda p: int(os.path.basename(p)[10:].split("_")[0]))) as f:
@@ -208,7 +257,7 @@ def _spread_lines() -> list[str]:
   """GALA's learners one by one and their average (x-bar), where a run has them."""
   lines = []
   for name in registered():
-    found = glob.glob(os.path.join(_workdir(name), SPREAD_EVAL))
+    found = glob.glob(os.path.join(run_folder(name), SPREAD_EVAL))
     if len(found) < 2:
       continue
     records = []
@@ -240,7 +289,7 @@ _TABLE1_HEAD = [
 
 def _table1_lines() -> list[str]:
   """The Table 1 protocol's evaluations: as run since d8b977b, then as first run."""
-  fixed, no_fire = _table1_rows(TABLE1_EVAL), _table1_rows(TABLE1_EVAL_NO_FIRE)
+  fixed, no_fire = _table1_rows(TABLE1_EVAL, "codeeps_"), _table1_rows(TABLE1_EVAL_NO_FIRE)
   lines = []
   if fixed:
     lines += [
@@ -273,12 +322,12 @@ def _sittings_lines() -> list[str]:
   runs started before run.py wrote one say so."""
   lines = []
   for name in registered():
-    workdir = _workdir(name)
-    if not os.path.exists(os.path.join(workdir, "metrics.csv")):
+    folder = run_folder(name)
+    if not os.path.exists(os.path.join(folder, "metrics.csv")):
       continue
-    path = os.path.join(workdir, "sittings.json")
+    path = os.path.join(folder, "sittings.json")
     if not os.path.exists(path):
-      lines.append(f"| {name} | not recorded (started before run.py wrote sittings.json) |")
+      lines.append(f"| {name} | none kept (started before run.py wrote one, or not copied) |")
       continue
     with open(path) as f:
       sittings = json.load(f)
@@ -329,7 +378,7 @@ def report(out: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("command", choices=("list", "run", "report"))
+  parser.add_argument("command", choices=("list", "run", "keep", "report"))
   parser.add_argument("names", nargs="*")
   parser.add_argument("--out", default=os.path.join(ROOT, "docs", "results", "atari_gala_hts"))
   args = parser.parse_args(argv)
@@ -338,6 +387,11 @@ def main(argv: Sequence[str] | None = None) -> None:
       print(f"{name:22s} {status(name):40s} run.py {' '.join(command)}")
   elif args.command == "run":
     run(args.names)
+  elif args.command == "keep":
+    for name in args.names:
+      if name not in registered():
+        sys.exit(f"error: no registered run {name!r}")
+      print(f"{name}: kept in {os.path.relpath(keep(name), ROOT)}")
   else:
     report(args.out)
 

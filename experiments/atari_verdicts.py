@@ -33,7 +33,7 @@ TARGET = 18.0  # Pong, Experiment B
 
 def finished(name: str) -> dict | None:
   """A run's result.json if it ran to its end (budget or target), else None."""
-  path = os.path.join(prereg.RUNS_DIR, name, "result.json")
+  path = os.path.join(prereg.run_folder(name), "result.json")
   if not os.path.exists(path):
     return None
   with open(path) as f:
@@ -164,8 +164,9 @@ def main(argv: Sequence[str] | None = None) -> None:
   lines = [
     "# Issue 56's verdicts so far",
     "",
-    "Written by `python -m experiments.atari_verdicts` from the finished runs in runs/prereg,",
-    "by the registration's rule (PREREGISTRATION.md; galax/results/verdict.py, Welch t 95%).",
+    "Written by `python -m experiments.atari_verdicts` from the finished runs (in runs/prereg,",
+    "else their copies kept here), by the registration's rule (PREREGISTRATION.md;",
+    "galax/results/verdict.py, Welch t 95%).",
     "",
     *experiment_a(),
     *experiment_b(),

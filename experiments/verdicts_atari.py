@@ -9,7 +9,7 @@ import csv
 import os
 
 from experiments import verdicts_cells as cells
-from experiments.atari_prereg import first_row_at
+from experiments.atari_prereg import first_row_at, kept_folder
 
 ATARI = "atari_gala_hts"
 
@@ -32,11 +32,16 @@ def _kept_run(folder: str, stops: tuple[str, ...]) -> tuple[dict, cells.Row] | N
   return result, dict(run=folder, commit=git.get("commit"), dirty=dirty)
 
 
+def _kept(name: str) -> str:
+  """Run `name`'s kept folder (atari_prereg names it), relative to cells.RESULTS."""
+  return os.path.join(ATARI, os.path.basename(kept_folder(name)))
+
+
 def _acode_rows(arm: str) -> list[cells.Row]:
   """The final training return of each finished A-code seed of `arm` kept under ATARI."""
   rows = []
   for seed in range(3):
-    kept = _kept_run(os.path.join(ATARI, f"Acode_{arm}_seed{seed}"), ("budget",))
+    kept = _kept_run(_kept(f"codeeps_{arm}_{seed}"), ("budget",))
     if kept:
       rows.append(dict(kept[1], score=float(kept[0]["mean_return"])))
   return rows
@@ -47,7 +52,7 @@ def _bfast_rows(arm: str) -> tuple[list[cells.Row], list[cells.Row], int]:
   kept under ATARI, and how many are censored: counted at their last row, the 10M cap."""
   steps, minutes, censored = [], [], 0
   for seed in range(3):
-    folder = os.path.join(ATARI, f"Bfast_{arm}_seed{seed}")
+    folder = _kept(f"bfast_{arm}_{seed}")
     kept = _kept_run(folder, ("budget", "target return"))
     if kept:
       with open(os.path.join(cells.RESULTS, folder, "metrics.csv")) as f:

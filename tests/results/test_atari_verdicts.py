@@ -23,6 +23,7 @@ def _run(root, name, stopped="budget", mean_return=0.0, rows=()):
 @pytest.fixture
 def runs_dir(tmp_path, monkeypatch):
   monkeypatch.setattr(atari_prereg, "RUNS_DIR", str(tmp_path))
+  monkeypatch.setattr(atari_prereg, "KEPT", str(tmp_path / "kept"))  # not the tree's copies
   return str(tmp_path)
 
 
