@@ -38,7 +38,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RUNS_DIR = os.path.join(ROOT, "runs", "prereg")
 CARRIED = os.path.join(ROOT, "experiments", "checkpoints")
 KEPT = os.path.join(ROOT, "docs", "results", "atari_gala_hts")
-# A run's files as kept in the tree: the folder's name by the run name's prefix.
 KEPT_PREFIXES = (("codeeps_", "Acode_"), ("bfast_", "Bfast_"), ("bcur_", "Bcur_"))
 KEPT_FILES = ("config.json", "config_changes.json", "metrics.csv", "result.json", "sittings.json")
 COMMON = ["--config.checkpoint_every_steps=250000"]
@@ -94,7 +93,9 @@ def _workdir(name: str) -> str:
 def kept_folder(name: str) -> str:
   """Where run `name`'s files are kept: codeeps_gala_1 -> KEPT/Acode_gala_seed1, hts_0 ->
   B_hts_seed0, gala_0 -> A_gala_eps0.01_seed0 (Experiment A, the paper's RMSProp eps)."""
-  base, seed = name.rsplit("_", 1)
+  base, _, seed = name.rpartition("_")
+  if not seed.isdigit():
+    return os.path.join(KEPT, name)  # not a registered name: kept under its own
   for prefix, folder in KEPT_PREFIXES:
     if base.startswith(prefix):
       return os.path.join(KEPT, f"{folder}{base[len(prefix) :]}_seed{seed}")
@@ -231,11 +232,10 @@ def _table1_rows(pattern: str, finished_without: str = "") -> list[str]:
   lines = []
   for name in registered():
     found = glob.glob(os.path.join(run_folder(name), pattern))
-    if not found and finished_without and name.startswith(finished_without):
-      if status(name).startswith("finished"):
-        lines.append(
-          f"| {name} | | no evaluation file in {os.path.relpath(run_folder(name), ROOT)} | | |"
-        )
+    missing = not found and finished_without and name.startswith(finished_without)
+    if missing and status(name).startswith("finished"):
+      where = os.path.relpath(run_folder(name), ROOT)
+      lines.append(f"| {name} | | no evaluation file in {where} | | |")
     if not found:
       continue
     with open(max(found, key=lambda p: int(os.path.basename(p)[10:].split("_")[0]))) as f:
