@@ -7,7 +7,6 @@ Every figure is env (agent) steps per second of all envs together; for Atari one
 
 from __future__ import annotations
 
-import platform
 import subprocess
 import time
 from typing import Any, Callable
@@ -22,6 +21,7 @@ from galax.envs import EnvSettings, make_env
 from galax.framework.algorithm import initial_params
 from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
+from galax.runtime import provenance
 
 
 def steps_per_second(
@@ -110,13 +110,8 @@ def algorithm(config: Any, seconds: float) -> dict[str, float]:
 def machine() -> dict[str, str]:
   """What the figures were measured on."""
   device = jax.devices()[0]
-  cpu = platform.processor() or platform.machine()
-  try:
-    with open("/proc/cpuinfo") as f:
-      names = [l.split(":", 1)[1].strip() for l in f if l.startswith("model name")]
-    cpu = f"{names[0]} x {len(names)}" if names else cpu
-  except OSError:
-    pass
+  info = provenance.cpu_info()
+  cpu = f"{info['cpu']} x {info['cores']}"
   try:
     commit = subprocess.run(
       ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False

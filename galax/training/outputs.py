@@ -36,10 +36,11 @@ def _append_json(path: str, entries: list[JsonDict]) -> None:
 
 
 def _record_sitting(path: str, env_steps: int) -> None:
-  """Appends this sitting (its first env step, the galax commit, host, start time)."""
+  """Appends this sitting (its first env step, the galax commit, host, start time, and the
+  machine: CPU, backend, jax version)."""
   when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
   sitting = dict(env_steps=env_steps, started=when, host=socket.gethostname())
-  _append_json(path, [dict(sitting, **provenance.git_info())])
+  _append_json(path, [dict(sitting, **provenance.git_info(), machine=provenance.machine())])
 
 
 def _record_changes(path: str, changes: list[Change], env_steps: int) -> None:

@@ -151,3 +151,8 @@ def test_each_sitting_and_the_result_record_the_commit(tmp_path):
   assert [s["env_steps"] for s in sittings] == [0, 1600]
   commit = json.loads((tmp_path / "result.json").read_text())["git"]["commit"]
   assert commit and all(s["commit"] == commit and "dirty" in s for s in sittings)
+  # The machine each sitting ran on: two runs of one seed are bitwise alike only on one.
+  from galax.runtime import provenance
+
+  assert all(s["machine"] == provenance.machine() for s in sittings)
+  assert sittings[0]["machine"]["jax"] == jax.__version__ and sittings[0]["machine"]["cpu"]
