@@ -109,9 +109,7 @@ def algorithm(config: Any, seconds: float) -> dict[str, float]:
 
 def machine() -> dict[str, str]:
   """What the figures were measured on."""
-  device = jax.devices()[0]
-  info = provenance.cpu_info()
-  cpu = f"{info['cpu']} x {info['cores']}"
+  ran_on = provenance.machine()
   try:
     commit = subprocess.run(
       ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
@@ -119,9 +117,9 @@ def machine() -> dict[str, str]:
   except OSError:
     commit = ""
   return dict(
-    device=f"{device.platform} ({device.device_kind}) x {jax.device_count()}",
-    cpu=cpu,
-    jax=jax.__version__,
+    device=ran_on["backend"],
+    cpu=f"{ran_on['cpu']} x {ran_on['cores']}",
+    jax=ran_on["jax"],
     commit=commit,
     date=time.strftime("%Y-%m-%d"),
   )

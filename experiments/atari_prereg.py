@@ -231,11 +231,11 @@ def _table1_rows(pattern: str, finished_without: str = "") -> list[str]:
   finished run named `finished_without`* that has none gets a row saying so."""
   lines = []
   for name in registered():
-    found = glob.glob(os.path.join(run_folder(name), pattern))
+    folder = run_folder(name)
+    found = glob.glob(os.path.join(folder, pattern))
     missing = not found and finished_without and name.startswith(finished_without)
     if missing and status(name).startswith("finished"):
-      where = os.path.relpath(run_folder(name), ROOT)
-      lines.append(f"| {name} | | no evaluation file in {where} | | |")
+      lines.append(f"| {name} | | no evaluation file in {os.path.relpath(folder, ROOT)} | | |")
     if not found:
       continue
     with open(max(found, key=lambda p: int(os.path.basename(p)[10:].split("_")[0]))) as f:
@@ -380,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("command", choices=("list", "run", "keep", "report"))
   parser.add_argument("names", nargs="*")
-  parser.add_argument("--out", default=os.path.join(ROOT, "docs", "results", "atari_gala_hts"))
+  parser.add_argument("--out", default=KEPT)
   args = parser.parse_args(argv)
   if args.command == "list":
     for name, command in registered().items():

@@ -108,9 +108,7 @@ def plot_experiment(title: str, arms: dict[str, list[str]], path: str) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument(
-    "--out", default=os.path.join(prereg.ROOT, "docs", "results", "atari_gala_hts")
-  )
+  parser.add_argument("--out", default=prereg.KEPT)
   args = parser.parse_args(argv)
   os.makedirs(args.out, exist_ok=True)
   for file, (title, arms) in EXPERIMENTS.items():

@@ -157,9 +157,7 @@ def experiment_b(
 
 def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument(
-    "--out", default=os.path.join(prereg.ROOT, "docs", "results", "atari_gala_hts")
-  )
+  parser.add_argument("--out", default=prereg.KEPT)
   args = parser.parse_args(argv)
   lines = [
     "# Issue 56's verdicts so far",
