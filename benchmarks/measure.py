@@ -7,7 +7,6 @@ Every figure is env (agent) steps per second of all envs together; for Atari one
 
 from __future__ import annotations
 
-import subprocess
 import time
 from typing import Any, Callable
 
@@ -110,16 +109,10 @@ def algorithm(config: Any, seconds: float) -> dict[str, float]:
 def machine() -> dict[str, str]:
   """What the figures were measured on."""
   ran_on = provenance.machine()
-  try:
-    commit = subprocess.run(
-      ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-  except OSError:
-    commit = ""
   return dict(
     device=ran_on["backend"],
     cpu=f"{ran_on['cpu']} x {ran_on['cores']}",
     jax=ran_on["jax"],
-    commit=commit,
+    commit=(provenance.git_info()["commit"] or "")[:7],
     date=time.strftime("%Y-%m-%d"),
   )

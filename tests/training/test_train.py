@@ -13,6 +13,7 @@ from galax.algorithms import make_algorithm
 from galax.config import load as load_config
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
+from galax.runtime import provenance
 from galax.training.loop import train
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -152,7 +153,5 @@ def test_each_sitting_and_the_result_record_the_commit(tmp_path):
   commit = json.loads((tmp_path / "result.json").read_text())["git"]["commit"]
   assert commit and all(s["commit"] == commit and "dirty" in s for s in sittings)
   # The machine each sitting ran on: two runs of one seed are bitwise alike only on one.
-  from galax.runtime import provenance
-
   assert all(s["machine"] == provenance.machine() for s in sittings)
   assert sittings[0]["machine"]["jax"] == jax.__version__ and sittings[0]["machine"]["cpu"]
