@@ -35,12 +35,12 @@ def _append_json(path: str, entries: list[JsonDict]) -> None:
   metrics_lib.write_json(path, recorded + entries)
 
 
-def _record_sitting(path: str, env_steps: int) -> None:
-  """Appends this sitting (its first env step, the galax commit, host, start time, and the
-  machine: CPU, backend, jax version)."""
+def _record_sitting(path: str, env_steps: int, git: JsonDict) -> None:
+  """Appends this sitting (its first env step, the galax commit `git`, host, start time, and
+  the machine: CPU, backend, jax version)."""
   when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
   sitting = dict(env_steps=env_steps, started=when, host=socket.gethostname())
-  _append_json(path, [dict(sitting, **provenance.git_info(), machine=provenance.machine())])
+  _append_json(path, [dict(sitting, **git, machine=provenance.machine())])
 
 
 def _record_changes(path: str, changes: list[Change], env_steps: int) -> None:
@@ -58,6 +58,8 @@ class Outputs:
     self.files = workdirs.Mirror(workdir) if workdir else None
     self.is_writer = bool(workdir) and jax.process_index() == 0
     self.writer: metrics_lib.MetricsWriter | None = None
+    # Read once as the sitting starts: a commit made while the run trains is not its commit.
+    self.git: JsonDict = {}
 
   @property
   def local(self) -> str | None:
@@ -92,7 +94,8 @@ class Outputs:
     )
     if resume:
       metrics_lib.truncate_csv(os.path.join(self.local, "eval.csv"), env_steps)
-    _record_sitting(os.path.join(self.local, SITTINGS_FILE), env_steps)
+    self.git = provenance.git_info()
+    _record_sitting(os.path.join(self.local, SITTINGS_FILE), env_steps, self.git)
     config_file = os.path.join(self.local, workdirs.CONFIG_FILE)
     if changes:
       _record_changes(os.path.join(self.local, CHANGES_FILE), changes, env_steps)
@@ -107,7 +110,7 @@ class Outputs:
 
   def write_result(self, summary: JsonDict) -> None:
     if self.is_writer:
-      summary = dict(summary, git=provenance.git_info())  # the commit of this last sitting
+      summary = dict(summary, git=self.git)  # the commit of this last sitting, as it started
       metrics_lib.write_json(os.path.join(self.local, "result.json"), summary)
       self.files.push()
 

@@ -155,3 +155,18 @@ def test_each_sitting_and_the_result_record_the_commit(tmp_path):
   # The machine each sitting ran on: two runs of one seed are bitwise alike only on one.
   assert all(s["machine"] == provenance.machine() for s in sittings)
   assert sittings[0]["machine"]["jax"] == jax.__version__ and sittings[0]["machine"]["cpu"]
+
+
+def test_a_commit_made_while_the_run_trains_is_not_its_commit(tmp_path, monkeypatch):
+  """result.json's commit is the one its sitting started at (sittings.json's), read once:
+  each later read here returns a new commit, as if one were made while the run trained."""
+  from run_helpers import tiny_config
+
+  reads = iter(range(100))
+  monkeypatch.setattr(provenance, "git_info", lambda: dict(commit=f"c{next(reads)}", dirty=False))
+  train(tiny_config(total_env_steps=1600), workdir=str(tmp_path), log=lambda _: None)
+  sitting = json.loads((tmp_path / "sittings.json").read_text())[0]
+  result = json.loads((tmp_path / "result.json").read_text())
+  assert (
+    result["git"] == dict(commit=sitting["commit"], dirty=False) == dict(commit="c0", dirty=False)
+  )
