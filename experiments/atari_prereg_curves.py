@@ -21,6 +21,7 @@ import numpy as np
 from scipy import stats
 
 from experiments import atari_prereg as prereg
+from experiments.atari_prereg_report import metrics_rows
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI, align_curves
 
 EXPERIMENTS = {
@@ -51,7 +52,7 @@ def arm_curves(names: Sequence[str], x_key: str) -> list[tuple[np.ndarray, np.nd
   """(x, running mean, finished) of each run of an arm that has metrics rows."""
   curves = []
   for name in names:
-    rows = [r for r in prereg._rows(name) if r["mean_return"]]
+    rows = [r for r in metrics_rows(name) if r["mean_return"]]
     if rows:
       x = np.array([float(r[x_key]) for r in rows])
       y = np.array([float(r["mean_return"]) for r in rows])

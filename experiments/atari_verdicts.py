@@ -24,6 +24,7 @@ import os
 from typing import Sequence
 
 from experiments import atari_prereg as prereg
+from experiments.atari_prereg_report import first_row_at, metrics_rows
 from galax.results import verdict as rule
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI, welch_ci
 
@@ -45,8 +46,8 @@ def to_target_or_censored(name: str) -> tuple[float, float, bool]:
   """A finished run's (agent steps, minutes, censored) at the first metrics row whose
   running mean reaches TARGET, else censored at its last row (the registered cap), as the
   registration reads it."""
-  rows = prereg._rows(name)
-  row = prereg.first_row_at(rows, TARGET)
+  rows = metrics_rows(name)
+  row = first_row_at(rows, TARGET)
   censored = row is None
   row = rows[-1] if censored else row
   return float(row["env_steps"]), float(row["wall_time_s"]) / 60, censored
@@ -91,7 +92,7 @@ def consensus_claim(name: str = "codeeps_gala_0") -> str:
   """A3 on the GALA seed run with gossip metrics: distance <= Prop. 1 bound at every logged
   update. A logged value is the mean over the learners and over the updates of the last
   call before the log, so the check is of those means, not of each update and learner."""
-  rows = [r for r in prereg._rows(name) if r.get("gossip/prop1_bound")]
+  rows = [r for r in metrics_rows(name) if r.get("gossip/prop1_bound")]
   if not finished(name) or not rows:
     return f"- A3 consensus within the Prop. 1 bound ({name}): no verdict: no finished run"
   ratios = [float(r["gossip/consensus_distance"]) / float(r["gossip/prop1_bound"]) for r in rows]

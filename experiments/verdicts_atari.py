@@ -9,7 +9,8 @@ import csv
 import os
 
 from experiments import verdicts_cells as cells
-from experiments.atari_prereg import first_row_at, kept_folder
+from experiments.atari_prereg import kept_folder
+from experiments.atari_prereg_report import first_row_at
 
 ATARI = "atari_gala_hts"
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from experiments import atari_prereg
+from experiments import atari_prereg, atari_prereg_report
 
 TREE_KEPT = atari_prereg.KEPT
 
@@ -57,13 +57,33 @@ def test_the_report_reads_kept_copies_where_no_workdir_is_here(dirs, tmp_path):
   runs, kept = dirs
   _write_run(atari_prereg.kept_folder("codeeps_gala_0"), evaluated=True)
   _write_run(atari_prereg.kept_folder("codeeps_gala_1"))  # its evaluation file not kept
-  atari_prereg.report(str(tmp_path / "out"))
+  atari_prereg_report.report(str(tmp_path / "out"))
   text = (tmp_path / "out" / "runs.md").read_text()
   assert "| codeeps_gala_0 | finished at 5,008,000 agent steps (budget) |" in text
   assert "| codeeps_gala_0 | 5,008,000 | 390.0 +- 5.0 |" in text
   assert "| codeeps_gala_1 | | no evaluation file in" in text
   assert "| codeeps_gala_0 | 0 at abcdef0 |" in text
   assert atari_prereg.status("codeeps_allreduce_0") == "not started"
+
+
+def test_the_report_names_each_sittings_machine_where_recorded(dirs, tmp_path):
+  """A seed's runs are alike bit for bit only on one machine: the sittings table says which."""
+  runs, kept = dirs
+  _write_run(str(runs / "hts_0"))
+  machine = dict(
+    cpu="AMD EPYC", cores=2, isa=["avx2", "fma"], backend="cpu (cpu) x 1", jax="0.11.2"
+  )
+  sittings = [
+    dict(env_steps=0, commit="abcdef0123", dirty=False),  # before sittings.json had a machine
+    dict(env_steps=1_000_000, commit="0123456789", dirty=True, machine=machine),
+  ]
+  (runs / "hts_0" / "sittings.json").write_text(json.dumps(sittings))
+  atari_prereg_report.report(str(tmp_path / "out"))
+  on = "on AMD EPYC, 2 cores, avx2 fma, cpu (cpu) x 1, jax 0.11.2"
+  assert (
+    f"| hts_0 | 0 at abcdef0, 1,000,000 at 0123456+ {on} |"
+    in (tmp_path / "out" / "runs.md").read_text()
+  )
 
 
 def test_a_workdir_here_is_read_before_the_kept_copy(dirs):
