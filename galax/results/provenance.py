@@ -1,5 +1,5 @@
-"""Where a run ran, for its results file (`galax.results.seed_runs.run_record`): the galax commit
-and the devices."""
+"""Where a run ran, for its results file (`galax.results.seed_runs.run_record`): the devices.
+Its galax commit is the one its result.json records (`seed_runs.sitting_git`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import platform
 import jax
 
 from galax.core.types import JsonDict
-from galax.runtime.provenance import git_info  # noqa: F401  (seed_runs' records use it here)
 
 
 def device_info() -> JsonDict:

@@ -148,10 +148,12 @@ def run_record(
   curve: dict[str, list[float]],
   evaluations: list[periodic.EvalRecord | JsonDict],
   env_steps: int,
+  git: JsonDict,
   extra: JsonDict | None = None,
 ) -> RunRecord:
   """One run's results (JSON-serialisable); `config_json`: the run's config as JSON data,
-  `frames_per_step`: its env's (`evaluation.frames_per_step`)."""
+  `frames_per_step`: its env's (`evaluation.frames_per_step`), `git`: the commit it ran at
+  (`sitting_git`)."""
   evals = [e.to_json() if hasattr(e, "to_json") else dict(e) for e in evaluations]
   final = protocols.final_metric([e["returns"] for e in evals]) if evals else None
   record = dict(
@@ -164,7 +166,7 @@ def run_record(
     seed_mode=mode,
     simulators=int(simulators),
     created=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    git=provenance.git_info(),
+    git=git,
     device=provenance.device_info(),
     config=config_json,
     env_steps=int(env_steps),
@@ -182,6 +184,13 @@ def run_record(
   )
   record.update(extra or {})
   return record
+
+
+def sitting_git(workdir: str) -> JsonDict:
+  """The galax commit `train` ran at in `workdir`, from its result.json: read as the run
+  began, so a commit made while the seeds trained is not recorded as theirs."""
+  with open(os.path.join(workdir, "result.json")) as f:
+    return json.load(f)["git"]
 
 
 def _final_params(state: LearnerState, learner: int) -> Params:
@@ -224,6 +233,7 @@ def train_seeds_as_learners(
         curve=curve,
         evaluations=evals,
         env_steps=result.env_steps // n,
+        git=sitting_git(workdir),
         extra=dict(
           train_mean_return=json_float(result.learner_returns[i]),
           steps_per_second=json_float(result.steps_per_second / n),
@@ -268,6 +278,7 @@ def train_seeds_in_turn(
         curve=curve,
         evaluations=result.evaluations,
         env_steps=result.env_steps,
+        git=sitting_git(workdir),
         extra=dict(workdir=workdir),
       )
     )

@@ -73,6 +73,23 @@ def _config():
   )
 
 
+def test_a_seeds_record_names_the_commit_its_run_started_at(tmp_path, monkeypatch):
+  """Each read of git_info here returns a new commit, as if one were made while the seed
+  trained: the record keeps the one its run began at (its sittings.json's)."""
+  from galax.runtime import provenance
+
+  reads = iter(range(100))
+  monkeypatch.setattr(provenance, "git_info", lambda: dict(commit=f"c{next(reads)}", dirty=False))
+  experiment.run_experiment(
+    _config(), [0], str(tmp_path), "cp", best_policy_episodes=0, log=lambda _: None
+  )
+  saved = json.load(open(tmp_path / "cp" / "seed0.json"))
+  sitting = json.load(open(tmp_path / "cp" / "runs" / "seed0" / "sittings.json"))[0]
+  assert (
+    saved["git"] == dict(commit=sitting["commit"], dirty=False) == dict(commit="c0", dirty=False)
+  )
+
+
 @pytest.mark.slow
 def test_seeds_as_learners_match_sequential_runs(tmp_path):
   joint = experiment.run_experiment(
