@@ -1,5 +1,5 @@
 """Where a run ran, for its results file (`galax.results.seed_runs.run_record`): the devices.
-Its galax commit is the one its result.json records (`seed_runs.sitting_git`)."""
+Its galax commit is the one its training read as it began (`TrainResult.git`)."""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ def run_record(
 ) -> RunRecord:
   """One run's results (JSON-serialisable); `config_json`: the run's config as JSON data,
   `frames_per_step`: its env's (`evaluation.frames_per_step`), `git`: the commit it ran at
-  (`sitting_git`)."""
+  (`TrainResult.git`, read as it began)."""
   evals = [e.to_json() if hasattr(e, "to_json") else dict(e) for e in evaluations]
   final = protocols.final_metric([e["returns"] for e in evals]) if evals else None
   record = dict(
@@ -184,13 +184,6 @@ def run_record(
   )
   record.update(extra or {})
   return record
-
-
-def sitting_git(workdir: str) -> JsonDict:
-  """The galax commit `train` ran at in `workdir`, from its result.json: read as the run
-  began, so a commit made while the seeds trained is not recorded as theirs."""
-  with open(os.path.join(workdir, "result.json")) as f:
-    return json.load(f)["git"]
 
 
 def _final_params(state: LearnerState, learner: int) -> Params:
@@ -233,7 +226,7 @@ def train_seeds_as_learners(
         curve=curve,
         evaluations=evals,
         env_steps=result.env_steps // n,
-        git=sitting_git(workdir),
+        git=result.git,
         extra=dict(
           train_mean_return=json_float(result.learner_returns[i]),
           steps_per_second=json_float(result.steps_per_second / n),
@@ -278,7 +271,7 @@ def train_seeds_in_turn(
         curve=curve,
         evaluations=result.evaluations,
         env_steps=result.env_steps,
-        git=sitting_git(workdir),
+        git=result.git,
         extra=dict(workdir=workdir),
       )
     )

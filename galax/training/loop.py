@@ -315,7 +315,6 @@ def _open(
   """Writes config.json (and a resume's changes) and the header lines; the hooks; starts
   the clocks."""
   settings, progress, outputs = run.settings, run.progress, saver.outputs
-  resume = changes is not None
   outputs.open(config_json, settings, changes, progress.env_steps)
   for change in changes or []:
     log(f"resume changes {change} from env step {progress.env_steps} (config_changes.json)")
@@ -328,7 +327,7 @@ def _open(
   if on_call:
     hooks.append(CallbackHook(on_call))
   if settings.eval.every_steps > 0:
-    evaluation = _evaluation(algorithm, run, outputs, resume, log)
+    evaluation = _evaluation(algorithm, run, outputs, changes is not None, log)
     progress.clock.eval_time = lambda: evaluation.evals.eval_time_s
     hooks.append(evaluation)
   hooks.append(saver)
@@ -388,6 +387,7 @@ def _finish(
     energy=energy.summary(steps, frames_per_step) if energy else None,
     stopped=run.message if diverged else run.stop.value,
     diverged=diverged,
+    git=outputs.git,
     **_planned(algorithm, run.settings),
   )
   outputs.write_result(result.summary())

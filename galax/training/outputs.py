@@ -110,7 +110,6 @@ class Outputs:
 
   def write_result(self, summary: JsonDict) -> None:
     if self.is_writer:
-      summary = dict(summary, git=self.git)  # the commit of this last sitting, as it started
       metrics_lib.write_json(os.path.join(self.local, "result.json"), summary)
       self.files.push()
 

@@ -32,6 +32,9 @@ class TrainResult:
   planned_env_steps: int = 0  # ... rounded up to whole calls of updates_per_call updates
   stopped: str = ""  # why it ended: a `progress.Stop` value, or a divergence's message
   diverged: bool = False
+  # The galax commit this sitting ran at, read as it began (Outputs.git): {} where the
+  # process wrote no files (no workdir, not process 0) or no sitting ran.
+  git: dict = dataclasses.field(default_factory=dict)
 
   @classmethod
   def nothing_done(
