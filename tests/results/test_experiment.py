@@ -10,6 +10,7 @@ from run_helpers import tiny_config
 
 from galax.config import load as load_config
 from galax.results import experiment, seed_runs
+from galax.runtime import provenance
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
@@ -76,8 +77,6 @@ def _config():
 def test_a_seeds_record_names_the_commit_its_run_started_at(tmp_path, monkeypatch):
   """Each read of git_info here returns a new commit, as if one were made while the seed
   trained: the record keeps the one its run began at (its sittings.json's)."""
-  from galax.runtime import provenance
-
   reads = iter(range(100))
   monkeypatch.setattr(provenance, "git_info", lambda: dict(commit=f"c{next(reads)}", dirty=False))
   experiment.run_experiment(
