@@ -95,6 +95,16 @@ def ratio(
   return Comparison(float(estimate), float(low), float(high), 1.0, fraction)
 
 
+def within_factor(estimate: float, low: float, high: float, factor: float) -> Comparison:
+  """mean(A) / mean(B) [low, high] read on the log scale: equal within a factor `factor`
+  where the CI lies inside [1 / factor, factor] (a margin symmetric for A faster and B
+  faster, where 1 +- fraction is not once the margin is large)."""
+  if not factor > 1:
+    raise ValueError(f"factor must be above 1, got {factor}.")
+  with_logs = [math.log(x) if x > 0 else math.nan for x in (estimate, low, high)]
+  return Comparison(*with_logs, 0.0, math.log(factor))
+
+
 def probability(
   estimate: float, low: float, high: float, margin: float = PROBABILITY_MARGIN
 ) -> Comparison:
