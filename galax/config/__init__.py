@@ -268,7 +268,36 @@ def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   config = module.get_config()
-  return set_fields(config, {key.replace("__", "."): value for key, value in overrides.items()})
+  fields = {key.replace("__", "."): value for key, value in overrides.items()}
+  note = foreign_target(config, fields, name_or_path, "target_return=X")
+  if note:
+    fields["target_return"] = 0.0
+    print(f"note: {note}")
+  return set_fields(config, fields)
+
+
+def foreign_target(
+  config: ml_collections.ConfigDict, overrides: dict[str, Any], name: str, how: str
+) -> str | None:
+  """The line saying a config's target_return was cleared, or None to keep it.
+
+  A config's target is a score on its own env (pong_fast's 18 is Pong's solved level):
+  `overrides` that change env.id but not target_return would carry it to another game, and
+  stop that run at a score that means nothing there (18 on Breakout is an early stage).
+  A target given with the new env is the user's own and stays, and so does the target of
+  the same game on another backend. `how`: how to set one.
+  """
+  env_id = overrides.get("env.id")
+  game = lambda i: str(i).rsplit("/", 1)[-1]  # gymnax/CartPole-v1 plays CartPole-v1
+  if env_id is None or "target_return" in overrides or not config.target_return:
+    return None
+  if game(env_id) == game(config.env.id):
+    return None
+  source = os.path.basename(name).removesuffix(".py")
+  return (
+    f"target_return={config.target_return:g} is {source}'s target on {config.env.id}, not on "
+    f"{env_id}: cleared, so the run goes to total_env_steps ({how} stops it at a running mean of X)"
+  )
 
 
 def set_fields(

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, NoReturn, Sequence
 from absl import flags
 from ml_collections import ConfigDict
 
-from galax.config import base_config, config_path, load
+from galax.config import base_config, config_path, foreign_target, load
 from galax.core.divergence import Diverged
 
 EXIT_BAD_INPUT = 2
@@ -178,6 +178,12 @@ def prepare_argv(argv: list[str], default_config: str) -> list[str]:
       if message:
         fail(message)
     argv = [_integral(config, a) if a in overrides else a for a in argv]
+    values = dict(a[len("--config.") :].split("=", 1) for a in overrides)
+    name = found[1].split(":")[0] if found else default_config
+    note = foreign_target(config, values, name, "--config.target_return=X")
+    if note:
+      print(f"note: {note}")
+      argv.append("--config.target_return=0")
   return argv
 
 

@@ -1,6 +1,7 @@
 """What a run says: before its first call, the algorithm and its learner layout, the
-execution plan (galax/framework/plan.py), how the step budget and the logging cadence round to
-whole calls, and a network that does not suit the observations; then its progress and done lines.
+execution plan (galax/framework/plan.py), what stops the run, how the step budget and the
+logging cadence round to whole calls, and a network that does not suit the observations; then
+its progress and done lines.
 
 Both lines give one steps/s figure, `RunClock.steady_rate`: env steps per second of
 training time since the compiling first call (metrics.csv's `steps_per_second` is the rate
@@ -53,6 +54,7 @@ def header_lines(algorithm: Algorithm, loop: LoopSettings, planned: Mapping[str,
   unit_call = getattr(plan, "unit_call", None)
   if spec_for(run.algorithm).segment_units and unit_call in UNIT_CALL:  # HTS segments
     lines.append(f"unit_call={unit_call}: {UNIT_CALL[unit_call]}")
+  lines.append(stop_line(loop, planned["planned_env_steps"]))
   if planned["planned_env_steps"] != planned["requested_env_steps"]:
     lines.append(
       f"total_env_steps={loop.total_env_steps} rounds up to "
@@ -76,6 +78,22 @@ def header_lines(algorithm: Algorithm, loop: LoopSettings, planned: Mapping[str,
       "(whichever are ready): not bit-reproducible"
     )
   return lines + _network_warning(algorithm)
+
+
+def stop_line(loop: LoopSettings, planned_env_steps: int) -> str:
+  """What ends the run, whichever comes first: its step budget, its return target (a score
+  on one env: a target carried over from another env's config would stop it early) and its
+  training-time limit."""
+  stops = [f"{planned_env_steps} env steps"]
+  if loop.target_return:
+    stops.append(
+      f"a running mean return >= {loop.target_return:g} over the last {loop.stats_window} "
+      "episodes (target_return)"
+    )
+  if loop.time_limit_s:
+    stops.append(f"{loop.time_limit_s:g} s of training time (time_limit_s)")
+  first = ", whichever comes first" if len(stops) > 1 else ""
+  return f"stops at: {'; '.join(stops)}{first}"
 
 
 def _network_warning(algorithm: Algorithm) -> list[str]:
