@@ -8,12 +8,13 @@ Reads every run record and experiment summary under the results directory (writt
 
   runs             per experiment: method, env, simulators, seeds, env steps, steps/s
   final metric     mean over the last 10 policies x 10 episodes, mean +- s.e. over seeds
-                   and a 95% bootstrap CI (HTS-RL's evaluation protocol)
+                   and a 95% Student t-interval from 3 seeds up (HTS-RL's evaluation
+                   protocol; `paper_protocols.t_interval`, its coverage tested)
   final time       the final metric at a training-time limit (HTS-RL Table 1); default
                    limit per env: when the fastest experiment of that env finished
   required time    minutes until the running 100-episode mean reaches each target (HTS-RL
                    Table 2); '-' where a run never did; default targets per env: 40% and
-                   80% of the best final metric of that env
+                   80% of the best final metric of that env (the report says which)
   best policy      GALA Table 1: the best final policy over seeds, fresh episodes,
                    mean +- s.e.
   success rate     GALA Fig. 1a: fraction of seeds whose final metric beats `fraction` x
@@ -22,8 +23,9 @@ Reads every run record and experiment summary under the results directory (writt
                    bootstrap CI, and `performance_profile.png` (galax/results/aggregate.py)
 
 and the plots `<env>_steps.png` / `<env>_time.png` (mean return over seeds against env
-steps / training wall time, with 95% bootstrap confidence bands; evaluation returns where
-runs have evaluations, else the training running mean) and `<env>_success.png`.
+steps / training wall time, with 95% t-interval bands from 3 seeds up and none below;
+evaluation returns where runs have evaluations, else the training running mean) and
+`<env>_success.png`.
 
 The tables are galax/results/tables.py's; the section across games galax/results/aggregate.py's.
 """
@@ -92,7 +94,7 @@ def build_report(
     # The time tables leave out envs without an evaluated experiment.
     per_env = {env: [n for n in names if n in evaluated] for env, names in by_env.items()}
     evaluated_by_env = {env: names for env, names in per_env.items() if names}
-    lines += tables.final_metric_table(evaluated, resamples)
+    lines += tables.final_metric_table(evaluated)
     lines += tables.final_time_table(evaluated, evaluated_by_env, time_limit)
     lines += tables.required_time_table(evaluated, evaluated_by_env, targets)
   lines += tables.best_policy_table(summaries, groups)
@@ -101,7 +103,7 @@ def build_report(
   games = report_aggregate.game_scores(evaluated, references or {}, randoms or {})
   lines += report_aggregate.section(games, resamples)
   if plots:
-    figures = plot_all(groups, by_env, sweep, out_dir, resamples)
+    figures = plot_all(groups, by_env, sweep, out_dir)
     figures += report_aggregate.plot_profile(games, out_dir, resamples)
     if figures:
       lines += ["", "## Plots", ""] + [f"![{f}]({f})" for f in figures]
@@ -115,9 +117,7 @@ def _write_markdown(out_dir: str, lines: list[str]) -> str:
   return text
 
 
-def plot_all(
-  groups: Groups, by_env: dict[str, list[str]], sweep: Sweep, out_dir: str, resamples: int
-) -> list[str]:
+def plot_all(groups: Groups, by_env: dict[str, list[str]], sweep: Sweep, out_dir: str) -> list[str]:
   import matplotlib
 
   matplotlib.use("Agg")
@@ -130,26 +130,17 @@ def plot_all(
       ("train_time_s", "training time (min)", "time", 60.0),
     ):
       fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
-      y_label = "return"
-      for name in names:
-        xs, ys, y_label = curves(groups[name], x_key)
-        if not all(len(x) for x in xs):
-          continue
-        grid, values = protocols.align_curves(xs, ys)
-        mean, lo, hi = protocols.bootstrap_ci(values, resamples=resamples)
-        (line,) = ax.plot(grid / scale, mean, label=f"{name} (n={len(ys)})", marker=".")
-        if len(ys) >= protocols.MIN_SEEDS_FOR_CI:  # fewer: no band (it would be [min, max])
-          ax.fill_between(grid / scale, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
+      y_label, banded = _plot_curves(ax, groups, names, x_key, scale)
       ax.set_xlabel(x_label)
       ax.set_ylabel(y_label)
+      least = protocols.MIN_SEEDS_FOR_CI
+      title = f"{env}: mean over seeds" + (
+        f", 95% t-interval band ({least}+ seeds)"
+        if banded
+        else f"; {tables.NO_INTERVAL.format(least=least)}"
+      )
       files.append(
-        report_aggregate.save_plot(
-          fig,
-          ax,
-          f"{env}: mean and 95% bootstrap CI over seeds",
-          out_dir,
-          f"{_slug(env)}_{suffix}.png",
-        )
+        report_aggregate.save_plot(fig, ax, title, out_dir, f"{_slug(env)}_{suffix}.png")
       )
   for env, (reference, table) in sweep.items():
     fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
@@ -173,6 +164,26 @@ def plot_all(
       )
     )
   return files
+
+
+def _plot_curves(ax, groups: Groups, names: Sequence[str], x_key: str, scale: float):
+  """Each experiment's mean curve, with its t-interval band from MIN_SEEDS_FOR_CI seeds up
+  (fewer: none, and its label says so). Returns (the y label, whether any band was drawn)."""
+  y_label, banded = "return", False
+  least = protocols.MIN_SEEDS_FOR_CI
+  for name in names:
+    xs, ys, y_label = curves(groups[name], x_key)
+    if not all(len(x) for x in xs):
+      continue
+    grid, values = protocols.align_curves(xs, ys)
+    mean, lo, hi = protocols.t_interval(values)
+    few = len(ys) < least
+    label = f"{name} (n={len(ys)}{', ' + tables.NO_INTERVAL.format(least=least) if few else ''})"
+    (line,) = ax.plot(grid / scale, mean, label=label, marker=".")
+    if not few:
+      ax.fill_between(grid / scale, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
+      banded = True
+  return y_label, banded
 
 
 def _floats(text: str | None) -> list[float] | None:
@@ -212,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> str:
     default=[],
     help="ENV=SCORE the across-games normalisation's low (repeatable)",
   )
-  parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
+  parser.add_argument("--resamples", type=int, default=10_000, help="across-games bootstrap")
   parser.add_argument("--no_plots", action="store_true")
   args = parser.parse_args(argv)
   if not os.path.exists(args.results):

@@ -10,11 +10,11 @@ the field's type). Every point runs `galax.results.experiment` (one JSON per see
 `<out>/<point>/`); a point whose summary exists is skipped, so an interrupted sweep goes on
 where it stopped. At the end `<out>/sweep.md` and `sweep.json` give, per point, the final
 training return (running mean of the last games) and, where the config evaluates, the final
-evaluation metric, each as the mean over seeds with a 95% bootstrap CI from 3 seeds up
-(`paper_protocols.bootstrap_ci`; with 1 or 2 seeds a bootstrap interval is the mean itself
-or [min, max], so the table gives the mean and "n=1, no CI"), and the steps/s; `sweep.png`
-plots the training return against the values. sweep.json is strict JSON: each statistic
-is {"mean", "low", "high", "n"}, null where undefined.
+evaluation metric, each as the mean over seeds with a 95% Student t-interval from 3 seeds up
+(`paper_protocols.t_interval`, its coverage tested; with 1 or 2 seeds the table gives the
+mean and "n=2, no interval below 3 seeds"), and the steps/s; `sweep.png` plots the training
+return against the values. sweep.json is strict JSON: each statistic is {"mean", "low",
+"high", "n"}, null where undefined.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from galax.config import CONFIGS_DIR, cli
 from galax.results import experiment, paper_protocols
 from galax.results.experiment import parse_seeds
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI
+from galax.results.tables import NO_INTERVAL
 
 Axis = tuple[str, list[Any]]
 
@@ -97,15 +98,15 @@ def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> 
   return config
 
 
-def seed_stats(values: Sequence[float | None], resamples: int = 2000) -> dict[str, Any]:
-  """{mean, low, high, n} over the seeds' finite values: low and high are the 95% bootstrap
-  CI from MIN_SEEDS_FOR_CI seeds up, None below; mean None without a value."""
+def seed_stats(values: Sequence[float | None]) -> dict[str, Any]:
+  """{mean, low, high, n} over the seeds' finite values: low and high are the 95% Student
+  t-interval from MIN_SEEDS_FOR_CI seeds up, None below; mean None without a value."""
   x = np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
   out: dict[str, Any] = dict(
     mean=float(x.mean()) if x.size else None, low=None, high=None, n=int(x.size)
   )
   if x.size >= MIN_SEEDS_FOR_CI:
-    _, low, high = paper_protocols.bootstrap_ci(x, resamples=resamples)
+    _, low, high = paper_protocols.t_interval(x)
     out.update(low=float(low), high=float(high))
   return out
 
@@ -137,7 +138,7 @@ def _fmt(stat: dict[str, Any]) -> str:
   if stat["mean"] is None:
     return "-"
   if stat["low"] is None:
-    return f"{stat['mean']:.2f} (n={stat['n']}, no CI)"
+    return f"{stat['mean']:.2f} (n={stat['n']}, {NO_INTERVAL.format(least=MIN_SEEDS_FOR_CI)})"
   return f"{stat['mean']:.2f} [{stat['low']:.2f}, {stat['high']:.2f}]"
 
 
@@ -150,8 +151,9 @@ def write_table(out_dir: str, rows: Sequence[dict[str, Any]], title: str) -> str
   lines = [
     f"# {title}",
     "",
-    f"Mean over seeds [95% bootstrap CI]; the CI from "
-    f"{MIN_SEEDS_FOR_CI} seeds up, with fewer the mean and 'n=1' or 'n=2, no CI'.",
+    f"Mean over seeds [95% Student t-interval of that mean], the interval from "
+    f"{MIN_SEEDS_FOR_CI} seeds up: with 1 or 2 the mean alone, as their spread gives no "
+    "interval worth the name (a bootstrap's would be their min and max).",
     "",
     "| " + " | ".join(keys) + " | seeds | final training return | final evaluation "
     "metric | steps/s |",
@@ -207,7 +209,7 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   ).T
   keys = list(rows[0]["point"])
   values = [r["point"][keys[0]] for r in rows]
-  label = f"final training return\n(mean over seeds; 95% CI from {MIN_SEEDS_FOR_CI} seeds)"
+  label = f"final training return\n(mean over seeds; 95% t-interval from {MIN_SEEDS_FOR_CI} seeds)"
   if len(keys) == 1 and all(
     isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
   ):
@@ -232,7 +234,7 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   for i in np.flatnonzero(~has_ci & np.isfinite(means)):  # say why a point has no bar
     xy = (values[i], means[i]) if numeric else (means[i], i)
     ax.annotate(
-      f"n={stats[i]['n']}, no CI",
+      f"n={stats[i]['n']}, no interval",
       xy,
       xytext=(0, -12) if numeric else (4, 0),
       textcoords="offset points",

@@ -2,7 +2,7 @@
 
   runs             per experiment: method, env, simulators, seeds, env steps, steps/s
   energy           GALA Fig. 3: frames per kJ, power and energy (runs that measured it)
-  final metric     HTS-RL's evaluation protocol, with a 95% bootstrap CI
+  final metric     HTS-RL's evaluation protocol, with a 95% t-interval from 3 seeds up
   final time       HTS-RL Table 1: the final metric within a training-time limit
   required time    HTS-RL Table 2: minutes until the running evaluation mean reaches a target
   best policy      GALA Table 1: the best final policy over seeds, on fresh episodes
@@ -118,23 +118,30 @@ def energy_table(groups: Groups) -> list[str]:
   return lines
 
 
-def final_metric_table(evaluated: Groups, resamples: int) -> list[str]:
+# What a table gives below MIN_SEEDS_FOR_CI seeds, and why (the report and sweep.md alike).
+NO_INTERVAL = "no interval below {least} seeds"
+
+
+def final_metric_table(evaluated: Groups) -> list[str]:
   """HTS-RL's evaluation protocol: per run, the mean return of its last 10 policies."""
+  least = protocols.MIN_SEEDS_FOR_CI
   lines = [
     "",
     "## Final metric",
     "",
     "Mean return of the last 10 policies x their evaluation episodes, per run; "
-    "mean ± standard error over seeds, and the 95% bootstrap CI of that mean.",
+    "mean ± standard error over seeds, and the 95% Student t-interval of that mean "
+    f"(`paper_protocols.t_interval`) from {least} seeds up: with fewer, the spread of 1 or 2 "
+    "seeds gives no interval worth the name (a bootstrap's would be their min and max).",
     "",
-    "| experiment | env | env steps | final metric | 95% CI | per seed |",
+    "| experiment | env | env steps | final metric | 95% t-interval | per seed |",
     "| --- | --- | --- | --- | --- | --- |",
   ]
   for name, g in evaluated.items():
     finals = [protocols.final_metric(eval_series(r)[1]) for r in g]
-    ci = f"n={len(finals)}, no CI"
-    if len(finals) >= protocols.MIN_SEEDS_FOR_CI:
-      _, lo, hi = protocols.bootstrap_ci(np.array(finals), resamples=resamples)
+    ci = f"n={len(finals)}, {NO_INTERVAL.format(least=least)}"
+    if len(finals) >= least:
+      _, lo, hi = protocols.t_interval(finals)
       ci = f"[{lo:.1f}, {hi:.1f}]"
     lines.append(
       f"| {name} | {g[0]['env_id']} | {_steps(g[0]['env_steps'])} "
@@ -179,23 +186,37 @@ def required_time_table(
     "episodes (10 policies) reaches the target; mean over the seeds that reached "
     "it, with how many did; '-' where none did.",
     "",
-    "| env | target | experiment | required time (min) | runs reaching it |",
-    "| --- | --- | --- | --- | --- |",
   ]
+  rows = []
   for env, names in evaluated_by_env.items():
     env_targets = targets
-    if not env_targets:  # default: 40% and 80% of the env's best mean final metric
-      best = max(
-        np.mean([protocols.final_metric(eval_series(r)[1]) for r in evaluated[n]]) for n in names
+    if targets:
+      lines.append(f"Targets on {env}: {_targets(targets)}, as given (--targets).")
+    else:  # 40% and 80% of the env's best mean final metric
+      finals = {
+        n: np.mean([protocols.final_metric(eval_series(r)[1]) for r in evaluated[n]]) for n in names
+      }
+      best = max(finals, key=finals.get)
+      env_targets = [0.4 * finals[best], 0.8 * finals[best]]
+      lines.append(
+        f"Targets on {env}: {_targets(env_targets)}, 40% and 80% of the best mean final metric "
+        f"there ({finals[best]:.1f}, {best}); --targets sets others."
       )
-      env_targets = [0.4 * best, 0.8 * best]
     for target in env_targets:
       for n in names:
         times = [protocols.required_time(*eval_series(r), target) for r in evaluated[n]]
         reached = [t / 60 for t in times if math.isfinite(t)]
         cell = f"{np.mean(reached):.2f}" if reached else "-"
-        lines.append(f"| {env} | {target:.3g} | {n} | {cell} | {len(reached)}/{len(times)} |")
-  return lines
+        rows.append(f"| {env} | {target:.3g} | {n} | {cell} | {len(reached)}/{len(times)} |")
+  header = [
+    "| env | target | experiment | required time (min) | runs reaching it |",
+    "| --- | --- | --- | --- | --- |",
+  ]
+  return lines + [""] + header + rows
+
+
+def _targets(values: Sequence[float]) -> str:
+  return " and ".join(f"{v:.3g}" for v in values)
 
 
 def best_policy_table(summaries: Sequence[JsonDict], groups: Groups) -> list[str]:

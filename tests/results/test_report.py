@@ -118,8 +118,9 @@ def test_report_tables(results):
   # Finals 10, 20, 30, 40: mean 25, s.e. std([10..40], ddof=1) / 2 = 6.45.
   assert final["a2c16"][3] == "25.0 ± 6.5"
   assert final["a2c16"][5] == "10.0, 20.0, 30.0, 40.0"
-  lo, hi = (float(x) for x in final["a2c16"][4].strip("[]").split(","))
-  assert 10.0 <= lo < 25.0 < hi <= 40.0
+  # 25 +- t(3) 6.45: the bootstrap's "95%" was inside [10, 40], the seeds' range.
+  assert final["a2c16"][4] == "[4.5, 45.5]"
+  assert "| final metric | 95% t-interval | per seed |" in text
 
   # Within 300 s: a2c16 has 5 evaluations (2 ramp at 0, 3 at final) -> 0.6 x final.
   final_time = {row[2]: row for row in _table(text, "Final time metric (HTS-RL)")}
@@ -133,6 +134,7 @@ def test_report_tables(results):
   # (12.0), seed 2 (30) at e = 3 (15.0), seed 3 (40) at e = 2 (13.3): mean of 5, 4, 3 min.
   assert required[("12", "a2c16")][3:] == ["4.00", "3/4"]
   assert required[("30", "a2c64")][3:] == ["-", "0/4"]
+  assert "Targets on Pong-v5: 12 and 30, as given (--targets)." in text
 
   best = _table(text, "Best policy (GALA Table 1)")
   assert best == [["A2C 1.2k", "35 ± 2"]]
@@ -287,11 +289,37 @@ def test_report_of_one_game_has_no_aggregate(results):
   assert not os.path.exists(os.path.join(out, "performance_profile.png"))
 
 
-def test_two_seeds_get_no_ci(tmp_path):
-  """With 2 seeds a bootstrap interval is about [min, max]: the table says 'n=2, no CI'."""
+def _plot_titles(monkeypatch):
+  """The titles of the plots the report saves, in order (filled as it saves them)."""
+  from galax.results import aggregate
+
+  titles, save = [], aggregate.save_plot
+  record = lambda fig, ax, title, *rest: titles.append(title) or save(fig, ax, title, *rest)
+  monkeypatch.setattr(aggregate, "save_plot", record)
+  return titles
+
+
+def test_two_seeds_get_no_interval_in_the_table_or_the_plot(tmp_path, monkeypatch):
+  """With 2 seeds a bootstrap interval is about [min, max]: the table and the plot say why
+  they give none."""
+  titles = _plot_titles(monkeypatch)
   _write(
     str(tmp_path / "results"), [_run("ppo", "PPO", s, 16, f) for s, f in enumerate([1.0, 2.0])]
   )
   text = report.main([str(tmp_path / "results"), "--out", str(tmp_path / "r"), "--resamples", "50"])
   final = {row[0]: row for row in _table(text, "Final metric")}
-  assert final["ppo"][4] == "n=2, no CI"
+  assert final["ppo"][4] == "n=2, no interval below 3 seeds"
+  assert titles[:2] == ["Pong-v5: mean over seeds; no interval below 3 seeds"] * 2
+
+
+def test_the_report_explains_its_default_targets_and_names_its_band(results, monkeypatch):
+  titles = _plot_titles(monkeypatch)
+  text = report.main([str(results / "results"), "--out", str(results / "r"), "--resamples", "50"])
+  required = {(row[1], row[2]) for row in _table(text, "Required time metric (HTS-RL)")}
+  # a2c16's finals average 25, the best (a2c64's 12.5, gala64's 10.75): 40% and 80% of it
+  assert ("10", "a2c16") in required and ("20", "gala64") in required
+  assert (
+    "Targets on Pong-v5: 10 and 20, 40% and 80% of the best mean final metric there "
+    "(25.0, a2c16); --targets sets others." in text
+  )
+  assert titles[0] == "Pong-v5: mean over seeds, 95% t-interval band (3+ seeds)"

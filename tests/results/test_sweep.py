@@ -34,10 +34,11 @@ def _strict(text):
   return json.loads(text, parse_constant=reject)
 
 
-def test_seed_stats_give_a_ci_from_three_seeds_up():
+def test_seed_stats_give_a_t_interval_from_three_seeds_up():
   stats = sweep.seed_stats([1.0, 2.0, 3.0, 4.0])
   assert stats["mean"] == 2.5 and stats["n"] == 4
-  assert 1.0 <= stats["low"] < 2.5 < stats["high"] <= 4.0
+  # 2.5 +- t(3) 1.29 / 2: a 95% interval, where the bootstrap's was about [min, max]
+  assert (round(stats["low"], 2), round(stats["high"], 2)) == (0.45, 4.55)
   assert sweep.seed_stats([None, 5.0]) == dict(mean=5.0, low=None, high=None, n=1)
   assert sweep.seed_stats([]) == dict(mean=None, low=None, high=None, n=0)
 
@@ -61,9 +62,11 @@ def test_sweep_refuses_to_call_two_seeds_a_ci(tmp_path):
   rows = sweep.summarize(str(tmp_path), [{"optimizer.learning_rate": v} for v in (1e-3, 3e-3)])
   sweep.write_table(str(tmp_path), rows, "toy")
   table = (tmp_path / "sweep.md").read_text()
-  # Two seeds' bootstrap "CI" would be [min, max] = [1.00, 3.00].
-  assert "| 0.001 | 2 | 2.00 (n=2, no CI) | - | - |" in table
-  assert "| 0.003 | 3 | 3.00 [" in table and "4.50 (n=2, no CI)" in table
+  # Two seeds' bootstrap "CI" would be [min, max] = [1.00, 3.00]; three seeds' t-interval is
+  # 3 +- t(2) 2.65 / sqrt(3), where the bootstrap gave [1.00, 6.00].
+  assert "| 0.001 | 2 | 2.00 (n=2, no interval below 3 seeds) | - | - |" in table
+  assert "| 0.003 | 3 | 3.00 [-3.57, 9.57] | 4.50 (n=2, no interval below 3 seeds) |" in table
+  assert "Mean over seeds [95% Student t-interval of that mean]" in table
   assert sweep.write_plot(str(tmp_path), rows).endswith("sweep.png")
 
 
@@ -119,6 +122,6 @@ def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
   assert (tmp_path / "sweep.png").read_bytes()[:8] == PNG_MAGIC
   rows = _strict((tmp_path / "sweep.json").read_text())["rows"]
   assert [r["seeds"] for r in rows] == [[0, 1], [0, 1]]
-  assert "(n=2, no CI)" in table
+  assert "(n=2, no interval below 3 seeds)" in table
   again = run_cli(*args, module="galax.results.sweep", timeout=300)
   assert again.returncode == 0 and again.stdout.count("done already; skipped") == 2
