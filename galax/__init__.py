@@ -28,9 +28,13 @@ _jax_quiet.import_jax()
 
 from galax.algorithms import make_algorithm  # noqa: E402
 from galax.config import load as load_config  # noqa: E402
+from galax.config.cli import python_facing as _python_facing  # noqa: E402
 from galax.evaluate.cli import load_policy  # noqa: E402
 from galax.evaluate.evaluator import evaluate_params  # noqa: E402
-from galax.training.loop import train  # noqa: E402
+from galax.training import loop as _loop  # noqa: E402
+
+# From Python a refusal names train's arguments: "continue it with resume=True", not --resume.
+train = _python_facing(_loop.train)
 
 __version__ = "0.1.0"
 __all__ = ["evaluate_params", "load_config", "load_policy", "make_algorithm", "train"]

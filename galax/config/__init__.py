@@ -20,6 +20,7 @@ import ml_collections
 
 # Re-exported: users and configs reach `validate` as galax.config.validate.
 from galax.algorithms.registry import config_sections
+from galax.config import fields as field_names
 from galax.config.validate import validate  # noqa: F401
 
 
@@ -261,7 +262,8 @@ def config_path(name_or_path: str) -> str:
 def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   """Loads an experiment config: a name in configs/ ("pong_paac") or a file path.
 
-  Keyword overrides use '__' for nesting: load("pong_paac", optimizer__eps=0.01).
+  Keyword overrides use '__' for nesting: load("pong_paac", optimizer__eps=0.01). A
+  keyword that names no field is one ValueError naming the fields meant.
   """
   path = config_path(name_or_path)
   spec = importlib.util.spec_from_file_location(f"galax_config_{os.path.basename(path)[:-3]}", path)
@@ -269,11 +271,27 @@ def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   spec.loader.exec_module(module)
   config = module.get_config()
   fields = {key.replace("__", "."): value for key, value in overrides.items()}
+  for dotted in fields:
+    _check_keyword(config, dotted, name_or_path)
   note = foreign_target(config, fields, name_or_path, "target_return=X")
   if note:
     fields["target_return"] = 0.0
     print(f"note: {note}")
   return set_fields(config, fields)
+
+
+def _check_keyword(config: ml_collections.ConfigDict, dotted: str, name: str) -> None:
+  """ValueError (one line) if load's keyword `dotted` names no field: a locked ConfigDict's
+  own KeyError prints every field of the config."""
+  found = field_names.unknown_part(config, dotted)
+  if found is None:
+    return
+  keyword = lambda path: path.replace(".", "__")
+  close = ", ".join(f"{keyword(c)}=" for c in found[1])
+  raise ValueError(
+    f"load_config({name!r}): no field {found[0]!r} (keyword {keyword(dotted)}=)."
+    + (f" Did you mean {close}?" if close else "")
+  )
 
 
 def foreign_target(

@@ -1,6 +1,7 @@
 """What the command lines (run.py, `python -m galax.results.experiment`) share: reading `--config`
 (a file or a name in configs/), checking `--config.<key>` overrides before ml_collections
-sees them, and turning expected failures into one line and an exit status.
+sees them, and turning expected failures into one line and an exit status, in the words of
+the command that ran (or, from Python, of the API's arguments: `python_facing`).
 
 Exit statuses: 2 bad input (config, paths, flags), 3 training diverged, 75 a lost peer in a
 multi-process job (galax/runtime/peers.py, galax/runtime/supervise.py: restart with --resume), 130
@@ -10,17 +11,17 @@ that passes through `guarded` as it is).
 
 from __future__ import annotations
 
-import difflib
+import functools
 import re
 import sys
 import traceback
 from types import ModuleType
-from typing import Any, Callable, Iterator, NoReturn, Sequence
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from absl import flags
 from ml_collections import ConfigDict
 
-from galax.config import base_config, config_path, foreign_target, load
+from galax.config import base_config, config_path, fields, foreign_target, load
 from galax.core.divergence import Diverged
 
 EXIT_BAD_INPUT = 2
@@ -59,36 +60,15 @@ def resolve_config_arg(argv: list[str]) -> list[str]:
   return argv
 
 
-def _paths(node: Any, prefix: str = "") -> Iterator[str]:
-  """Every dotted field and section name of a config."""
-  for key in node.keys():
-    yield prefix + key
-    if hasattr(node[key], "keys"):
-      yield from _paths(node[key], f"{prefix}{key}.")
-
-
 def unknown_override(config: ConfigDict, dotted: str) -> str | None:
-  """The first part of `dotted` that the config lacks, with suggestions, or None.
-
-  Suggestions: fields of that name in any section (`learning_rate` ->
-  `optimizer.learning_rate`), then close names beside it, then close names anywhere."""
-  node, walked = config, []
-  for part in dotted.split("."):
-    keys = list(node.keys()) if hasattr(node, "keys") else []
-    if part not in keys:
-      paths = list(_paths(config))
-      last = lambda p: p.rsplit(".", 1)[-1]
-      found = (
-        [p for p in paths if last(p) == part]
-        + [".".join([*walked, c]) for c in difflib.get_close_matches(part, keys, n=3)]
-        + [p for p in paths if difflib.get_close_matches(part, [last(p)], cutoff=0.8)]
-      )
-      close = list(dict.fromkeys(found))[:3]
-      hint = f" Did you mean {', '.join(repr('config.' + c) for c in close)}?" if close else ""
-      where = ".".join(["config", *walked, part])
-      return f"Unknown config key {where!r} (from --config.{dotted}).{hint}"
-    node, walked = node[part], [*walked, part]
-  return None
+  """The first part of `dotted` that the config lacks, with suggestions (galax/config/fields.py),
+  or None."""
+  found = fields.unknown_part(config, dotted)
+  if found is None:
+    return None
+  where, close = found
+  hint = f" Did you mean {', '.join(repr('config.' + c) for c in close)}?" if close else ""
+  return f"Unknown config key {'config.' + where!r} (from --config.{dotted}).{hint}"
 
 
 def flag_error(error: Exception) -> str:
@@ -219,20 +199,63 @@ def _integral(config: ConfigDict, arg: str) -> str:
   return f"--config.{dotted}={int(number)}" if number.is_integer() else arg
 
 
-def guarded(main: Callable[[Sequence[str]], Any]) -> Callable[[Sequence[str]], Any]:
+# The library's messages name galax's flags (--workdir, --resume, --overwrite); a Python
+# caller of the API (`python_facing`) reads its own arguments instead, and a command whose
+# flags differ (--out) passes its own words to `guarded`.
+PYTHON_TERMS = {
+  "--workdir": "workdir",
+  "--resume": "resume=True",
+  "--overwrite": "overwrite=True",
+  "--out": "out_dir",
+  "--name": "name",
+}
+_command_line = False  # True while `guarded` runs a command: its messages stay in flags
+
+
+def in_terms(message: str, terms: Mapping[str, str]) -> str:
+  """`message` with each flag of `terms` (a whole word) replaced by the caller's word."""
+  for flag, word in terms.items():
+    message = re.sub(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", word, message)
+  return message
+
+
+def python_facing(function: Callable[..., Any]) -> Callable[..., Any]:
+  """`function` for Python callers: its ValueErrors name the API's arguments, not galax's
+  flags (`overwrite=True`, not `--overwrite`). Called by a command line, it is unchanged."""
+
+  @functools.wraps(function)
+  def call(*args: Any, **kwargs: Any) -> Any:
+    try:
+      return function(*args, **kwargs)
+    except ValueError as e:
+      if _command_line or type(e) is not ValueError:
+        raise
+      raise ValueError(in_terms(str(e), PYTHON_TERMS)).with_traceback(e.__traceback__) from None
+
+  return call
+
+
+def guarded(
+  main: Callable[[Sequence[str]], Any], terms: Mapping[str, str] | None = None
+) -> Callable[[Sequence[str]], Any]:
   """`main` with expected failures as one line: bad input (2), divergence (3), Ctrl-C (130).
+  `terms`: the command's own flags for galax's (experiment's --out for --workdir).
 
   The training loop has already said what it saved when it was interrupted or diverged.
   """
 
   def run(argv: Sequence[str]) -> Any:
+    global _command_line
+    before, _command_line = _command_line, True
     try:
       return main(argv)
     except (ValueError, FileNotFoundError) as e:
-      fail(str(e))
+      fail(in_terms(str(e), terms or {}))
     except Diverged as e:
       fail(str(e), EXIT_DIVERGED)
     except KeyboardInterrupt:
       sys.exit(EXIT_INTERRUPTED)
+    finally:
+      _command_line = before
 
   return run

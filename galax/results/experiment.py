@@ -11,7 +11,8 @@ the same experiment; galax/results/seed_runs.py). Each run writes its run record
 `<out>/<name>/seed<s>.json` (config, git commit, device, steps/s, the training curve over
 env steps and wall time, every evaluation, the final metric, energy) and its workdir under
 `<out>/<name>/runs/`. `<out>/<name>/summary.json` holds GALA's best-policy evaluation: the
-best final policy over seeds re-evaluated on fresh episodes.
+best final policy over seeds re-evaluated on fresh episodes. An experiment already there is
+refused in one line; `--overwrite` replaces it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import dataclasses
 import json
 import math
 import os
+import shutil
 import sys
 from typing import Callable, Sequence
 
@@ -75,6 +77,7 @@ def default_method(algorithm: str, num_learners: int, combine: str) -> str:
   return f"{algorithm.upper()}-{combine}"
 
 
+@cli.python_facing
 def run_experiment(
   config: ml_collections.ConfigDict,
   seeds: Sequence[int],
@@ -84,11 +87,14 @@ def run_experiment(
   mode: str = "auto",
   best_policy_episodes: int = 10,
   log: Callable[[str], None] = print,
+  overwrite: bool = False,
 ) -> list[RunRecord]:
   """Trains `config` once per seed, writes `<out>/<name>/seed<s>.json` and `summary.json`.
 
-  Returns the run records in seed order.
+  An experiment already in `<out>/<name>` is refused (one ValueError), unless `overwrite`
+  deletes it first. Returns the run records in seed order.
   """
+  start_afresh(os.path.join(out_dir, name), name, overwrite)
   method = method or default_method(config.algorithm, config.num_learners, config.combine)
   mode, why = seed_runs.choose_mode(
     seeds,
@@ -130,6 +136,25 @@ def run_experiment(
       f"{len(best['returns'])}-episode evaluation {best['mean']:.2f} +- {best['se']:.2f}"
     )
   return records
+
+
+def start_afresh(exp_dir: str, name: str, overwrite: bool) -> None:
+  """ValueError (one line) if `exp_dir` holds an experiment's files (its records would mix
+  with the new ones in a report, and its runs' workdirs refuse new runs); with `overwrite`,
+  deletes them."""
+  held = sorted(
+    f
+    for f in (os.listdir(exp_dir) if os.path.isdir(exp_dir) else [])
+    if f == "runs" or (f.endswith(".json") and (f.startswith("seed") or f == "summary.json"))
+  )
+  if held and not overwrite:
+    raise ValueError(
+      f"--out {os.path.dirname(exp_dir) or '.'!r} already holds experiment {name!r} "
+      f"({', '.join(held)}); replace it with --overwrite, or choose another --out or --name."
+    )
+  for item in held:
+    path = os.path.join(exp_dir, item)
+    shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
 
 def best_policy_summary(
@@ -218,6 +243,7 @@ def main(argv: Sequence[str]) -> None:
     flags.FLAGS["method"].value or None,
     flags.FLAGS["mode"].value,
     flags.FLAGS["best_policy_episodes"].value,
+    overwrite=flags.FLAGS["overwrite"].value,
   )
 
 
@@ -237,6 +263,7 @@ def _cli() -> None:
     10,
     "Episodes of the best-policy re-evaluation (GALA Table 1); 0 = skip.",
   )
+  flags.DEFINE_bool("overwrite", False, "Delete the experiment already in --out/--name first.")
   cli.answer_help(sys.argv, sys.modules[__name__])
   app.run(cli.guarded(main), flags_parser=cli.parse_flags)
 

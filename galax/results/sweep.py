@@ -264,8 +264,14 @@ def run_sweep(
     if os.path.exists(os.path.join(out_dir, name, "summary.json")):
       log(f"sweep: {name} done already; skipped")
       continue
-    experiment.run_experiment(
-      with_point(config, point, steps), seeds, out_dir, name, best_policy_episodes=0, log=log
+    experiment.run_experiment(  # a point without its summary was cut short: run it afresh
+      with_point(config, point, steps),
+      seeds,
+      out_dir,
+      name,
+      best_policy_episodes=0,
+      log=log,
+      overwrite=True,
     )
   rows = summarize(out_dir, grid)
   swept = {key for key, _ in axes}

@@ -69,17 +69,29 @@ def test_committed_outputs_are_a_complete_run(name):
   _assert_checks_passed(notebook, name)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_runs(name, tmp_path, monkeypatch):
+def _run_notebook(name, directory, monkeypatch):
+  """The notebook run from scratch (not on top of its committed outputs) in `directory`."""
   monkeypatch.setenv("GALAX_SMOKE", "1")
   monkeypatch.delenv("MPLBACKEND", raising=False)  # the kernel's inline backend draws the figures
   monkeypatch.setenv("PYTHONPATH", ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   notebook = nbformat.read(os.path.join(ROOT, "colabs", name), as_version=4)
-  for cell in notebook.cells:  # run from scratch, not on top of the committed outputs
+  for cell in notebook.cells:
     if cell.cell_type == "code":
       cell.outputs, cell.execution_count = [], None
   NotebookClient(
-    notebook, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    notebook, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(directory)}}
   ).execute()
   _assert_checks_passed(notebook, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_runs(name, tmp_path, monkeypatch):
+  _run_notebook(name, tmp_path, monkeypatch)
+
+
+@pytest.mark.slow
+def test_the_quickstart_runs_a_second_time(tmp_path, monkeypatch):
+  """Run again where it ran (a user's Run all, twice): its runs start afresh, as it asks."""
+  _run_notebook("quickstart.ipynb", tmp_path, monkeypatch)
+  _run_notebook("quickstart.ipynb", tmp_path, monkeypatch)
