@@ -40,6 +40,9 @@ from galax.runtime import peers
 from galax.training.metrics import write_json
 
 SUMMARY_KIND = "galax-experiment"
+# The training loop's messages name the galax command's --workdir; here each run's workdir
+# is a folder under --out, the flag the user typed.
+RUN_FOLDER_TERMS = {"another --workdir": "another --out", "--workdir": "--out's run folder"}
 # Best-policy re-evaluation envs are seeded apart from the periodic evaluations' envs.
 BEST_POLICY_SEED_OFFSET = 10_000
 
@@ -265,7 +268,7 @@ def _cli() -> None:
   )
   flags.DEFINE_bool("overwrite", False, "Delete the experiment already in --out/--name first.")
   cli.answer_help(sys.argv, sys.modules[__name__])
-  app.run(cli.guarded(main), flags_parser=cli.parse_flags)
+  app.run(cli.guarded(main, RUN_FOLDER_TERMS), flags_parser=cli.parse_flags)
 
 
 if __name__ == "__main__":

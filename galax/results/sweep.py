@@ -315,7 +315,7 @@ def _cli() -> None:
     )
 
   cli.answer_help(sys.argv, sys.modules[__name__])
-  app.run(cli.guarded(main), flags_parser=cli.parse_flags)
+  app.run(cli.guarded(main, experiment.RUN_FOLDER_TERMS), flags_parser=cli.parse_flags)
 
 
 if __name__ == "__main__":

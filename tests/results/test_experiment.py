@@ -89,6 +89,26 @@ def test_a_seeds_record_names_the_commit_its_run_started_at(tmp_path, monkeypatc
   )
 
 
+def test_the_command_names_out_where_the_loop_names_workdir(capsys):
+  """The loop's refusals name the galax command's --workdir; the experiment's runs live
+  under --out, the flag its user typed (issue 74)."""
+  from galax.config import cli
+
+  def main(argv):
+    raise ValueError(
+      "--workdir 'r/cp/runs/seed0' is in use by a running galax run (pid 7); wait for it to "
+      "end or stop it, or choose another --workdir."
+    )
+
+  with pytest.raises(SystemExit) as exited:
+    cli.guarded(main, experiment.RUN_FOLDER_TERMS)(["experiment"])
+  assert exited.value.code == 2
+  assert capsys.readouterr().err == (
+    "error: --out's run folder 'r/cp/runs/seed0' is in use by a running galax run (pid 7); "
+    "wait for it to end or stop it, or choose another --out.\n"
+  )
+
+
 @pytest.mark.slow
 def test_seeds_as_learners_match_sequential_runs(tmp_path):
   joint = experiment.run_experiment(
@@ -164,6 +184,18 @@ def test_cli(tmp_path):
   record = json.load(open(tmp_path / "cartpole_a2c" / "seed2.json"))
   assert record["method"] == "A2C-test" and record["env_steps"] == 800
   assert len(record["evaluations"]) == 1
+  again = subprocess.run(  # into the same --out: one line in the command's own flags
+    args,
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=300,
+    env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)},
+  )
+  assert again.returncode == 2 and again.stderr.strip() == (
+    f"error: --out '{tmp_path}' already holds experiment 'cartpole_a2c' (runs, seed2.json, "
+    "summary.json); replace it with --overwrite, or choose another --out or --name."
+  )
   bad = subprocess.run(
     args[:3] + ["--seeds=x"],
     capture_output=True,
