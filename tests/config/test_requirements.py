@@ -2,6 +2,8 @@
 
 import glob
 import os
+import re
+import shlex
 import subprocess
 import sys
 
@@ -72,3 +74,33 @@ def test_the_command_on_python_3_11_says_one_line():
   assert proc.returncode == 2
   lines = proc.stderr.strip().splitlines()
   assert len(lines) == 1 and lines[0].startswith("error: galax needs Python >= 3.12")
+
+
+@pytest.mark.slow
+def test_the_readme_install_on_python_3_11_says_one_line(tmp_path):
+  """The README's first command, up to its pip install, on Python 3.11 in a throwaway venv:
+  one ERROR line naming the Python galax needs (the pip that ships with 3.11 resolved jax
+  first and listed ~200 jax versions). Needs PyPI, for --upgrade-deps's pip."""
+  found = sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.11*/bin/python3")))
+  if not found:
+    pytest.skip("no Python 3.11 on this machine")
+  with open(os.path.join(ROOT, "README.md")) as f:
+    first = f.read().split("```")[1].splitlines()[1]
+  install = first.split(" && python run.py")[0]
+  command = (
+    install.replace("python3 ", f"{found[-1]} ", 1)
+    .replace(".venv", str(tmp_path / "venv"))
+    .replace("'.[test]'", shlex.quote(ROOT + "[test]"))
+  )
+  env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+  proc = subprocess.run(
+    ["bash", "-c", command], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
+  )
+  errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR")]
+  if not errors and re.search(r"NewConnectionError|name resolution|Could not fetch", proc.stderr):
+    pytest.skip("no network for the venv's pip")
+  assert proc.returncode != 0
+  assert len(errors) == 1 and re.fullmatch(
+    r"ERROR: Package 'galax-rl' requires a different Python: 3\.11\.\d+ not in '>=3\.12'",
+    errors[0],
+  ), proc.stderr[-2000:]

@@ -33,7 +33,7 @@ def test_readme_starts_with_setup_and_run_then_the_tests():
   first_block = _read("README.md").split("```")[1].splitlines()
   assert first_block[0] == "bash"
   assert (
-    first_block[1].startswith("python3 -m venv .venv")
+    first_block[1].startswith("python3 -m venv --upgrade-deps .venv")  # a pip that checks Python
     and "pip install -e '.[test]'" in first_block[1]
     and first_block[1].endswith("python run.py")
   )
