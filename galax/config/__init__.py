@@ -270,6 +270,11 @@ def load(name_or_path: str, **overrides: Any) -> ml_collections.ConfigDict:
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   config = module.get_config()
+  if not isinstance(config, ml_collections.ConfigDict):  # its fields would go unchecked
+    raise ValueError(
+      f"config file {path}: get_config() returned a {type(config).__name__}, not the ConfigDict of "
+      "galax.config.base_config() with its fields set (as configs/cartpole_a2c.py does)."
+    )
   fields = {key.replace("__", "."): value for key, value in overrides.items()}
   for dotted in fields:
     _check_keyword(config, dotted, name_or_path)

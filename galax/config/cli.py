@@ -180,6 +180,8 @@ def _load_or_fail(path: str) -> ConfigDict:
     if misspelt:  # a locked ConfigDict's error lists every field: name the close ones instead
       hint = unknown_override(base_config(), misspelt.group(1)) or ""
       fail(f"{where}: no field {misspelt.group(1)!r}.{hint.partition(').')[2]}")
+    if type(e) is ValueError and str(e).startswith(f"config file {path}"):  # load's own line
+      fail(str(e))
     fail(f"{where}: {type(e).__name__}: {' '.join(str(e).split())[:300]}")
 
 
