@@ -9,9 +9,11 @@
 
 `--config.<field>=<value>` overrides any field of galax/config/__init__.py's schema; `--help` lists
 the configs; `--help_config` lists every field with its default and meaning, and
-`--help_config=NAME` a config's values.
+`--help_config=NAME` a config's values; `--version` prints galax-rl's version (and the commit,
+in a checkout).
 """
 
+import importlib.metadata
 import json
 import os
 import socket
@@ -23,7 +25,7 @@ from ml_collections import config_flags
 
 from galax.config import CONFIGS_DIR, cli, config_names, resume
 from galax.config import help as config_help
-from galax.runtime import peers, supervise
+from galax.runtime import peers, provenance, supervise
 from galax.runtime import workdir as workdirs
 from galax.training import terminal_bar as progress_bar
 from galax.training.loop import train
@@ -118,8 +120,26 @@ def _child_argv() -> list[str]:
   return list(sys.argv)
 
 
+def version_line() -> str:
+  """`galax --version`: the distribution's version, and where galax runs from a git checkout
+  (an editable install, run.py) its commit, which says more than the version."""
+  try:
+    version = importlib.metadata.version("galax-rl")
+  except importlib.metadata.PackageNotFoundError:
+    version = "(not installed)"
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  git = provenance.git_info() if os.path.exists(os.path.join(root, ".git")) else {}
+  if not git.get("commit"):
+    return f"galax-rl {version}"
+  dirty = " with uncommitted changes" if git["dirty"] else ""
+  return f"galax-rl {version}, checkout {root} at commit {git['commit'][:12]}{dirty}"
+
+
 def run() -> None:
   """The `galax` command, `python -m galax` and run.py."""
+  if "--version" in sys.argv[1:]:
+    print(version_line())
+    sys.exit(0)
   # Checked before the flag exists: ml_collections applies --config.<key> overrides while
   # it defines the flag, with a traceback for a misspelt key.
   config_help.answer(sys.argv)

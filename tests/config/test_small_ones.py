@@ -2,10 +2,16 @@
 get_config() returns a plain dict, `galax --version`, `--help_config=NAME`'s own fields, and
 an evaluation cadence that rounds to whole calls."""
 
+import importlib.metadata
+import os
+import sys
+
 import pytest
+from run_helpers import ROOT
 
 import galax
 from galax.config import cli
+from galax.runtime import provenance
 
 
 def test_a_config_file_returning_a_dict_is_one_line(tmp_path, capsys):
@@ -22,3 +28,16 @@ def test_a_config_file_returning_a_dict_is_one_line(tmp_path, capsys):
     cli.prepare_argv(["galax", f"--config={path}"], "default.py")
   assert exited.value.code == 2
   assert capsys.readouterr().err == f"error: {expected}\n"
+
+
+def test_version_names_the_distribution_and_the_checkouts_commit(monkeypatch, capsys):
+  from galax import __main__ as command
+
+  monkeypatch.setattr(sys, "argv", ["galax", "--version"])
+  with pytest.raises(SystemExit) as exited:
+    command.run()
+  assert exited.value.code == 0
+  line = capsys.readouterr().out.strip()
+  assert line.startswith(f"galax-rl {importlib.metadata.version('galax-rl')}")
+  if os.path.exists(os.path.join(ROOT, ".git")):  # run from a checkout: its commit too
+    assert f" at commit {provenance.git_info()['commit'][:12]}" in line
