@@ -91,22 +91,31 @@ def _leaves(node: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def describe(name: str | None = None) -> list[str]:
-  """The lines of the listing: the schema's defaults, or config `name`'s values (marking
-  those that differ from the schema's)."""
+  """The lines of the listing: the schema's defaults, or config `name`'s values, the fields
+  it changes from the schema's defaults first (each with the default), then the others."""
   schema = dict(_leaves(config_lib.base_config()))
-  values = dict(_leaves(config_lib.load(name))) if name else schema
   docs = field_docs()
-  title = (
-    f"config {name} ({config_lib.config_path(name)})"
-    if name
-    else "the config schema (galax/config/__init__.py) with its defaults"
+  line = lambda path, value, extra="": (
+    f"  {path} = {value!r}{extra}" + (f"  # {docs[path]}" if docs.get(path) else "")
   )
-  lines = [f"Fields of {title}; set one with --config.<field>=<value>:"]
-  for path, value in values.items():
-    differs = f" (schema: {schema[path]!r})" if path in schema and schema[path] != value else ""
-    doc = f"  # {docs[path]}" if docs.get(path) else ""
-    lines.append(f"  {path} = {value!r}{differs}{doc}")
-  return lines
+  if not name:
+    title = "the config schema (galax/config/__init__.py) with its defaults"
+    return [f"Fields of {title}; set one with --config.<field>=<value>:"] + [
+      line(path, value) for path, value in schema.items()
+    ]
+  values = dict(_leaves(config_lib.load(name)))
+  changed = [p for p, v in values.items() if p not in schema or schema[p] != v]
+  same = [p for p in values if p not in changed]
+  return (
+    [
+      f"Fields of config {name} ({config_lib.config_path(name)}); set one with "
+      "--config.<field>=<value>:",
+      f"{name} changes {len(changed)} of its {len(values)} fields from the schema's defaults:",
+    ]
+    + [line(p, values[p], f" (schema: {schema[p]!r})" if p in schema else "") for p in changed]
+    + [f"The other {len(same)}, at the schema's defaults:"]
+    + [line(p, values[p]) for p in same]
+  )
 
 
 def answer(argv: Sequence[str]) -> None:

@@ -41,3 +41,16 @@ def test_version_names_the_distribution_and_the_checkouts_commit(monkeypatch, ca
   assert line.startswith(f"galax-rl {importlib.metadata.version('galax-rl')}")
   if os.path.exists(os.path.join(ROOT, ".git")):  # run from a checkout: its commit too
     assert f" at commit {provenance.git_info()['commit'][:12]}" in line
+
+
+def test_help_config_of_a_config_lists_the_fields_it_changes_first():
+  from galax.config import help as config_help
+
+  lines = config_help.describe("pong_fast")
+  changed = int(lines[1].split(" changes ")[1].split()[0])
+  assert lines[1].startswith("pong_fast changes ") and lines[1].endswith("schema's defaults:")
+  own, rest = lines[2 : 2 + changed], lines[3 + changed :]
+  assert lines[2 + changed].startswith(f"The other {len(rest)}, at the schema's defaults")
+  assert all(" (schema: " in line for line in own) and not [x for x in rest if "(schema: " in x]
+  assert "  env.id = 'Pong-v5' (schema: 'CartPole-v1')" in "\n".join(own)
+  assert "  target_return = 18.0 (schema: 0.0)" in "\n".join(own)
