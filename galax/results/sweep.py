@@ -13,7 +13,8 @@ training return (running mean of the last games) and, where the config evaluates
 evaluation metric, each as the mean over seeds with a 95% Student t-interval from 3 seeds up
 (`paper_protocols.t_interval`, its coverage tested; with 1 or 2 seeds the table gives the
 mean and "n=2, no interval below 3 seeds"), and the steps/s; `sweep.png` plots the training
-return against the values. sweep.json is strict JSON: each statistic is {"mean", "low",
+return against the values (on a log axis where they are positive and span a factor 3 or
+more, as learning rates do). sweep.json is strict JSON: each statistic is {"mean", "low",
 "high", "n"}, null where undefined.
 """
 
@@ -188,6 +189,15 @@ def _finite(x: Any) -> Any:
   return x
 
 
+# Positive values this far apart go on a log axis: swept geometrically, as learning rates
+# are (3e-4, 1e-3), they would crowd at one end of a linear one.
+LOG_AXIS_SPAN = 3.0
+
+
+def log_axis(values: Sequence[float]) -> bool:
+  return min(values) > 0 and max(values) / min(values) >= LOG_AXIS_SPAN
+
+
 def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   """The final training return per point (with its CI from 3 seeds up): against the value
   for one numeric axis, one horizontal bar per point otherwise (labels one per line)."""
@@ -217,7 +227,7 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
     ax.plot(values, means, marker="o")
     x = np.asarray(values, float)
     ax.errorbar(x[has_ci], means[has_ci], yerr=errors[:, has_ci], fmt="none", capsize=3)
-    if min(values) > 0 and max(values) / min(values) >= 10:
+    if log_axis(values):
       ax.set_xscale("log")
     ax.set_xlabel(keys[0])
     ax.set_ylabel(label)

@@ -70,6 +70,20 @@ def test_sweep_refuses_to_call_two_seeds_a_ci(tmp_path):
   assert sweep.write_plot(str(tmp_path), rows).endswith("sweep.png")
 
 
+def test_a_learning_rate_sweep_is_plotted_on_a_log_axis(tmp_path, monkeypatch):
+  import matplotlib.axes
+
+  scales = []
+  monkeypatch.setattr(matplotlib.axes.Axes, "set_xscale", lambda ax, v, **kw: scales.append(v))
+  for lr in (3e-4, 1e-3):  # a factor 3.3: crowded at one end of a linear axis
+    _point(tmp_path, lr, [1.0, 2.0])
+  rows = sweep.summarize(str(tmp_path), [{"optimizer.learning_rate": v} for v in (3e-4, 1e-3)])
+  sweep.write_plot(str(tmp_path), rows)
+  assert scales == ["log"]
+  assert not sweep.log_axis([0.9, 0.99]) and not sweep.log_axis([8, 16])
+  assert not sweep.log_axis([-1e-3, 1e-3]) and sweep.log_axis([8, 16, 32])
+
+
 def test_sweep_json_is_strict_json_with_named_fields(tmp_path):
   _point(tmp_path, 1e-3, [1.0])  # no final metric and no steps/s: NaN before, null now
   _point(tmp_path, 3e-3, [1.0, 2.0, 4.0])
