@@ -1,12 +1,13 @@
 """Evaluations during training: `EvalHook` runs an `Evaluator` from `galax.training.loop.train`
 and keeps the records.
 
-Every `eval.every_steps` env steps (at the first call boundary after each multiple, and once
-at the end) the hook evaluates the chosen learners (`config.eval.learners`,
-`evaluator.select_params`), times the evaluation so that training time can exclude it, and
-appends one `EvalRecord` per evaluated policy to `<workdir>/eval.csv` (`read_eval_csv`
-reads it back on a resume). The papers' metrics over the resulting series are pure
-functions in `galax.results.paper_protocols`.
+Every `eval.every_steps` env steps (at the first call boundary that many steps after the
+previous evaluation, or the sitting's start: evenly every ceil(every_steps / steps per call)
+calls, as the run header says; and once at the end) the hook evaluates the chosen learners
+(`config.eval.learners`, `evaluator.select_params`), times the evaluation so that training
+time can exclude it, and appends one `EvalRecord` per evaluated policy to
+`<workdir>/eval.csv` (`read_eval_csv` reads it back on a resume). The papers' metrics over
+the resulting series are pure functions in `galax.results.paper_protocols`.
 """
 
 from __future__ import annotations
@@ -121,8 +122,11 @@ class EvalHook:
     self.last_env_steps = self.records[-1].env_steps if self.records else -1
 
   def next_due(self, env_steps: int) -> int:
-    """The env-step count at which the next periodic evaluation is due."""
-    return (env_steps // self.every + 1) * self.every
+    """The env-step count at which the next periodic evaluation is due, given the count at
+    the last one (or at the start). Counted from there rather than at multiples of
+    every_steps, which calls of another size reach unevenly (every 10,000 in calls of 8,000:
+    8,000 and 16,000 apart); and from `env_steps` alone, the same on every process."""
+    return env_steps + self.every
 
   def run(
     self, params: ParamsBlock, env_steps: int, train_time_s: float, wall_time_s: float

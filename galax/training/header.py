@@ -65,6 +65,7 @@ def header_lines(algorithm: Algorithm, loop: LoopSettings, planned: Mapping[str,
   for field, every in (
     ("log_every_steps", loop.log_every_steps),
     ("checkpoint_every_steps", loop.checkpoint_every_steps),
+    ("eval.every_steps", loop.eval.every_steps),
   ):
     if every > 0 and every % per_call:
       lines.append(
@@ -91,7 +92,7 @@ def stop_line(loop: LoopSettings, planned_env_steps: int) -> str:
       "episodes (target_return)"
     )
   if loop.time_limit_s:
-    stops.append(f"{loop.time_limit_s:g} s of training time (time_limit_s)")
+    stops.append(f"{loop.time_limit_s:g} s of training time this sitting (time_limit_s)")
   first = ", whichever comes first" if len(stops) > 1 else ""
   return f"stops at: {'; '.join(stops)}{first}"
 

@@ -54,3 +54,24 @@ def test_help_config_of_a_config_lists_the_fields_it_changes_first():
   assert all(" (schema: " in line for line in own) and not [x for x in rest if "(schema: " in x]
   assert "  env.id = 'Pong-v5' (schema: 'CartPole-v1')" in "\n".join(own)
   assert "  target_return = 18.0 (schema: 0.0)" in "\n".join(own)
+
+
+def test_evaluations_come_evenly_at_whole_calls_and_the_header_says_so():
+  """eval.every_steps=10000 in calls of 8000 env steps evaluated at 16k, 24k, 32k, 40k, 56k
+  (8k and 16k apart); now every 2 calls, as the header's line says."""
+  import types
+
+  from run_helpers import header_lines_for, tiny_config
+
+  from galax.evaluate import periodic
+
+  hook = types.SimpleNamespace(every=10_000)
+  due, evaluated = periodic.EvalHook.next_due(hook, 0), []
+  for steps in range(8_000, 80_001, 8_000):  # the loop's test after each call
+    if steps >= due:
+      evaluated.append(steps)
+      due = periodic.EvalHook.next_due(hook, steps)
+  assert evaluated == [16_000, 32_000, 48_000, 64_000, 80_000]
+  lines = header_lines_for(tiny_config(eval__every_steps=1000))
+  rounded = "eval.every_steps=1000 rounds up to every 1600 env steps (whole calls of 800 env steps)"
+  assert rounded in lines

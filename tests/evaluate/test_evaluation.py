@@ -145,7 +145,7 @@ def test_training_with_evaluation(tmp_path):
     jax.tree.leaves(to_host(off.state.params)), jax.tree.leaves(to_host(on.state.params))
   ):
     np.testing.assert_array_equal(a, b)
-  # Every 1600 steps (at the first call boundary after each multiple) and the final policy.
+  # Every 1600 steps (2 whole calls after the previous evaluation) and the final policy.
   assert [r.env_steps for r in on.evaluations] == [1600, 3200, 4000]
   assert sum(line.startswith("eval") for line in lines) == 3
   with open(tmp_path / "eval.csv") as f:
