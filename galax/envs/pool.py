@@ -365,7 +365,9 @@ def _episodes(settings: EnvSettings, policy: Policy, episodes: int, seed: int) -
   key = jax.random.PRNGKey(seed)
   try:
     for episode in range(episodes):
-      obs, _ = env.reset()
+      with warnings.catch_warnings():  # gymnasium's about float64 Box bounds, in raw colour codes
+        warnings.filterwarnings("ignore", r".*Box (low|high)'s precision lowered", UserWarning)
+        obs, _ = env.reset()
       total, done = 0.0, False
       while not done:  # envpool resets on the step after the last: its frame is the end
         yield draw(env, obs), total, episode

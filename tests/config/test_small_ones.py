@@ -75,3 +75,19 @@ def test_evaluations_come_evenly_at_whole_calls_and_the_header_says_so():
   lines = header_lines_for(tiny_config(eval__every_steps=1000))
   rounded = "eval.every_steps=1000 rounds up to every 1600 env steps (whole calls of 800 env steps)"
   assert rounded in lines
+
+
+def test_a_cartpole_video_prints_no_gymnasium_warnings():
+  """envpool's CartPole warned (in raw colour codes) about its Box bounds at each video."""
+  import warnings
+
+  import numpy as np
+
+  from galax.envs import EnvSettings, video
+
+  config = galax.load_config("cartpole_a2c")
+  policy = lambda obs, key: np.zeros(len(obs), np.int32)
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    frames = video.record(EnvSettings.from_config(config), policy, episodes=1, seed=0)
+  assert frames and not [str(w.message) for w in caught], [str(w.message) for w in caught]
