@@ -53,7 +53,7 @@ def _to_target(rows: list[dict], target: float) -> str:
 
 # The registration's Table 1 protocol: 10 greedy episodes of learner 0, up to 30 no-ops.
 TABLE1_EVAL = "eval_step*_10ep_greedy_learner-first_seed0.json"
-# The same command before d8b977b, when evaluation dropped episodic life and with it the
+# The same command before ee857f6, when evaluation dropped episodic life and with it the
 # FIRE that serves Breakout's ball after a lost life: kept under this name.
 TABLE1_EVAL_NO_FIRE = "eval_step*_10ep_greedy_learner-first_seed0.no-fire.json"
 ATARI_LIMIT = 27_000  # envpool's Atari time limit in agent steps (108,000 frames), as run
@@ -121,7 +121,7 @@ _TABLE1_HEAD = [
 
 
 def _table1_lines() -> list[str]:
-  """The Table 1 protocol's evaluations: as run since d8b977b, then as first run."""
+  """The Table 1 protocol's evaluations: as run since ee857f6, then as first run."""
   fixed, no_fire = _table1_rows(TABLE1_EVAL, "codeeps_"), _table1_rows(TABLE1_EVAL_NO_FIRE)
   lines = []
   if fixed:
@@ -139,7 +139,7 @@ def _table1_lines() -> list[str]:
   if no_fire:
     lines += [
       "",
-      "The same command before d8b977b, whose evaluation played without the training's life",
+      "The same command before ee857f6, whose evaluation played without the training's life",
       "handling: after a lost life nothing served Breakout's ball unless the policy pressed",
       "FIRE, which training never asked of it (envpool fires on each life's reset there).",
       "Kept as first run; a galax protocol fault, not a measure of the policies.",

@@ -96,7 +96,10 @@ def _f(x: float, signed: bool = True) -> str:
 def _dirty(cell: data.Cell) -> str:
   rows = (cell.a or []) + (cell.b or [])
   flags = [r["dirty"] for r in rows if r.get("dirty") is not None]
-  return f"{sum(flags)} of {len(rows)}" if flags else "not recorded"
+  if not flags:
+    return "not recorded"
+  unknown = len(rows) - len(flags)  # a run with no record is not counted as clean
+  return f"{sum(flags)} of {len(flags)}" + (f" ({unknown} not recorded)" if unknown else "")
 
 
 def cell_row(cell: data.Cell) -> str:
@@ -180,8 +183,11 @@ def provenance(cells: Sequence[data.Cell]) -> list[str]:
     order = _commit_order({r["commit"] for r in recorded})
     span = order[0][:7] if len(order) == 1 else f"{order[0][:7]} to {order[-1][:7]}"
     dirty = sum(bool(r.get("dirty")) for r in recorded)
+    unknown = sum(r.get("dirty") is None for r in rows.values())
+    unknown_text = f", {unknown} with no record" if unknown else ""
     parts.append(
       f"[{source}](results/{source}): {len(rows)} runs used here, {dirty} of them dirty"
+      f"{unknown_text}"
       f"{_file_total(source)}; commits {span} ({len(order)} commits)"
     )
   kinds: dict[str, int] = {}

@@ -189,7 +189,7 @@ def evaluate(
   stderr = float(np.std(returns, ddof=1) / np.sqrt(len(returns))) if len(returns) > 1 else 0.0
   return dict(
     env_id=settings.env.id,
-    # Lives as in training: since d8b977b (before it, evaluation played without episodic
+    # Lives as in training: since ee857f6 (before it, evaluation played without episodic
     # life, and Breakout's ball was not served again after a lost life).
     episodic_life=settings.env.episodic_life,
     git=provenance.git_info(),

@@ -121,3 +121,56 @@ def test_keep_copies_a_runs_small_files_and_evaluations(dirs):
   ]
   with pytest.raises(SystemExit, match="a2c_0 has no metrics.csv"):
     atari_prereg.keep("a2c_0")
+
+
+def _measured_gradient_point(metrics_path: str) -> str:
+  """Where a kept HTS-A2C run took its gradients, from its own rows: 'stale' (theta_{k-1},
+  the parameters that collected the data), 'current' (theta_k, the ones it is applied to)
+  or 'undelayed' (both the same)."""
+  import csv
+
+  with open(metrics_path) as f:
+    rows = list(csv.DictReader(f))
+  points = set()
+  for row in rows:
+    data, grad, applied = (
+      float(row[f"hts/{k}"]) for k in ("data_version", "grad_version", "applied_to_version")
+    )
+    points.add(
+      "undelayed"
+      if data == applied
+      else "stale"
+      if grad == data
+      else "current"
+      if grad == applied
+      else "?"
+    )
+  assert len(points) == 1, f"{metrics_path}: mixed points {points}"
+  return points.pop()
+
+
+def test_every_kept_hts_run_names_the_gradient_point_it_used():
+  """A config.json whose `hts.gradient_point` changed meaning (before 0611713 'current' was
+  theta_{k-1}) has a CONFIG_NOTE.md beside it naming the point the run's rows show."""
+  checked = 0
+  for name in sorted(os.listdir(TREE_KEPT)):
+    folder = os.path.join(TREE_KEPT, name)
+    config_path = os.path.join(folder, "config.json")
+    if not os.path.exists(config_path):
+      continue
+    with open(config_path) as f:
+      config = json.load(f)
+    if config.get("algorithm") != "hts_a2c":
+      continue
+    measured = _measured_gradient_point(os.path.join(folder, "metrics.csv"))
+    said = config["hts"]["gradient_point"]
+    said = "stale" if said == "auto" else said
+    note = os.path.join(folder, "CONFIG_NOTE.md")
+    if measured == "undelayed":
+      assert not config["hts"]["delayed"], name
+    elif said != measured:
+      assert os.path.exists(note), f"{name}: config says {said!r}, its rows show {measured!r}"
+      with open(note) as f:
+        assert f"**`{measured}`**" in f.read(), name
+    checked += 1
+  assert checked >= 8

@@ -118,6 +118,18 @@ def test_an_atari_run_with_no_git_record_counts_as_not_recorded(tmp_path, monkey
   assert page._dirty(a1) == "not recorded"
 
 
+def test_a_run_with_no_record_is_not_counted_clean(tmp_path, monkeypatch):
+  """p1c's 'dirty 0 of 6' counted codeeps_gala_0, which has no git record, as clean."""
+  monkeypatch.setattr(data, "RESULTS", str(tmp_path))
+  for arm in ("gala", "allreduce"):
+    for seed in range(3):
+      git = None if (arm, seed) == ("gala", 0) else dict(commit=f"{seed}" * 40, dirty=False)
+      _keep_acode(tmp_path, arm, seed, dict(stopped="budget", mean_return=300.0, git=git))
+  a1, _ = atari.atari_cells()
+  assert page._dirty(a1) == "0 of 5 (1 not recorded)"
+  assert "6 runs used here, 0 of them dirty, 1 with no record" in page.provenance([a1])[0]
+
+
 def test_the_b_fast_cells_read_steps_and_minutes_to_18_and_mark_censored_runs(
   tmp_path, monkeypatch
 ):
