@@ -595,7 +595,7 @@ def test_first_row_steps_per_second_excludes_compile(tmp_path, monkeypatch):
 def test_header_names_workdir_and_effective_steps(tmp_path):
   lines = []
   train(tiny_config(total_env_steps=1000), workdir=str(tmp_path), log=lines.append)
-  header = "\n".join(lines[:4])  # run, resolved choices, rounding, workdir
+  header = "\n".join(lines[:5])  # run, resolved choices, what stops it, rounding, workdir
   assert f"workdir {os.path.abspath(tmp_path)}" in header
   assert "total_env_steps=1000 rounds up to 1600 env steps" in header
   result = json.loads((tmp_path / "result.json").read_text())
