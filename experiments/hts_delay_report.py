@@ -1,6 +1,7 @@
 """Experiment D's table and picture, by the rule registered before its first run
-(PREREGISTRATION.md, "D: why the one-step delay fails"): `python -m
-experiments.hts_delay_stability report` calls `write`.
+(PREREGISTRATION.md, "D: why the one-step delay fails").
+
+  python -m experiments.hts_delay_report      # writes docs/results/hts_delay_stability/table.md
 
 A cell (variant, rate) learns when the mean of its 3 seeds' final returns is at least
 LEARNS x the best A2C cell's; a variant's largest stable rate is the largest rate whose
@@ -122,7 +123,7 @@ def write(cells: Cells, rates: Sequence[float]) -> None:
     "",
     'Registered in docs/results/atari_gala_hts/PREREGISTRATION.md ("D: why the one-step'
     ' delay fails") before the first run; written by `python -m'
-    " experiments.hts_delay_stability report` from the runs kept in runs/.",
+    " experiments.hts_delay_report` from the runs' kept files.",
     "",
     *table(cells, rates),
     "",
@@ -132,3 +133,15 @@ def write(cells: Cells, rates: Sequence[float]) -> None:
     f.write("\n".join(lines) + "\n")
   picture(cells, rates, os.path.join(study.KEPT, "stability.png"))
   print("\n".join(lines))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+  import argparse
+
+  argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args(argv)
+  rates = study.grid()
+  write(study.table_cells(rates), rates)
+
+
+if __name__ == "__main__":
+  main()

@@ -2,12 +2,13 @@
 theta_{k-1} (Eq. 6) and HTS-A2C at theta_k on Breakout-MinAtar
 (docs/results/atari_gala_hts/PREREGISTRATION.md, "D: why the one-step delay fails").
 
-  python -m experiments.hts_delay_stability run             # every registered run, in turn
-  python -m experiments.hts_delay_stability report          # table.md and stability.png
+  python -m experiments.hts_delay_stability run      # every registered run, in turn
+  python -m experiments.hts_delay_report             # table.md and stability.png
 
 `run` starts each run with its registered command (a finished run is skipped, a started
 one resumed) and keeps its small files under docs/results/hts_delay_stability/runs/<name>;
-`report` reads them there and writes the table and the picture by the registered rule.
+experiments/hts_delay_report.py reads them there and writes the table and the picture by
+the registered rule.
 """
 
 from __future__ import annotations
@@ -142,18 +143,13 @@ def table_cells(rates: Sequence[float]) -> dict[tuple[str, float], dict]:
 
 def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("action", choices=("run", "report"))
-  args = parser.parse_args(argv)
-  if args.action == "run":
-    for rates in (RATES, [r for r in grid() if r not in RATES]):
-      for seed in SEEDS:
-        for rate in rates:
-          for variant in VARIANTS:
-            run_one(variant, rate, seed)
-  else:
-    from experiments.hts_delay_report import write
-
-    write(table_cells(grid()), grid())
+  parser.add_argument("action", choices=("run",))
+  parser.parse_args(argv)
+  for rates in (RATES, [r for r in grid() if r not in RATES]):
+    for seed in SEEDS:
+      for rate in rates:
+        for variant in VARIANTS:
+          run_one(variant, rate, seed)
 
 
 if __name__ == "__main__":
