@@ -81,7 +81,11 @@ def main(argv):
       config_flags.get_override_values(flag),
       names_config=bool(flag.present),  # galax/config/resume.py
     )
-  if config.distributed and not supervise.is_child():  # JAX's aborts go to a log file
+  spread = config.num_learners > 1 and config.num_devices != 1  # collectives between devices
+  supervised = config.distributed or (spread and supervise.virtual_cpu_devices() > 1)
+  if supervised and not supervise.is_child():  # JAX's and XLA's aborts go to a log file
+    if not config.distributed:  # several learners on one machine's virtual CPU devices
+      sys.exit(supervise.run_child(_child_argv(), workdir, "0", job=False))
     process = (
       str(_PROCESS_ID.value)
       if _PROCESS_ID.value is not None

@@ -40,6 +40,21 @@ def is_child() -> bool:
   return os.environ.get(CHILD_ENV) == "1"
 
 
+def virtual_cpu_devices(xla_flags: str | None = None) -> int:
+  """The CPU devices XLA_FLAGS asks for (--xla_force_host_platform_device_count), else 1.
+
+  Several learners on one CPU run their collectives between these virtual devices; XLA:CPU
+  aborts the process (a C++ fatal error) when one misses a rendezvous, so such a run is
+  supervised as a multi-process one is."""
+  flags = os.environ.get("XLA_FLAGS", "") if xla_flags is None else xla_flags
+  count = 1
+  for word in flags.split():
+    name, _, value = word.partition("=")
+    if name == "--xla_force_host_platform_device_count" and value.isdigit():
+      count = int(value)
+  return count
+
+
 def _die_with_parent() -> None:
   """In the child, before exec: the kernel kills it (SIGKILL) when the parent dies."""
   try:
@@ -77,14 +92,21 @@ def describe_death(signum: int, fatal: str) -> tuple[str, int]:
       else "a peer process was lost"
     )
     return (f"JAX's distributed runtime aborted ({name}): {who} ({fatal[:160]})", EXIT_LOST_PEER)
+  if "rendezvous" in fatal.lower() or "Termination timeout" in fatal:
+    return (
+      f"a collective between devices timed out ({name}): XLA:CPU gives up when one device"
+      f" misses it for 40 s ({fatal[:160]})",
+      128 + int(signum),
+    )
   return (
     f"the training process died from {name}" + (f" ({fatal[:160]})" if fatal else ""),
     128 + int(signum),
   )
 
 
-def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
-  """Runs `python argv` as the supervised child; returns the exit status to use."""
+def run_child(argv: Sequence[str], workdir: str, process: str, job: bool = True) -> int:
+  """Runs `python argv` as the supervised child; returns the exit status to use. `job`: one
+  process of a multi-process job (the restart line names every process)."""
   log_dir = os.path.join(workdirs.staging_dir(workdir), "logs")  # local, also for a URL
   os.makedirs(log_dir, exist_ok=True)
   log_path = os.path.join(log_dir, f"process{process}.stderr.log")
@@ -116,8 +138,7 @@ def run_child(argv: Sequence[str], workdir: str, process: str) -> int:
   sys.stderr.write(
     f"error: process {process}: {what}; last good checkpoint: "
     f"{workdirs.last_good(workdirs.join(workdir, 'checkpoints'))}; trace: "
-    f"{log_path}; restart every process with "
-    "--resume\n"
+    f"{log_path}; " + ("restart every process with --resume\n" if job else "rerun with --resume\n")
   )
   sys.stderr.flush()
   return status
