@@ -4,6 +4,7 @@
   python benchmarks/fault_injection.py --kills=3 --total_env_steps=8000
   python benchmarks/fault_injection.py --env_id=gymnax/CartPole-v1   # gymnax's CartPole
   python benchmarks/fault_injection.py --resume_scenarios   # what --resume does in 9 cases
+  python benchmarks/fault_injection.py --ctrl_c      # 20 Ctrl-Cs under a pseudo-terminal
 
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
 checkpoint's final rename is slowed down (`--save_delay_s`, patched into orbax in the
@@ -22,7 +23,11 @@ and prints the counts: kills, resumes, kills inside a save (orbax tmp directorie
 damaged checkpoints reported on resume, rows lost. `--resume_scenarios` runs
 benchmarks/resume_faults.py instead: a bare resume, safe and unsafe changes, another
 config, a shape mismatch, a truncated checkpoint, another directory, Ctrl-C during compile
-and a failed tracking start, each against a real run.
+and a failed tracking start, each against a real run. `--ctrl_c` runs
+benchmarks/terminal_interrupts.py instead: SIGINT at random times into runs whose output is a
+pseudo-terminal (the progress bar's path), on the host and scan update loops and gossip,
+each checked for a checkpoint of the last whole call, no orbax tmp folder and a resume that
+continues; it prints the saved and lost counts per case and in all.
 """
 
 from __future__ import annotations
@@ -224,7 +229,14 @@ def main() -> None:
     "--env_id", default="", help="another CartPole (default: the config's, envpool's)"
   )
   parser.add_argument("--resume_scenarios", action="store_true", help="resume_faults.py's cases")
+  parser.add_argument(
+    "--ctrl_c", action="store_true", help="terminal_interrupts.py's Ctrl-Cs in a terminal"
+  )
   args = parser.parse_args()
+  if args.ctrl_c:
+    import terminal_interrupts
+
+    sys.exit(terminal_interrupts.main(["--seed", str(args.seed), "--workdir", args.workdir]))
   if args.resume_scenarios:
     import resume_faults
 

@@ -148,7 +148,8 @@ def _optimizer_fields() -> ml_collections.ConfigDict:
   c.optimizer.lr_scaling = "none"  # none | linear_envs (PAAC) | sqrt_learners (GALA)
   c.optimizer.anneal = "none"  # none | linear (to 0 at the end of the run)
   # linear: the agent steps over which the lr reaches 0 (then stays 0), independent of the
-  # run's length (PAAC's code: 80M); None = total_env_steps.
+  # run's length (PAAC's code: 80M); None = total_env_steps as the run started: a resume to
+  # more steps keeps that end (sets it here, recorded); --resume naming it moves it.
   c.optimizer.anneal_steps = ml_collections.config_dict.placeholder(int)
   c.optimizer.eps = 1e-5  # RMSProp / Adam epsilon
   c.optimizer.rmsprop_decay = 0.99  # RMSProp: decay of the mean square
@@ -216,7 +217,9 @@ def _running_fields() -> ml_collections.ConfigDict:
   # the training clock (galax/training/videos.py; CleanRL's name)
   c.capture_video = False
   c.distributed = False  # call jax.distributed.initialize() (multi-host pods)
-  c.time_limit_s = 0.0  # stop after this much training time (HTS final time metric); 0 = none
+  # Stop after this much training time of each sitting (a --resume starts a new one, with
+  # its own limit); 0 = none. A time metric of one sitting, as HTS's.
+  c.time_limit_s = 0.0
   c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)
   c.energy = True  # sample GPU power via NVML, report frames per kJ (skipped without a GPU)
   return c

@@ -7,6 +7,10 @@ with the saved config field by field (`changes`):
 * a field in `CHANGEABLE_ON_RESUME` (how long the run goes and when it stops, logging,
   checkpoint and evaluation cadence, video, tracking) may change: the change is applied,
   printed, and recorded in the run's config_changes.json with the env step it took effect;
+* a field in `NAMED_ON_RESUME` (`optimizer.anneal_steps`, where a linear lr anneal ends)
+  changes what the run learns from the resume on: only a command that names it changes
+  it, printed and recorded as above. A resume that changes `total_env_steps` keeps the
+  anneal's end (`kept_schedule`);
 * any other difference (seed, learning rate, envs, network, ...) would make the resumed
   run another run: it is refused in one line naming each field, saved value against new.
 
@@ -17,13 +21,17 @@ compares the whole `config` it is given.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from typing import Any, Mapping
 
 import ml_collections
 
+from galax.algorithms.registry import spec_for
 from galax.config import base_config, set_fields
+from galax.framework.settings import RunSettings
+from galax.framework.update import run_updates
 
 CHANGEABLE_ON_RESUME = (
   "total_env_steps",  # more (or fewer) steps
@@ -42,6 +50,9 @@ CHANGEABLE_ON_RESUME = (
   "track_entity",
   "track_mode",
 )
+# Changes what the run learns from the resume on: allowed only where the command names it
+# (`--config.optimizer.anneal_steps=N` moves a linear lr anneal's end), printed and recorded.
+NAMED_ON_RESUME = ("optimizer.anneal_steps",)
 # Sections whose keys are free (a config file fills them): one field each.
 _OPAQUE = ("env.options",)
 
@@ -53,8 +64,11 @@ class Change:
   field: str
   saved: Any
   given: Any
+  note: str = ""  # why the resume makes it, where the command does not name it
 
   def __str__(self) -> str:
+    if self.note:
+      return f"{self.field} {_show(self.saved)} -> {_show(self.given)} ({self.note})"
     return f"{self.field} (run {_show(self.saved)}, command {_show(self.given)})"
 
 
@@ -114,18 +128,57 @@ def command_config(
     fields.update(
       (field, value)
       for field, value in flatten(command).items()
-      if field not in CHANGEABLE_ON_RESUME
+      if field not in CHANGEABLE_ON_RESUME + NAMED_ON_RESUME
     )
   return set_fields(restore(fields), dict(overrides))
 
 
-def changes(saved: Mapping[str, Any], given: Mapping[str, Any]) -> list[Change]:
+def kept_schedule(
+  saved: Mapping[str, Any] | None, given: ml_collections.ConfigDict
+) -> tuple[ml_collections.ConfigDict, dict[str, str]]:
+  """`given`, or a copy whose linear lr anneal keeps the saved run's horizon, and the
+  note (by field) that says so.
+
+  `optimizer.anneal_steps` None means the run's length as the run started, not as a resume
+  makes it: where a resume's `total_env_steps` would move the anneal's end, the copy pins
+  `anneal_steps` to the saved run's planned agent steps (whole calls, so the schedule goes
+  on bit for bit), a change that is printed and recorded. A run that was pinned keeps its
+  pin; a command that names `optimizer.anneal_steps` moves it."""
+  if saved is None or given.optimizer.anneal != "linear":
+    return given, {}
+  run = restore(saved)
+  if run.optimizer.anneal != "linear" or given.optimizer.get("anneal_steps") is not None:
+    return given, {}  # another anneal is refused; a named horizon is the command's
+  horizon = run.optimizer.get("anneal_steps")
+  if horizon is None:
+    horizon = _anneal_end(run)
+    if horizon == _anneal_end(given):
+      return given, {}  # nothing moves
+  note = (
+    f"kept: the lr anneal still ends at agent step {horizon}, the run's length as it "
+    "started; --config.optimizer.anneal_steps=N moves it"
+  )
+  pinned = set_fields(copy.deepcopy(given), {"optimizer.anneal_steps": horizon})
+  return pinned, {"optimizer.anneal_steps": note}
+
+
+def _anneal_end(config: ml_collections.ConfigDict) -> int:
+  """The agent step at which `config`'s linear lr anneal (over its run) reaches 0."""
+  spec = spec_for(config.algorithm)
+  per_update, _, anneal_updates = run_updates(RunSettings.from_config(config, spec), spec)
+  return per_update * anneal_updates
+
+
+def changes(
+  saved: Mapping[str, Any], given: Mapping[str, Any], notes: Mapping[str, str] | None = None
+) -> list[Change]:
   """Every field whose value differs between the run's config.json data (made whole by
-  `restore`) and the given config's (`config.to_json_best_effort()`: tuples as lists)."""
+  `restore`) and the given config's (`config.to_json_best_effort()`: tuples as lists),
+  with its note from `notes` (by field), if any."""
   old = flatten(json.loads(restore(saved).to_json_best_effort()))
-  new = flatten(given)
+  new, notes = flatten(given), notes or {}
   return [
-    Change(field, old.get(field, _ABSENT), new.get(field, _ABSENT))
+    Change(field, old.get(field, _ABSENT), new.get(field, _ABSENT), notes.get(field, ""))
     for field in dict.fromkeys([*old, *new])
     if old.get(field, _ABSENT) != new.get(field, _ABSENT)
   ]
@@ -133,14 +186,14 @@ def changes(saved: Mapping[str, Any], given: Mapping[str, Any]) -> list[Change]:
 
 def check(found: list[Change], config_json: str) -> list[Change]:
   """The changes a resume may make; ValueError (one line) naming every other one."""
-  refused = [c for c in found if c.field not in CHANGEABLE_ON_RESUME]
+  refused = [c for c in found if c.field not in CHANGEABLE_ON_RESUME + NAMED_ON_RESUME]
   if refused:
     raise ValueError(
       f"--resume: this command's config differs from the run's ({config_json}) in "
       + "; ".join(map(str, refused))
       + ". A resume continues the run as it was: give --workdir and --resume with no "
       "--config, plus only fields a resume may change ("
-      + ", ".join(CHANGEABLE_ON_RESUME)
+      + ", ".join(CHANGEABLE_ON_RESUME + NAMED_ON_RESUME)
       + "); or start another run (another --workdir, or --overwrite)."
     )
   return found

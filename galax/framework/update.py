@@ -118,11 +118,7 @@ def make_setup(
   obs_layout, learners = env.spec.obs_layout, layout.learners_per_device
   plan = plan_for(settings, spec, mesh.devices.flat, obs_layout, learners)
   network = settings.network.build(env.spec, plan.conv_impl)
-  env_steps_per_update = layout.num_learners * layout.envs_per_learner * spec.steps_per_env(s)
-  # Whole calls of `updates_per_call` updates, so lr annealing ends exactly with the run.
-  per_call = settings.updates_per_call
-  calls = max(1, -(-settings.total_env_steps // (env_steps_per_update * per_call)))
-  anneal_updates = settings.optimizer.anneal_updates(calls * per_call, env_steps_per_update)
+  _, total_updates, anneal_updates = run_updates(s, spec)
   return Setup(
     settings,
     layout,
@@ -130,9 +126,22 @@ def make_setup(
     env,
     network,
     plan,
-    total_updates=calls * per_call,
+    total_updates=total_updates,
     anneal_updates=anneal_updates,
   )
+
+
+def run_updates(settings: RunSettings, spec: AlgorithmSpec) -> tuple[int, int, int]:
+  """(env steps per update, the run's updates, the updates over which
+  optimizer.anneal="linear" reaches 0), from the settings alone (nothing is built).
+
+  The run's updates are whole calls of `updates_per_call` covering `total_env_steps`, so
+  that an lr anneal over the run's length ends exactly with the run."""
+  per_update = settings.num_learners * settings.envs_per_learner * spec.steps_per_env(settings)
+  per_call = settings.updates_per_call
+  calls = max(1, -(-settings.total_env_steps // (per_update * per_call)))
+  total = calls * per_call
+  return per_update, total, settings.optimizer.anneal_updates(total, per_update)
 
 
 class UpdateParts(NamedTuple):

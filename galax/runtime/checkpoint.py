@@ -14,17 +14,18 @@ The metadata (`meta`) carries the loop's counters, clocks and running episode st
 
 A save is atomic: orbax writes `<step>.orbax-checkpoint-tmp-*`, writes
 `commit_success.txt` into it and renames it to `<step>`, so a kill during a save leaves
-at most a tmp directory (ignored, and removed by the next run), never a `<step>`
-directory that looks complete (on an object store, which cannot rename, orbax writes
-`commit_success.txt` last instead). `restore` treats a step without `commit_success.txt`, or
-one whose files fail to restore (truncated, edited), as damaged: it moves it aside to
-`<directory>.damaged/` with a warning and falls back to the next newest.
+at most a tmp directory (ignored, and removed by the next run; a save that fails removes
+its own), never a `<step>` directory that looks complete (on an object store, which cannot
+rename, orbax writes `commit_success.txt` last instead). `restore` treats a step without
+`commit_success.txt`, or one whose files fail to restore (truncated, edited), as damaged: it
+moves it aside to `<directory>.damaged/` with a warning and falls back to the next newest.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import time
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import jax
@@ -89,6 +90,11 @@ def _saveable(state: LearnerState) -> dict[str, PyTree]:
   )
 
 
+def donated(state: PyTree) -> bool:
+  """Whether any array of `state` was handed to a jitted call (donated, so deleted)."""
+  return any(isinstance(x, jax.Array) and x.is_deleted() for x in jax.tree.leaves(state))
+
+
 def _one_line(error: BaseException) -> str:
   text = " ".join(str(error).split())
   return f"{type(error).__name__}: {text[:160]}" if text else type(error).__name__
@@ -139,12 +145,34 @@ class Checkpointer:
     )
 
   def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
+    """Saves `state` as step `env_steps`; ValueError, before anything is written, if its
+    arrays were donated to a jitted call."""
+    if donated(state):
+      raise ValueError(f"the state of step {env_steps} was handed to a jitted call (donated)")
     meta = dict(meta, checkpoint_format=FORMAT, env_state_saved=self.with_envs)
     items = dict(state=ocp.args.StandardSave(_saveable(state)), meta=ocp.args.JsonSave(meta))
     if self.with_envs:
       items[ENVS_ITEM] = ocp.args.StandardSave(state.env_state)
-    self._manager.save(env_steps, args=ocp.args.Composite(**items))
-    self._manager.wait_until_finished()
+    try:
+      self._manager.save(env_steps, args=ocp.args.Composite(**items))
+      self._manager.wait_until_finished()
+    except BaseException:
+      self._remove_unfinished(env_steps)
+      raise
+
+  def _remove_unfinished(self, step: int, tries: int = 5) -> None:
+    """A failed save's tmp directory, which orbax leaves: removed, so that nothing
+    half-written stays beside the checkpoints (process 0 writes it). orbax's writer threads
+    may still add a file meanwhile: a removal that meets one is tried again."""
+    if jax.process_index() != 0:
+      return
+    for _ in range(tries):
+      try:
+        for tmp in workdirs.path(self.directory).glob(f"{step}.orbax-checkpoint-tmp*"):
+          tmp.rmtree(missing_ok=True)
+        return
+      except OSError:
+        time.sleep(0.2)
 
   def latest_step(self) -> int | None:
     return self._manager.latest_step()

@@ -24,6 +24,11 @@ reports for a process that SIGTERM killed).
 
 Before `train` starts (imports, `jax.distributed.initialize`), SIGTERM ends a process at
 once: nothing has been trained yet.
+
+Ctrl-C (SIGINT) raises KeyboardInterrupt, after the current call too (`ctrl_c_at_call_end`:
+a call holds the run's state, donated to its jitted updates), except in a sitting's first,
+compiling call and when pressed twice; the loop then saves the call's state (hooks.py
+`CheckpointHook.save_on_stop`). Writes hold it back until they end (`sigint_deferred`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import contextlib
 import signal
 import sys
 import threading
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 import jax
 import numpy as np
@@ -164,6 +169,55 @@ def ctrl_c_noted() -> Iterator[None]:
     signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
     sys.unraisablehook = previous_hook
     _ctrl_c_pending = False
+
+
+WAITING_LINE = (
+  "Ctrl-C: stopping when this call ends, to save it (Ctrl-C again stops at once, unsaved)"
+)
+
+
+class CallWindow:
+  """A call's Ctrl-C (`ctrl_c_at_call_end`): the first is noted and said, a second raises
+  KeyboardInterrupt at once until `settled` (the call has returned its state)."""
+
+  def __init__(self, say: Callable[[str], None]):
+    self.say, self.received, self.urgent = say, 0, True
+
+  def handle(self, signum, frame) -> None:
+    del signum, frame
+    self.received += 1
+    if self.received == 1:
+      self.say(WAITING_LINE)
+    elif self.urgent:
+      raise KeyboardInterrupt  # the user insists: this call's state is lost
+
+  def settled(self) -> None:
+    """From here to the window's end a second Ctrl-C waits too: the run's state and its
+    counters change together."""
+    self.urgent = False
+
+
+@contextlib.contextmanager
+def ctrl_c_at_call_end(say: Callable[[str], None]) -> Iterator[CallWindow]:
+  """Ctrl-C during a call takes effect when the call ends (main thread only).
+
+  A call donates the run's state to its jitted update (`compile_step`): a KeyboardInterrupt
+  raised inside it, where the main thread wakes from each update's dispatch, leaves the
+  run holding deleted arrays and its new state lost. So the first Ctrl-C is noted (`say`
+  tells the user) and raised as the window closes, once the run holds the call's state; a
+  second one before `CallWindow.settled` stops at once, without that state.
+  """
+  window = CallWindow(say)
+  if threading.current_thread() is not threading.main_thread():
+    yield window
+    return
+  previous = signal.signal(signal.SIGINT, window.handle)
+  try:
+    yield window
+  finally:
+    signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+  if window.received:
+    signal.raise_signal(signal.SIGINT)  # to the restored handler: KeyboardInterrupt
 
 
 def raise_dropped_ctrl_c() -> None:

@@ -2,8 +2,9 @@
 first, compiling call apart, and the steady rate of the calls after it.
 
 Training time is wall time without evaluations (`eval_time`): the clock of the papers'
-time metrics and of `config.time_limit_s`. Evaluations all run after the first call, so
-the steady clock drops them all.
+time metrics and, counted from the start of each sitting (a resume starts a new one), of
+`config.time_limit_s`. Evaluations all run after the first call, so the steady clock drops
+them all.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ class RunClock:
   def train(self, now: float) -> float:
     return self.train_before + now - self.start - self.eval_time()
 
+  def sitting(self, now: float) -> float:
+    """This sitting's training time: what `config.time_limit_s` limits."""
+    return now - self.start - self.eval_time()
+
   def called(self, call_start: float, now: float, env_steps: int, steps: int) -> None:
     """A call of `steps` env steps ran from call_start to now, ending at `env_steps`."""
     if self.steady_start is None:
@@ -66,5 +71,5 @@ class RunClock:
     self, now: float, env_steps: int, planned: int, time_limit_s: float
   ) -> tuple[int, int, int, float, float | None]:
     """`metrics.progress`'s arguments: steps, planned, steady steps and time, limit left."""
-    limit_left = max(time_limit_s - self.train(now), 0.0) if time_limit_s else None
+    limit_left = max(time_limit_s - self.sitting(now), 0.0) if time_limit_s else None
     return env_steps, planned, self.steady_steps, self.steady_time(now), limit_left

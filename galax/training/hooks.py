@@ -23,12 +23,14 @@ from galax.framework.update import LearnerState
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import preemption
+from galax.runtime import workdir as workdirs
 from galax.training import energy as energy_lib
 from galax.training import metrics as metrics_lib
 from galax.training.header import returns_text, speed_text
 from galax.training.outputs import Outputs
 from galax.training.progress import Progress, Stop, StopRules
 from galax.training.settings import LoopSettings
+from galax.training.videos import VideoHook
 
 OnCall = Callable[[int, int, "float | None"], None]  # steps, planned steps, seconds left
 
@@ -185,11 +187,16 @@ class CheckpointHook:
         f"{why} before the first call finished: nothing new to save (latest checkpoint: "
         f"{last_good()})"
       )
+    if ckpt_lib.donated(run.state):  # a second Ctrl-C stopped a call that had taken the state
+      return (
+        f"{why} mid-call: the call held the state, nothing since the latest checkpoint is "
+        f"saved ({last_good()})"
+      )
     if run.unchecked is not None and divergence.first_nonfinite(to_host(run.unchecked)):
       return f"{why}: the last call was not finite, not saved (latest checkpoint: {last_good()})"
     try:
       self.save(run, deliver_ctrl_c=False)  # a second Ctrl-C: the run is ending anyway
-    except Exception as e:  # e.g. state donated mid-call
+    except Exception as e:
       return f"{why}: could not checkpoint ({e}); latest checkpoint: {last_good()}"
     return f"{why}: saved checkpoint at step {steps} in {self.directory}; rerun with --resume"
 
@@ -251,6 +258,31 @@ class EvaluationHook:
     self.evals.close()
     if self.best is not None:
       self.best.close()
+
+
+def evaluation_hook(
+  algorithm: Algorithm, run: Run, outputs: Outputs, resume: bool, log: Callable[[str], None]
+) -> EvaluationHook:
+  """The run's `EvaluationHook`: its evaluations (with videos, `capture_video`) and, with a
+  workdir, its best checkpoint (`evaluate --step=best`)."""
+  num_learners = algorithm.layout.num_learners
+  settings, apply_fn = run.settings.eval, algorithm.network.apply
+  videos = (
+    VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
+    if run.settings.capture_video
+    else None
+  )
+  evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log, videos)
+  best = (
+    ckpt_lib.BestCheckpoint(
+      workdirs.join(outputs.workdir, "best"),
+      algorithm.env.state_restorable,
+      periodic.best_mean_return(evals.records),
+    )
+    if outputs.workdir
+    else None
+  )
+  return EvaluationHook(evals, best, outputs, log, run.progress.env_steps)
 
 
 class EnergyHook:

@@ -13,9 +13,10 @@ With `config.eval.every_steps` > 0 it also evaluates the policy on separate envs
 Reliability: every call's metrics carry finiteness flags (galax/core/divergence.py); the first
 non-finite loss or parameter stops the run (`Diverged`) before any save. A resumed run
 falls back past damaged checkpoints, drops metric rows after its checkpoint and continues
-the episode statistics and clocks stored in it; a finished run is not trained on. Ctrl-C
-saves the state of the last whole call (none if the first call had not finished); SIGTERM
-(preemption) lets the current call finish, saves it and exits 143 (runtime/preemption.py).
+the episode statistics and clocks stored in it, and the end of its lr anneal; a finished
+run is not trained on. Ctrl-C and SIGTERM (preemption) let the current call finish and save
+it (runtime/preemption.py); a second Ctrl-C, or one in the sitting's first (compiling) call,
+stops at once with nothing new saved.
 One process at a time writes a workdir (runtime/lock.py: process 0 holds its lock).
 """
 
@@ -35,7 +36,6 @@ from galax.config import resume as resume_lib
 from galax.core import divergence
 from galax.core.divergence import Diverged
 from galax.evaluate import evaluator as eval_lib
-from galax.evaluate import periodic
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import lock as workdir_lock
@@ -53,12 +53,12 @@ from galax.training.hooks import (
   LogHook,
   OnCall,
   Run,
+  evaluation_hook,
 )
 from galax.training.outputs import Outputs
 from galax.training.progress import Progress, Stop, StopRules
 from galax.training.result import TrainResult
 from galax.training.settings import LoopSettings
-from galax.training.videos import VideoHook
 
 
 def train(
@@ -96,8 +96,7 @@ def train(
     preemption.watch() as preempted,
     preemption.ctrl_c_noted(),
   ):
-    as_json = json.loads(config.to_json_best_effort())
-    changes = _prepare(as_json, workdir, resume, overwrite, holds_lock, log)
+    config, as_json, changes = _prepare(config, workdir, resume, overwrite, holds_lock, log)
     try:
       algorithm = make_algorithm(config)  # the config goes no further (but config.json):
       settings = LoopSettings.from_config(config, algorithm.setup.settings)
@@ -115,28 +114,30 @@ def train(
 
 
 def _prepare(
-  config_json: dict,
+  config: ConfigDict,
   workdir: str | None,
   resume: bool,
   overwrite: bool,
   holds_lock: bool,
   log: Callable[[str], None],
-) -> list[resume_lib.Change] | None:
-  """Before the (slow) build: a resume's changes to the saved config (None: a fresh run),
-  ValueError (one line) for any a resume may not make; a fresh run's workdir emptied,
-  where it may be."""
+) -> tuple[ConfigDict, dict, list[resume_lib.Change] | None]:
+  """Before the (slow) build: the config to train (a resume keeps the run's lr anneal
+  horizon: `resume.kept_schedule`), as JSON data, and a resume's changes to the saved
+  config (None: a fresh run), ValueError (one line) for any a resume may not make; a fresh
+  run's workdir emptied, where it may be."""
   if resume:
-    saved = workdirs.read_config_json(workdir)
-    where = workdirs.join(workdir, workdirs.CONFIG_FILE)
-    found = [] if saved is None else resume_lib.changes(saved, config_json)
-    changes = resume_lib.check(found, where)
+    saved = workdirs.read_config_json(workdir) if workdir else None
+    kept, notes = resume_lib.kept_schedule(saved, config)
+    kept_json = json.loads(kept.to_json_best_effort())
+    found = [] if saved is None else resume_lib.changes(saved, kept_json, notes)
+    changes = resume_lib.check(found, workdir and workdirs.join(workdir, workdirs.CONFIG_FILE))
     if ckpt_lib.has_checkpoints(_checkpoint_dir(workdir)):
-      return changes
+      return kept, kept_json, changes
     log(f"--resume: {workdir} has no checkpoint yet; starting the run afresh")
     overwrite = True  # stopped before its first checkpoint: nothing to lose
   if holds_lock:  # never mix two runs' files
     workdirs.start_afresh(workdir, overwrite)
-  return None
+  return config, json.loads(config.to_json_best_effort()), None
 
 
 def _checkpoint_dir(workdir: str | None) -> str | None:
@@ -204,7 +205,7 @@ def _loop(
   progress, per_call = run.progress, _steps_per_call(algorithm)
   try:
     while run.stop is Stop.NONE:
-      _call(algorithm, run, saver.last_good)
+      _call(algorithm, run, saver.last_good, log)
       if run.stop is Stop.DIVERGED:
         return  # nothing of this call is saved
       for hook in hooks:
@@ -233,14 +234,22 @@ def _loop(
     hook.at_end(run)
 
 
-def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
-  """One call of `step`: the state, progress, metrics and stop reason after it."""
+def _call(
+  algorithm: Algorithm, run: Run, last_good: Callable[[], str], log: Callable[[str], None]
+) -> None:
+  """One call of `step`: the state, progress, metrics and stop reason after it. The step
+  donates the state: a Ctrl-C takes effect once the run holds the call's new state, except
+  in the sitting's first (compiling) call, which it stops at once (nothing new to lose)."""
   progress, call_start = run.progress, time.perf_counter()
-  state, metrics = algorithm.step(run.state)
-  preemption.raise_dropped_ctrl_c()  # as a KeyboardInterrupt there would: state unchanged
-  run.state = state
-  progress.advance(algorithm.updates_per_call, _steps_per_call(algorithm))
-  run.unchecked = metrics.get(divergence.FLAGS_KEY, {})
+  first = progress.env_steps == progress.start_steps
+  with contextlib.nullcontext() if first else preemption.ctrl_c_at_call_end(log) as window:
+    state, metrics = algorithm.step(run.state)
+    if window:
+      window.settled()
+    run.state = state
+    progress.advance(algorithm.updates_per_call, _steps_per_call(algorithm))
+    run.unchecked = metrics.get(divergence.FLAGS_KEY, {})
+  preemption.raise_dropped_ctrl_c()  # after the state is the call's (see ctrl_c_noted)
   metrics = to_host(metrics)
   run.message = (
     divergence.report(
@@ -259,7 +268,7 @@ def _call(algorithm: Algorithm, run: Run, last_good: Callable[[], str]) -> None:
   progress.clock.called(call_start, run.now, progress.env_steps, _steps_per_call(algorithm))
   metrics_lib.add_episodes(progress.tracker, progress.learner_trackers, metrics.pop("episodes"))
   run.metrics = metrics
-  run.stop = progress.stop_reason(run.rules, progress.clock.train(run.now))
+  run.stop = progress.stop_reason(run.rules, progress.clock.sitting(run.now))
 
 
 def _restore(
@@ -271,7 +280,7 @@ def _restore(
   progress.load_meta(meta)
   log(f"resumed from {checkpointer.step_dir(progress.env_steps)} at {progress.env_steps} env steps")
   saver.next = progress.env_steps + (run.settings.checkpoint_every_steps or float("inf"))
-  stop = progress.stop_reason(run.rules, progress.clock.train_before)
+  stop = progress.stop_reason(run.rules, 0.0)  # the time limit is each sitting's
   if stop is Stop.NONE:
     return None
   done = progress.stop_text(stop, run.rules)
@@ -327,7 +336,7 @@ def _open(
   if on_call:
     hooks.append(CallbackHook(on_call))
   if settings.eval.every_steps > 0:
-    evaluation = _evaluation(algorithm, run, outputs, changes is not None, log)
+    evaluation = evaluation_hook(algorithm, run, outputs, changes is not None, log)
     progress.clock.eval_time = lambda: evaluation.evals.eval_time_s
     hooks.append(evaluation)
   hooks.append(saver)
@@ -336,29 +345,6 @@ def _open(
   progress.start_steps = progress.env_steps
   progress.clock.begin(time.perf_counter(), progress.env_steps)
   return hooks
-
-
-def _evaluation(
-  algorithm: Algorithm, run: Run, outputs: Outputs, resume: bool, log: Callable[[str], None]
-) -> EvaluationHook:
-  num_learners = algorithm.layout.num_learners
-  settings, apply_fn = run.settings.eval, algorithm.network.apply
-  videos = (
-    VideoHook(settings, apply_fn, num_learners, outputs.local, outputs.writer)
-    if run.settings.capture_video
-    else None
-  )
-  evals = periodic.EvalHook(settings, apply_fn, num_learners, outputs.local, resume, log, videos)
-  best = (
-    ckpt_lib.BestCheckpoint(  # the best evaluation's state (evaluate --step=best)
-      workdirs.join(outputs.workdir, "best"),
-      algorithm.env.state_restorable,
-      periodic.best_mean_return(evals.records),
-    )
-    if outputs.workdir
-    else None
-  )
-  return EvaluationHook(evals, best, outputs, log, run.progress.env_steps)
 
 
 def _finish(

@@ -44,10 +44,12 @@ def _record_sitting(path: str, env_steps: int, git: JsonDict) -> None:
 
 
 def _record_changes(path: str, changes: list[Change], env_steps: int) -> None:
-  """Appends `changes` (made from `env_steps` on) to the run's list of config changes."""
-  _append_json(
-    path, [dict(env_steps=env_steps, field=c.field, saved=c.saved, new=c.given) for c in changes]
-  )
+  """Appends `changes` (made from `env_steps` on) to the run's list of config changes, each
+  with its note where the resume made it unasked (resume.py `kept_schedule`)."""
+  entries = [dict(env_steps=env_steps, field=c.field, saved=c.saved, new=c.given) for c in changes]
+  for entry, change in zip(entries, changes):
+    entry.update({"note": change.note} if change.note else {})
+  _append_json(path, entries)
 
 
 class Outputs:

@@ -29,7 +29,7 @@ class Stop(enum.Enum):
 @dataclasses.dataclass(frozen=True)
 class StopRules:
   """The config's stop rules: the update budget, and the target return and training-time
-  limit (0 = none)."""
+  limit of each sitting (0 = none)."""
 
   total_updates: int
   target_return: float = 0.0
@@ -58,8 +58,9 @@ class Progress:
     self.env_steps += env_steps
 
   def stop_reason(self, rules: StopRules, train_time_s: float) -> Stop:
-    """Why the run ends here (`Stop.NONE`: it goes on). The target return and time limit
-    come first: a run reaching either on its last update stopped for that reason."""
+    """Why the run ends here (`Stop.NONE`: it goes on), `train_time_s` into this sitting.
+    The target return and time limit come first: a run reaching either on its last
+    update stopped for that reason."""
     if rules.target_return and self.tracker.mean_return >= rules.target_return:
       return Stop.TARGET_RETURN
     if rules.time_limit_s and train_time_s >= rules.time_limit_s:

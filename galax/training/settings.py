@@ -32,7 +32,7 @@ class LoopSettings:
 
   total_env_steps: int  # the requested budget (planned: whole calls of updates)
   target_return: float  # stop at this running mean; 0: run all steps
-  time_limit_s: float  # stop after this much training time; 0: none
+  time_limit_s: float  # stop after this much training time of a sitting; 0: none
   log_every_steps: int
   checkpoint_every_steps: int  # 0: only at the end
   keep_checkpoints: int

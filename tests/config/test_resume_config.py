@@ -71,3 +71,57 @@ def test_a_named_config_keeps_the_run_s_changeable_fields_unless_overridden():
   config = resume.command_config(saved, _saved(named), {}, names_config=True)
   assert (config.target_return, config.total_env_steps) == (0.0, 3_000_000)
   assert [c.field for c in resume.changes(saved, _saved(config))] == ["seed"]
+
+
+# A linear lr anneal keeps its end over a resume that changes total_env_steps (issue 74,
+# item 3: minatar_a2c's lr was 0 at 204,800 agent steps, then 0.0035 after a resume to 400k).
+
+
+def test_a_longer_resume_keeps_the_lr_anneal_s_end_with_a_note():
+  saved = _saved(load("minatar_a2c", total_env_steps=200_000))  # 10 calls of 20,480 steps
+  given = load("minatar_a2c", total_env_steps=400_000)
+  kept, notes = resume.kept_schedule(saved, given)
+  assert kept.optimizer.anneal_steps == 204_800 and given.optimizer.anneal_steps is None
+  found = resume.changes(saved, _saved(kept), notes)
+  assert [c.field for c in found] == ["total_env_steps", "optimizer.anneal_steps"]
+  assert resume.check(found, "runs/r/config.json") == found  # named by the resume itself
+  assert str(found[1]).startswith(
+    "optimizer.anneal_steps null -> 204800 (kept: the lr anneal still ends at agent step 204800"
+  )
+
+
+def test_an_old_run_without_the_field_keeps_its_length_as_the_anneal_s_end():
+  saved = _saved(load("minatar_a2c", total_env_steps=200_000))
+  del saved["optimizer"]["anneal_steps"]
+  kept, _ = resume.kept_schedule(saved, load("minatar_a2c", total_env_steps=1_000_000))
+  assert kept.optimizer.anneal_steps == 204_800
+
+
+def test_a_pinned_end_stays_and_a_named_one_moves_it():
+  pinned = _saved(load("minatar_a2c", total_env_steps=400_000, optimizer__anneal_steps=204_800))
+  again, notes = resume.kept_schedule(pinned, load("minatar_a2c", total_env_steps=800_000))
+  assert again.optimizer.anneal_steps == 204_800
+  assert [c.field for c in resume.changes(pinned, _saved(again), notes)] == ["total_env_steps"]
+  named = load("minatar_a2c", total_env_steps=800_000, optimizer__anneal_steps=800_000)
+  assert resume.kept_schedule(pinned, named)[0] is named
+  found = resume.changes(pinned, _saved(named))
+  assert resume.check(found, "config.json") == found  # allowed: the command names it
+  assert "optimizer.anneal_steps (run 204800, command 800000)" in map(str, found)
+
+
+def test_nothing_is_pinned_where_nothing_moves():
+  constant = _saved(load("cartpole_a2c"))
+  given = load("cartpole_a2c", total_env_steps=5_000_000)
+  assert resume.kept_schedule(constant, given) == (given, {})  # no anneal
+  saved = _saved(load("minatar_a2c", total_env_steps=200_000))
+  same_calls = load("minatar_a2c", total_env_steps=204_800)  # the same whole calls
+  assert resume.kept_schedule(saved, same_calls) == (same_calls, {})
+
+
+def test_a_named_config_does_not_bring_its_unpinned_anneal():
+  """`--config=minatar_a2c --resume` after a pinned resume: the file's anneal_steps (None)
+  is not the command naming a new end."""
+  pinned = _saved(load("minatar_a2c", total_env_steps=400_000, optimizer__anneal_steps=204_800))
+  command = resume.command_config(pinned, _saved(load("minatar_a2c")), {}, names_config=True)
+  assert command.optimizer.anneal_steps == 204_800
+  assert resume.changes(pinned, _saved(command)) == []

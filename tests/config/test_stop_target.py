@@ -40,6 +40,7 @@ def test_the_header_says_what_stops_the_run():
   lines = header_lines_for(tiny_config(target_return=475.0, time_limit_s=60.0))
   assert (
     "stops at: 3200 env steps; a running mean return >= 475 over the last 100 episodes "
-    "(target_return); 60 s of training time (time_limit_s), whichever comes first" in lines
+    "(target_return); 60 s of training time this sitting (time_limit_s), whichever comes "
+    "first" in lines
   )
   assert "stops at: 3200 env steps" in header_lines_for(tiny_config())
