@@ -172,26 +172,17 @@ def test_cli(tmp_path):
     "--best_policy_episodes=2",
     "--method=A2C-test",
   ]
-  proc = subprocess.run(
-    args,
-    capture_output=True,
-    text=True,
-    cwd=ROOT,
-    timeout=300,
-    env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)},
-  )
+
+  def run_command():
+    env = {**os.environ, "PYTHONPATH": os.path.abspath(ROOT)}
+    return subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+
+  proc = run_command()
   assert proc.returncode == 0, proc.stderr[-2000:]
   record = json.load(open(tmp_path / "cartpole_a2c" / "seed2.json"))
   assert record["method"] == "A2C-test" and record["env_steps"] == 800
   assert len(record["evaluations"]) == 1
-  again = subprocess.run(  # into the same --out: one line in the command's own flags
-    args,
-    capture_output=True,
-    text=True,
-    cwd=ROOT,
-    timeout=300,
-    env={**os.environ, "PYTHONPATH": os.path.abspath(ROOT)},
-  )
+  again = run_command()  # into the same --out: one line in the command's own flags
   assert again.returncode == 2 and again.stderr.strip() == (
     f"error: --out '{tmp_path}' already holds experiment 'cartpole_a2c' (runs, seed2.json, "
     "summary.json); replace it with --overwrite, or choose another --out or --name."
