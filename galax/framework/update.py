@@ -276,6 +276,30 @@ def finish_update(
   return new_state, metrics
 
 
+def _settles(mesh: Mesh) -> bool:
+  """Whether each call waits for its input first: on several CPU devices. XLA:CPU runs every
+  device's programs and their launches on one small thread pool, and a collective program
+  launched while a device still has an earlier program queued can take the threads that
+  program needs: the other devices wait at the rendezvous until XLA aborts (a busy machine
+  makes it likely; measured in issue 74)."""
+  devices = list(mesh.devices.flat)
+  return len(devices) > 1 and devices[0].platform == "cpu"
+
+
+class _Settled:
+  """A jitted step that waits for its input state before it launches (`_settles`); its
+  other attributes (`lower`, ...) are the jitted function's."""
+
+  def __init__(self, call: Callable):
+    self.call = call
+
+  def __call__(self, state: PyTree):
+    return self.call(jax.block_until_ready(state))
+
+  def __getattr__(self, name: str):
+    return getattr(self.call, name)
+
+
 def compile_step(
   setup: Setup, update_block: BlockUpdate, state_specs: P | PyTree | None = None
 ) -> Callable:
@@ -302,8 +326,10 @@ def compile_step(
       donate_argnums=0,
     )
 
+  settle = _settles(setup.mesh)
   if setup.plan.update_loop == "scan":
-    return sharded(lambda s: jax.lax.scan(lambda c, _: update_block(c), s, None, length=updates))
+    call = sharded(lambda s: jax.lax.scan(lambda c, _: update_block(c), s, None, length=updates))
+    return _Settled(call) if settle else call
 
   def one_update(s):
     s, metrics = update_block(s)
@@ -315,7 +341,7 @@ def compile_step(
   def step(state):
     all_metrics = []
     for _ in range(updates):
-      state, metrics = one(state)
+      state, metrics = one(jax.block_until_ready(state) if settle else state)
       all_metrics.append(metrics)
     return state, stack(all_metrics)
 
