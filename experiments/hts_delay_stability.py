@@ -145,11 +145,15 @@ def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("action", choices=("run",))
   parser.parse_args(argv)
-  for rates in (RATES, [r for r in grid() if r not in RATES]):
-    for seed in SEEDS:
-      for rate in rates:
-        for variant in VARIANTS:
-          run_one(variant, rate, seed)
+  for seed in SEEDS:
+    for rate in RATES:
+      for variant in VARIANTS:
+        run_one(variant, rate, seed)
+  extension = [r for r in grid() if r not in RATES]  # read once the registered grid is done
+  for seed in SEEDS:
+    for rate in extension:
+      for variant in VARIANTS:
+        run_one(variant, rate, seed)
 
 
 if __name__ == "__main__":
