@@ -96,7 +96,14 @@ def train(
     preemption.watch() as preempted,
     preemption.ctrl_c_noted(),
   ):
-    config, as_json, changes = _prepare(config, workdir, resume, overwrite, holds_lock, log)
+    saved = workdirs.read_config_json(workdir) if resume and workdir else None
+    kept, notes = resume_lib.kept_schedule(saved, config)  # a resume keeps the lr anneal's end
+    as_json = json.loads(kept.to_json_best_effort())
+    changes = _prepare(as_json, saved, notes, workdir, resume, overwrite, holds_lock, log)
+    if changes is None:  # a fresh start (or a resume with no checkpoint): its own length
+      as_json = json.loads(config.to_json_best_effort())
+    else:
+      config = kept
     try:
       algorithm = make_algorithm(config)  # the config goes no further (but config.json):
       settings = LoopSettings.from_config(config, algorithm.setup.settings)
@@ -114,30 +121,28 @@ def train(
 
 
 def _prepare(
-  config: ConfigDict,
+  config_json: dict,
+  saved: dict | None,
+  notes: dict[str, str],
   workdir: str | None,
   resume: bool,
   overwrite: bool,
   holds_lock: bool,
   log: Callable[[str], None],
-) -> tuple[ConfigDict, dict, list[resume_lib.Change] | None]:
-  """Before the (slow) build: the config to train (a resume keeps the run's lr anneal
-  horizon: `resume.kept_schedule`), as JSON data, and a resume's changes to the saved
-  config (None: a fresh run), ValueError (one line) for any a resume may not make; a fresh
-  run's workdir emptied, where it may be."""
+) -> list[resume_lib.Change] | None:
+  """Before the (slow) build: a resume's changes to the `saved` config (None: a fresh run),
+  with their `notes`, ValueError (one line) for any a resume may not make; a fresh run's
+  workdir emptied, where it may be."""
   if resume:
-    saved = workdirs.read_config_json(workdir) if workdir else None
-    kept, notes = resume_lib.kept_schedule(saved, config)
-    kept_json = json.loads(kept.to_json_best_effort())
-    found = [] if saved is None else resume_lib.changes(saved, kept_json, notes)
+    found = [] if saved is None else resume_lib.changes(saved, config_json, notes)
     changes = resume_lib.check(found, workdir and workdirs.join(workdir, workdirs.CONFIG_FILE))
     if ckpt_lib.has_checkpoints(_checkpoint_dir(workdir)):
-      return kept, kept_json, changes
+      return changes
     log(f"--resume: {workdir} has no checkpoint yet; starting the run afresh")
     overwrite = True  # stopped before its first checkpoint: nothing to lose
   if holds_lock:  # never mix two runs' files
     workdirs.start_afresh(workdir, overwrite)
-  return config, json.loads(config.to_json_best_effort()), None
+  return None
 
 
 def _checkpoint_dir(workdir: str | None) -> str | None:
