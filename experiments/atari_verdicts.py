@@ -19,9 +19,12 @@ and no interval is computed.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 from typing import Sequence
+
+import numpy as np
 
 from experiments import atari_prereg as prereg
 from experiments.atari_prereg_report import first_row_at, metrics_rows
@@ -72,6 +75,73 @@ def judge(
   if not rule.stands(comparison, censored):
     return f"{rule.describe(comparison)}: no verdict (censored runs: only a bound)"
   return f"{rule.describe(comparison)}: {rule.verdict(claim, comparison, censored)}"
+
+
+B1S_FACTOR = 2.7  # PREREGISTRATION.md, "Power addendum": B1s, within a factor F
+
+
+def judge_within(a: Sequence[float], b: Sequence[float], censored: tuple[int, int]) -> str:
+  """B1s: A / B's Welch CI inside [1/F, F] (`verdict.within_factor`), or why no verdict."""
+  if min(len(a), len(b)) < MIN_SEEDS_FOR_CI:
+    return (
+      f"no verdict: {len(a)} and {len(b)} finished runs (a verdict needs {MIN_SEEDS_FOR_CI} each)"
+    )
+  comparison = rule.within_factor(*welch_ci(a, b, "ratio"), B1S_FACTOR)
+  if not rule.stands(comparison, censored):
+    return "no verdict (censored runs: only a bound)"
+  return f"{rule.verdict('equal', comparison, censored)} (log-ratio CI {rule.describe(comparison)})"
+
+
+def _metrics(folder: str) -> list[dict]:
+  with open(os.path.join(folder, "metrics.csv")) as f:
+    return list(csv.DictReader(f))
+
+
+def _median(rows: list[dict], key: str) -> float:
+  return float(np.median([float(r[key]) for r in rows]))
+
+
+def control_c1(hts: str, a2c: str, steps: int = 1_600_000) -> str:
+  """C1 as registered: HTS-A2C at half the rate tracks A2C at half the rate when the returns
+  at 1.6M differ by at most 3 points and both medians lie within a factor 1.5 of A2C's."""
+  if not os.path.exists(os.path.join(a2c, "result.json")):
+    return "- C1 (A2C at lr 3.5e-4, B-fast's settings, seed 0): not finished"
+  runs = {
+    k: [r for r in _metrics(f) if int(r["env_steps"]) <= steps]
+    for k, f in (("hts", hts), ("a2c", a2c))
+  }
+  ret = {k: float(rows[-1]["mean_return"]) for k, rows in runs.items()}
+  grad = {k: _median(rows, "grad_norm") for k, rows in runs.items()}
+  value = {k: _median(rows, "loss/value") for k, rows in runs.items()}
+  within = all(1 / 1.5 <= m["hts"] / m["a2c"] <= 1.5 for m in (grad, value))
+  tracks = abs(ret["hts"] - ret["a2c"]) <= 3 and within
+  return (
+    f"- C1 (lr 3.5e-4, seed 0, to {steps:,}): return HTS-A2C {ret['hts']:.2f},"
+    f" A2C {ret['a2c']:.2f};"
+    f" median gradient norm {grad['hts']:.3f} vs {grad['a2c']:.3f}, value loss"
+    f" {value['hts']:.4f} vs {value['a2c']:.4f}: HTS-A2C at half the rate"
+    f" {'tracks' if tracks else 'does not track'} A2C at half the rate (one seed, no verdict)"
+  )
+
+
+def control_c2(folder: str, steps: int = 1_360_000) -> str:
+  """C2 as registered: all-reduce A2C at eps 0.01 stalls as GALA did when its running mean at
+  1.36M is at most 2.0 and its entropy at least 1.34; learns above 5.0; else neither."""
+  if not os.path.exists(os.path.join(folder, "result.json")):
+    return "- C2 (all-reduce A2C at Table 2's eps 0.01, seed 0): not finished"
+  row = [r for r in _metrics(folder) if int(r["env_steps"]) <= steps][-1]
+  mean, entropy = float(row["mean_return"]), float(row["loss/entropy"])
+  reading = (
+    "stalls as GALA did"
+    if mean <= 2.0 and entropy >= 1.34
+    else "learns"
+    if mean > 5.0
+    else "neither stalls nor learns by the registered reading"
+  )
+  return (
+    f"- C2 (all-reduce A2C at eps 0.01, seed 0, at {int(row['env_steps']):,} agent steps):"
+    f" running mean {mean:.2f}, entropy {entropy:.3f}: {reading}"
+  )
 
 
 def experiment_a() -> list[str]:
@@ -143,12 +213,15 @@ def experiment_b(
   censored = {arm: sum(r[2] for r in runs) for arm, runs in reached.items()}
   counts = (censored["hts"], censored["a2c"])
   b1 = judge("equal", steps["hts"], steps["a2c"], "ratio", counts)
+  b1s = judge_within(steps["hts"], steps["a2c"], counts)
   b2 = judge("lower", minutes["hts"], minutes["a2c"], "ratio", counts)
   lines = [
     f"- {label} agent steps to 18: HTS-A2C {steps['hts']}, A2C {steps['a2c']}",
     f"- B1{suffix} HTS-A2C learns as A2C per agent step (equal), HTS / A2C agent steps: {b1}",
     f"- B2{suffix} HTS-A2C reaches 18 sooner (lower, 2 cores), HTS / A2C minutes: {b2}",
   ]
+  if not suffix:  # B1s, registered with the power addendum for B alone
+    lines.append(f"- B1s (secondary) within a factor {B1S_FACTOR} in agent steps: {b1s}")
   if any(censored.values()):
     marked = f"HTS-A2C {censored['hts']}, A2C {censored['a2c']}"
     why = "counted at their last row, so such an arm's mean is a lower bound"
@@ -171,6 +244,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     *experiment_b(),
     *experiment_b("bfast_", "B-fast", "10M", "f"),
     *experiment_b("bcur_", "B-current", "10M", "c", a2c_prefix="bfast_"),
+    "",
+    "Controls (issue 75, registered with the power addendum; one seed each, no verdict):",
+    "",
+    control_c1(
+      os.path.join(prereg.KEPT, "diagnostic_Bfast_hts_seed0_lr3.5e-4"),
+      os.path.join(prereg.KEPT, "diagnostic_Bfast_a2c_seed0_lr3.5e-4"),
+    ),
+    control_c2(os.path.join(prereg.KEPT, "A_allreduce_eps0.01_seed0")),
   ]
   os.makedirs(args.out, exist_ok=True)
   with open(os.path.join(args.out, "verdicts.md"), "w") as f:

@@ -169,3 +169,44 @@ def test_b_current_reads_its_hts_runs_against_b_fasts_a2c_arm(runs_dir):
   assert lines[1].startswith("- B1c ") and lines[1].endswith(": reproduced"), lines[1]
   runs = atari_prereg.registered()
   assert runs["bcur_hts_1"] == [*runs["bfast_hts_1"], "--config.hts.gradient_point=current"]
+
+
+def _control(folder, rows, done=True):
+  os.makedirs(folder, exist_ok=True)
+  keys = ["env_steps", "mean_return", "grad_norm", "loss/value", "loss/entropy"]
+  with open(os.path.join(folder, "metrics.csv"), "w") as f:
+    f.write(",".join(keys) + "\n" + "".join(",".join(map(str, r)) + "\n" for r in rows))
+  if done:
+    with open(os.path.join(folder, "result.json"), "w") as f:
+      json.dump(dict(stopped="budget"), f)
+  return str(folder)
+
+
+def test_the_controls_are_read_as_registered(tmp_path):
+  """C1: tracks within 3 points and a factor 1.5 of both medians; C2: stall, learn, neither."""
+  hts = _control(
+    tmp_path / "hts", [(800_000, -20, 0.4, 0.03, 1.6), (1_600_000, -17.0, 0.4, 0.03, 1.6)]
+  )
+  a2c = _control(
+    tmp_path / "a2c", [(800_000, -20, 0.3, 0.025, 1.6), (1_600_000, -15.5, 0.3, 0.025, 1.6)]
+  )
+  assert "HTS-A2C at half the rate tracks A2C" in atari_verdicts.control_c1(hts, a2c)
+  far = _control(tmp_path / "far", [(1_600_000, -10.0, 0.3, 0.025, 1.6)])
+  assert "does not track" in atari_verdicts.control_c1(hts, far)
+  assert "not finished" in atari_verdicts.control_c1(hts, _control(tmp_path / "x", [], done=False))
+  stall = _control(tmp_path / "stall", [(1_360_000, 1.5, 0.2, 0.01, 1.345)])
+  assert atari_verdicts.control_c2(stall).endswith("stalls as GALA did")
+  learn = _control(tmp_path / "learn", [(1_360_000, 12.0, 0.2, 0.01, 1.1)])
+  assert atari_verdicts.control_c2(learn).endswith(": learns")
+  between = _control(tmp_path / "between", [(1_360_000, 3.0, 0.2, 0.01, 1.2)])
+  assert atari_verdicts.control_c2(between).endswith(
+    "neither stalls nor learns by the registered reading"
+  )
+
+
+def test_b1s_reads_within_its_factor():
+  equal = atari_verdicts.judge_within([4.0e6, 4.2e6, 4.4e6], [4.1e6, 4.3e6, 4.2e6], (0, 0))
+  assert equal.startswith("reproduced")
+  apart = atari_verdicts.judge_within([12.0e6, 12.5e6, 13.0e6], [4.1e6, 4.3e6, 4.2e6], (0, 0))
+  assert apart.startswith("not reproduced")
+  assert atari_verdicts.judge_within([4.0e6], [4.1e6], (0, 0)).startswith("no verdict")
