@@ -38,7 +38,9 @@ from galax.algorithms import make_algorithm
 from galax.config import cli
 
 # Compile-only targets need no backend: the CPU's, unless JAX_PLATFORMS says otherwise
-# (`import galax` has imported jax, which read the variable; no backend is up yet).
+# (`import galax` has imported jax, which read the variable; no backend is up yet). The
+# CUDA plugin was initialised at `import galax`, before this: targets.register_cuda_compiler
+# initialises it again under this setting.
 if "JAX_PLATFORMS" not in os.environ:
   os.environ["JAX_PLATFORMS"] = "cpu"  # and for the processes this one starts
   jax.config.update("jax_platforms", "cpu")

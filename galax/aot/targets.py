@@ -2,7 +2,8 @@
 
 `target_devices("v5p:4x4x4")` returns compile-only devices of a TPU slice (libtpu,
 `pip install -e '.[tpu]'`); `target_devices("h100:8")` those of an 8-GPU node (the CUDA
-PJRT plugin, `pip install -e '.[gpu-aot]'`, run with JAX_PLATFORMS=cpu). Nothing is
+PJRT plugin, `pip install -e '.[gpu-aot]'`, under `jax_platforms=cpu`, which
+`galax.aot.compile` sets: `register_cuda_compiler`). Nothing is
 allocated and no accelerator is needed: XLA compiles for the target's chip.
 
 CHIPS holds each chip's published peak figures, the roofline's inputs (`galax.aot.compile`):
@@ -18,10 +19,17 @@ such as a MinAtar update with few envs per chip, is bound by it, not by FLOPs or
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
 import importlib.util
+import os
 import re
+import sys
+import tempfile
 
+from jax._src import config as jax_config
+from jax._src import xla_bridge
 from jax.experimental import topologies
 
 GiB = 1024**3
@@ -180,6 +188,7 @@ def target_devices(topology: str) -> Target:
       f"--topology={topology!r}: more than {GPUS_PER_NODE} GPUs must be "
       f"whole nodes of {GPUS_PER_NODE}."
     )
+  register_cuda_compiler()
   try:
     desc = topologies.get_topology_desc(
       platform="cuda",
@@ -187,11 +196,80 @@ def target_devices(topology: str) -> Target:
       topology=f"1x{count // per_node}x{per_node}",
     )
   except Exception as e:
-    raise ValueError(
-      f"cannot describe GPU topology {topology!r}: {_first_line(e)} "
-      "(the CUDA compiler runs with JAX_PLATFORMS=cpu)."
-    ) from e
+    raise ValueError(f"cannot describe GPU topology {topology!r}: {_first_line(e)}") from e
   return Target(topology, chip, tuple(desc.devices))
+
+
+def register_cuda_compiler() -> None:
+  """Registers the CUDA plugin (the XLA:GPU compiler) with JAX if it is not, as JAX would
+  have under JAX_PLATFORMS=cpu; one clear ValueError if it cannot be.
+
+  JAX initialises its plugins once, at `import galax` (galax.runtime.jax_quiet) or at the
+  first backend use. The CUDA plugin's `initialize()` (jax 0.10.2 and 0.11.2 alike) checks
+  the CUDA runtime libraries unless `jax_platforms` leaves CUDA out; on a machine without
+  them (no GPU, the gpu-aot extra) the check fails, the plugin stays unregistered and
+  `get_topology_desc(platform="cuda")` says "topology not implemented for cuda". Those
+  libraries are needed to run on a GPU, not to compile for one. `python -m galax.aot` can
+  set `jax_platforms` to cpu only after `import galax` (its module is inside the package),
+  so the plugin is initialised again here, under that setting, and skips the check itself.
+  """
+  discover = getattr(xla_bridge, "_discover_and_register_pjrt_plugins", None)
+  if discover is not None:
+    discover()  # once per process: where a driver is, galax has not done it yet
+  factories = getattr(xla_bridge, "_topology_factories", None)
+  if not isinstance(factories, dict) or "cuda" in factories:
+    return  # registered (or a JAX whose internals differ: its own error will say)
+  platforms = [
+    alias
+    for name in (jax_config.jax_platforms.value or "").split(",")
+    if name.strip()
+    for alias in xla_bridge.expand_platform_alias(name.strip())
+  ]
+  if not platforms or "cuda" in platforms:
+    raise ValueError(
+      "the CUDA compiler (jax-cuda12-plugin) did not load: without a GPU it needs "
+      "JAX_PLATFORMS=cpu, set before JAX starts (python -m galax.aot sets it)."
+    )
+  try:
+    with _without_no_driver_lines():
+      importlib.import_module("jax_plugins.xla_cuda12").initialize()
+  except Exception as e:
+    raise ValueError(f"the CUDA compiler (jax-cuda12-plugin) did not load: {_first_line(e)}") from e
+  registration = getattr(xla_bridge, "_backend_factories", {}).get("cuda")
+  c_api = getattr(registration, "c_api", None)
+  if c_api is not None:  # what JAX's plugin discovery does after initialize()
+    for callback in list(getattr(xla_bridge, "_plugin_callbacks", ())):
+      callback(c_api=c_api)
+
+
+_NO_DRIVER_LINES = re.compile(
+  r"cudart_stub\.cc.*Could not find cuda drivers|"
+  r"All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+)
+
+
+@contextlib.contextmanager
+def _without_no_driver_lines():
+  """Loading the CUDA plugin's library on a machine without an NVIDIA driver prints
+  "Could not find cuda drivers" lines (C++, on file descriptor 2): they are held back, as
+  galax.runtime.jax_quiet holds them back at `import galax`; other lines pass."""
+  if os.path.exists("/proc/driver/nvidia/version"):
+    yield  # a driver: a plugin's lines are news
+    return
+  sys.stderr.flush()
+  saved = os.dup(2)
+  with tempfile.TemporaryFile() as held:
+    os.dup2(held.fileno(), 2)
+    try:
+      yield
+    finally:
+      sys.stderr.flush()
+      os.dup2(saved, 2)
+      os.close(saved)
+      held.seek(0)
+      lines = held.read().decode(errors="replace").splitlines(keepends=True)
+      sys.stderr.write("".join(line for line in lines if not _NO_DRIVER_LINES.search(line)))
+      sys.stderr.flush()
 
 
 def _installed(module: str) -> bool:

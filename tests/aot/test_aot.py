@@ -179,3 +179,77 @@ def test_cli_prints_the_table_and_json():
 
   figures = json.loads(result.stdout)
   assert figures["chips"] == 4 and figures["steps_per_s_slice"] > 0
+
+
+def _without_jax_platforms() -> dict:
+  """The environment a user's shell gives: tests/conftest.py sets JAX_PLATFORMS=cpu for
+  the suite, which the documented commands must not need."""
+  return {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "JAX_PLATFORM_NAME")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+  "topology,platform",
+  [
+    pytest.param("v5e:2x2", "tpu", marks=needs_tpu),
+    pytest.param("h100:2", "gpu", marks=needs_cuda),
+  ],
+)
+def test_the_documented_command_compiles_without_jax_platforms_set(topology, platform):
+  """docs/accelerators.md: `python -m galax.aot ... --topology=h100:8` with nothing set.
+  (It failed with "topology not implemented for cuda": the CUDA plugin, initialised at
+  `import galax` before galax.aot chose the CPU platform, checked the CUDA libraries that
+  a machine without a GPU lacks, and stayed unregistered.)"""
+  result = subprocess.run(
+    [
+      sys.executable,
+      "-m",
+      "galax.aot",
+      "--config=minatar_gala",
+      f"--topology={topology}",
+      "--config.updates_per_call=1",
+      "--json",
+    ],
+    cwd=ROOT,
+    env=_without_jax_platforms(),
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
+  assert result.returncode == 0, result.stderr[-2000:]
+  import json
+
+  figures = json.loads(result.stdout)
+  assert figures["chips"] == (4 if platform == "tpu" else 2)
+  assert f"platform={platform}" in figures["plan"]
+  assert "collective-permute" in figures["collectives"]
+  assert "Could not find cuda drivers" not in result.stderr or os.path.exists(
+    "/proc/driver/nvidia/version"
+  )
+
+
+@pytest.mark.slow
+@needs_cuda
+def test_a_gpu_target_without_the_cpu_platform_is_one_clear_error():
+  """From Python, with JAX_PLATFORMS unset on a machine without CUDA's libraries, the CUDA
+  plugin cannot load: one ValueError that names the setting (galax.aot sets it itself)."""
+  if os.path.exists("/proc/driver/nvidia/version"):
+    pytest.skip("an NVIDIA driver is present: the plugin may load without the setting")
+  probe = (
+    "from galax.aot import targets\n"
+    "try:\n"
+    "  targets.target_devices('h100:2')\n"
+    "except ValueError as e:\n"
+    "  print('ValueError:', e)\n"
+  )
+  result = subprocess.run(
+    [sys.executable, "-c", probe],
+    cwd=ROOT,
+    env=_without_jax_platforms(),
+    capture_output=True,
+    text=True,
+    timeout=300,
+  )
+  assert result.returncode == 0, result.stderr[-2000:]
+  assert "ValueError: the CUDA compiler (jax-cuda12-plugin) did not load" in result.stdout
+  assert "JAX_PLATFORMS=cpu" in result.stdout, result.stdout
