@@ -78,7 +78,10 @@ def table(cells: Cells, rates: Sequence[float]) -> list[str]:
       row.append(f"{cell['mean']:.2f}{mark} [{low:.2f}, {high:.2f}]; g {grad:.3f}")
     lines.append(f"| {label} | " + " | ".join(row) + f" | {_format(stable[variant])} |")
   complete = all((v, r) in cells for v in study.VARIANTS for r in rates)
+  largest = ", ".join(f"{study.LABELS[v]} {_format(stable[v])}" for v in study.VARIANTS)
   lines += [
+    "",
+    f"Largest stable rates: {largest}.",
     "",
     f"**Reading.** {reading(stable)}" if complete else "**Reading:** not yet (cells missing).",
   ]
