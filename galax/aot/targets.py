@@ -23,14 +23,13 @@ import contextlib
 import dataclasses
 import importlib
 import importlib.util
-import os
 import re
-import sys
-import tempfile
 
 from jax._src import config as jax_config
 from jax._src import xla_bridge
 from jax.experimental import topologies
+
+from galax.runtime import jax_quiet
 
 GiB = 1024**3
 
@@ -242,34 +241,13 @@ def register_cuda_compiler() -> None:
       callback(c_api=c_api)
 
 
-_NO_DRIVER_LINES = re.compile(
-  r"cudart_stub\.cc.*Could not find cuda drivers|"
-  r"All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-)
-
-
-@contextlib.contextmanager
 def _without_no_driver_lines():
   """Loading the CUDA plugin's library on a machine without an NVIDIA driver prints
   "Could not find cuda drivers" lines (C++, on file descriptor 2): they are held back, as
-  galax.runtime.jax_quiet holds them back at `import galax`; other lines pass."""
-  if os.path.exists("/proc/driver/nvidia/version"):
-    yield  # a driver: a plugin's lines are news
-    return
-  sys.stderr.flush()
-  saved = os.dup(2)
-  with tempfile.TemporaryFile() as held:
-    os.dup2(held.fileno(), 2)
-    try:
-      yield
-    finally:
-      sys.stderr.flush()
-      os.dup2(saved, 2)
-      os.close(saved)
-      held.seek(0)
-      lines = held.read().decode(errors="replace").splitlines(keepends=True)
-      sys.stderr.write("".join(line for line in lines if not _NO_DRIVER_LINES.search(line)))
-      sys.stderr.flush()
+  at `import galax`; with a driver, a plugin's lines are news."""
+  if jax_quiet.has_nvidia_driver():
+    return contextlib.nullcontext()
+  return jax_quiet.stderr_without(jax_quiet.NO_DRIVER_LINES)
 
 
 def _installed(module: str) -> bool:

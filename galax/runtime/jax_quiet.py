@@ -30,7 +30,7 @@ import tempfile
 from types import ModuleType
 from typing import Iterator
 
-_NO_DRIVER_LINES = re.compile(
+NO_DRIVER_LINES = re.compile(
   r"cudart_stub\.cc.*Could not find cuda drivers|"
   r"All log messages before absl::InitializeLog\(\) is called are written to STDERR"
 )
@@ -47,7 +47,7 @@ def has_nvidia_driver() -> bool:
 
 
 @contextlib.contextmanager
-def _stderr_without(pattern: re.Pattern) -> Iterator[None]:
+def stderr_without(pattern: re.Pattern) -> Iterator[None]:
   """Holds file descriptor 2 (C++ logs write there directly) in a temp file; re-emits its
   lines that do not match `pattern`."""
   sys.stderr.flush()
@@ -138,7 +138,7 @@ def import_jax() -> ModuleType:
     _drop_absent_tpu()
     return jax
   if "jax" not in sys.modules:
-    with _stderr_without(_NO_DRIVER_LINES):
+    with stderr_without(NO_DRIVER_LINES):
       import jax
 
       _install_filter()  # the plugin's failing initialize() logs a traceback
