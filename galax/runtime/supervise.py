@@ -63,11 +63,12 @@ def _die_with_parent() -> None:
     pass
 
 
-def _pump(stream: IO[str], log: IO[str]) -> None:
+def _pump(stream: IO[str], log: IO[str], shown: list[str]) -> None:
   for line in stream:
     log.write(line)
     log.flush()
     if line.startswith(_SHOWN):
+      shown.append(line)
       sys.stderr.write(line)
       sys.stderr.flush()
 
@@ -125,12 +126,16 @@ def run_child(argv: Sequence[str], workdir: str, process: str, job: bool = True)
     }
     # Ctrl-C reaches the child from the terminal itself; the parent waits for it.
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, lambda *_: None)
-    pump = threading.Thread(target=_pump, args=(child.stderr, log), daemon=True)
+    shown: list[str] = []
+    pump = threading.Thread(target=_pump, args=(child.stderr, log, shown), daemon=True)
     pump.start()
     status = child.wait()
     pump.join()
     for s, handler in previous.items():
       signal.signal(s, handler)
+  if status > 0 and status not in (130, 143) and not shown:  # a traceback, kept in the log
+    sys.stderr.write(f"error: process {process}: exited with status {status}; trace: {log_path}\n")
+    sys.stderr.flush()
   if status >= 0:
     return status
   what, status = describe_death(-status, _last_fatal(log_path))

@@ -43,3 +43,15 @@ def test_a_single_process_run_is_told_to_rerun_not_to_restart_every_process(
   assert status == 128 + signal.SIGABRT
   assert len(err) == 1 and err[0].startswith("error: process 0: a collective between devices")
   assert err[0].endswith("rerun with --resume")
+
+
+def test_a_child_that_fails_without_a_line_of_its_own_gets_one(tmp_path, capsys):
+  """An unexpected traceback goes to the log; the terminal still gets one line."""
+  script = tmp_path / "child.py"
+  script.write_text(
+    "import sys\nsys.stderr.write('Traceback (most recent call last):\\n')\nsys.exit(1)\n"
+  )
+  status = supervise.run_child([str(script)], str(tmp_path / "run"), "0", job=False)
+  err = capsys.readouterr().err.strip().splitlines()
+  assert status == 1
+  assert len(err) == 1 and err[0].startswith("error: process 0: exited with status 1; trace: ")
