@@ -181,10 +181,13 @@ def test_cli_prints_the_table_and_json():
   assert figures["chips"] == 4 and figures["steps_per_s_slice"] > 0
 
 
-def _without_jax_platforms() -> dict:
-  """The environment a user's shell gives: tests/conftest.py sets JAX_PLATFORMS=cpu for
-  the suite, which the documented commands must not need."""
-  return {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "JAX_PLATFORM_NAME")}
+def _run_without_jax_platforms(args: list[str]) -> subprocess.CompletedProcess:
+  """`python args` in the environment a user's shell gives: tests/conftest.py sets
+  JAX_PLATFORMS=cpu for the suite, which the documented commands must not need."""
+  env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "JAX_PLATFORM_NAME")}
+  return subprocess.run(
+    [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+  )
 
 
 @pytest.mark.slow
@@ -200,21 +203,15 @@ def test_the_documented_command_compiles_without_jax_platforms_set(topology, pla
   (It failed with "topology not implemented for cuda": the CUDA plugin, initialised at
   `import galax` before galax.aot chose the CPU platform, checked the CUDA libraries that
   a machine without a GPU lacks, and stayed unregistered.)"""
-  result = subprocess.run(
+  result = _run_without_jax_platforms(
     [
-      sys.executable,
       "-m",
       "galax.aot",
       "--config=minatar_gala",
       f"--topology={topology}",
       "--config.updates_per_call=1",
       "--json",
-    ],
-    cwd=ROOT,
-    env=_without_jax_platforms(),
-    capture_output=True,
-    text=True,
-    timeout=300,
+    ]
   )
   assert result.returncode == 0, result.stderr[-2000:]
   import json
@@ -242,14 +239,7 @@ def test_a_gpu_target_without_the_cpu_platform_is_one_clear_error():
     "except ValueError as e:\n"
     "  print('ValueError:', e)\n"
   )
-  result = subprocess.run(
-    [sys.executable, "-c", probe],
-    cwd=ROOT,
-    env=_without_jax_platforms(),
-    capture_output=True,
-    text=True,
-    timeout=300,
-  )
+  result = _run_without_jax_platforms(["-c", probe])
   assert result.returncode == 0, result.stderr[-2000:]
   assert "ValueError: the CUDA compiler (jax-cuda12-plugin) did not load" in result.stdout
   assert "JAX_PLATFORMS=cpu" in result.stdout, result.stdout
