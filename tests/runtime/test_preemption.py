@@ -55,8 +55,10 @@ def test_sigterm_handler():
   signal.signal(signal.SIGTERM, previous)
 
 
-def _sigterm_on_call(monkeypatch, n):
-  """`train`'s step sends this process SIGTERM as call n starts (before its jitted work)."""
+def _signal_on_call(monkeypatch, n, signum=signal.SIGTERM, times=1, inside=False):
+  """`train`'s step sends this process `signum` `times` times in call n: as the call starts
+  (before its jitted work), or `inside` it, after the jitted step has taken (donated) the
+  state and before it returns the new one."""
   real_make = train_lib.make_algorithm
 
   def make(config):
@@ -65,13 +67,22 @@ def _sigterm_on_call(monkeypatch, n):
 
     def step(state):
       calls.append(1)
-      if len(calls) == n:
-        signal.raise_signal(signal.SIGTERM)
-      return algorithm.step(state)
+      fire = times if len(calls) == n else 0
+      for _ in range(0 if inside else fire):
+        signal.raise_signal(signum)
+      new = algorithm.step(state)  # donates `state`
+      for _ in range(fire if inside else 0):
+        signal.raise_signal(signum)
+      return new
 
     return dataclasses.replace(algorithm, step=step)
 
   monkeypatch.setattr(train_lib, "make_algorithm", make)
+
+
+def _sigterm_on_call(monkeypatch, n):
+  """`train`'s step sends this process SIGTERM as call n starts (before its jitted work)."""
+  _signal_on_call(monkeypatch, n)
 
 
 def _checkpoints(tmp_path):

@@ -12,7 +12,6 @@ run's state (donated), left the run holding deleted arrays: `interrupted: could 
 checkpoint (Array has been deleted ...)`, and a `<step>.orbax-checkpoint-tmp` folder.
 """
 
-import dataclasses
 import os
 import signal
 import sys
@@ -22,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 from run_helpers import STEPS_PER_CALL, tiny_config
+from test_preemption import _signal_on_call  # a signal inside call n
 
-import galax.training.loop as train_lib
 from galax.runtime import preemption
 from galax.training.loop import train
 
@@ -63,22 +62,7 @@ def default_ctrl_c():
 def _ctrl_c_inside_call(monkeypatch, call, presses):
   """`train`'s step presses Ctrl-C `presses` times inside call `call`, after the jitted
   step has taken the state and before it returns the new one."""
-  real_make = train_lib.make_algorithm
-
-  def make(config):
-    algorithm = real_make(config)
-    calls = []
-
-    def step(state):
-      calls.append(1)
-      new = algorithm.step(state)  # donates `state`
-      for _ in range(presses if len(calls) == call else 0):
-        signal.raise_signal(signal.SIGINT)
-      return new
-
-    return dataclasses.replace(algorithm, step=step)
-
-  monkeypatch.setattr(train_lib, "make_algorithm", make)
+  _signal_on_call(monkeypatch, call, signal.SIGINT, presses, inside=True)
 
 
 @pytest.mark.slow
