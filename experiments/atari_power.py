@@ -15,8 +15,9 @@ from __future__ import annotations
 import argparse
 from typing import Sequence
 
-from experiments import atari_verdicts as verdicts
 from galax.results import power
+
+from . import atari_verdicts as verdicts
 
 PAPER_GAIN = 690 / 495  # GALA Table 1, Breakout at 40M: GALA-A2C / A2C
 PAPER_TIME = 17.7 / 21.7  # HTS-RL Table A8, minutes to 40% of A2C's reward: HTS / A2C

@@ -20,9 +20,10 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from experiments import atari_prereg as prereg
-from experiments.atari_prereg_report import metrics_rows
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI, align_curves
+
+from . import atari_prereg as prereg
+from .atari_prereg_report import metrics_rows
 
 EXPERIMENTS = {
   "breakout_acode": (

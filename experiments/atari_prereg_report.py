@@ -17,7 +17,7 @@ import json
 import os
 from typing import Sequence
 
-from experiments.atari_prereg import KEPT, ROOT, registered, run_folder, status
+from .atari_prereg import KEPT, ROOT, registered, run_folder, status
 
 
 def metrics_rows(name: str) -> list[dict]:

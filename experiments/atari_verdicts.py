@@ -26,10 +26,11 @@ from typing import Sequence
 
 import numpy as np
 
-from experiments import atari_prereg as prereg
-from experiments.atari_prereg_report import first_row_at, metrics_rows
 from galax.results import verdict as rule
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI, welch_ci
+
+from . import atari_prereg as prereg
+from .atari_prereg_report import first_row_at, metrics_rows
 
 SEEDS = range(3)
 TARGET = 18.0  # Pong, Experiment B

@@ -21,7 +21,7 @@ from typing import Sequence
 import jax
 import numpy as np
 
-from experiments import claims
+from . import claims
 
 
 def displacements(config, windows: int, window: int) -> list[float]:

@@ -15,7 +15,7 @@ paper's criterion). Each learner keeps the paper's 16 simulators:
 Base learner: experiments/minatar.py's A2C at `--settings` ("learning" by default: the
 MLP, GAE, Adam 1e-2 annealed, 16 envs x t_max 16). `--a2c_lr` and `--gala_lr` replace the
 base rate of a 16-env learner (before the square-root rule) for each method, to run each at
-its own best rate (experiments/gala_best.py); where they differ, GALA at 16 simulators is
+its own best rate (docs/results/gala_best/); where they differ, GALA at 16 simulators is
 not A2C's runs and is left out. The final return is the mean of the
 last 100 training episodes (all learners' episodes for GALA).
 
@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 import ml_collections
 import numpy as np
 
-from experiments import minatar
+from . import minatar
 
 SIMULATORS = (16, 32, 64, 128, 256)
 ENVS_PER_LEARNER = 16  # GALA Table 2: simulators per learner

@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from experiments import hts_delay_stability as study
+from . import hts_delay_stability as study
 
 Cells = Mapping[tuple[str, float], dict]
 

@@ -31,9 +31,10 @@ from typing import Sequence
 
 import numpy as np
 
-from experiments.verdicts import welch_two_groups
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
+
+from .verdicts import welch_two_groups
 
 
 def read_runs(sweep_dir: str) -> dict[tuple[str, str], np.ndarray]:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import csv
 import os
 
-from experiments import verdicts_cells as cells
-from experiments.atari_prereg import kept_folder
-from experiments.atari_prereg_report import first_row_at
+from . import verdicts_cells as cells
+from .atari_prereg import kept_folder
+from .atari_prereg_report import first_row_at
 
 ATARI = "atari_gala_hts"
 

@@ -18,7 +18,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from experiments import gala_best_runs, gala_sweep
+from galax.results import best
+
+from . import gala_sweep
 
 RESULTS = os.path.join(
   os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "results"
@@ -79,13 +81,10 @@ def _at(runs, group: str, game: str, lr: float, seeds=None) -> list[Row]:
   return []
 
 
-def _best(runs, group: str, game: str, sweep=(0, 1, 2)) -> float | None:
-  scored = [
-    (float(np.mean([r["score"] for r in rows])), lr)
-    for g, gm, lr in runs
-    if g == group and gm == game and len(rows := _at(runs, g, gm, lr, sweep)) == len(sweep)
-  ]
-  return max(scored)[1] if scored else None
+def _best(runs, group: str, game: str) -> float | None:
+  """`galax.results.best.best_rate` on these rows' scores."""
+  scores = {key: {s: row["score"] for s, row in found.items()} for key, found in runs.items()}
+  return best.best_rate(scores, group, game)
 
 
 GAMES = ("Breakout", "SpaceInvaders")
@@ -101,8 +100,8 @@ GALA = "gala_best/runs.json"
 
 
 def gala_best_cells() -> list[Cell]:
-  """1a-1f: GALA-A2C ring against all-reduce A2C and A3C (experiments/gala_best.py)."""
-  runs, cells = _rows(GALA, gala_best_runs.group_of), []
+  """1a-1f: GALA-A2C ring against all-reduce A2C and A3C (gala_best/scripts/gala_best.py)."""
+  runs, cells = _rows(GALA, best.group_of), []
   held = tuple(range(3, 10))
   for id_, base in (("1a", "allreduce"), ("1b", "a3c")):
     for held_out in (False, True):
@@ -317,13 +316,9 @@ def timing_cells() -> list[Cell]:
 BA3C = "ba3c_best/runs.json"
 
 
-def _ba3c_group(folder: str) -> str:
-  return folder[:-4] if folder.endswith("_s35") else folder
-
-
 def ba3c_best_cells() -> list[Cell]:
   """4a (Adam over RMSProp, best against best) and 4e (linear rate scaling with Adam)."""
-  runs, cells = _rows(BA3C, _ba3c_group), []
+  runs, cells = _rows(BA3C, best.group_of), []
   every, held = tuple(range(6)), (3, 4, 5)
   for seeds, suffix in ((every, ""), (held, " (seeds 3-5)")):
     for game in GAMES:

@@ -24,11 +24,12 @@ import subprocess
 import sys
 from typing import Sequence
 
-from experiments import verdicts_atari as atari
-from experiments import verdicts_cells as data
 from galax.results import across_games
 from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
+
+from . import verdicts_atari as atari
+from . import verdicts_cells as data
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE = os.path.join(ROOT, "docs", "results.md")

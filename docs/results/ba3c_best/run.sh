@@ -2,7 +2,7 @@
 # BA3C best against best (issue 46, item 2): the rate sweeps, one process at a time, niced.
 #   bash docs/results/ba3c_best/run.sh <rmsprop|adam|adam1> RATE...
 # SEEDS=3-5 SUFFIX=_s35 for the held-out seeds; GAMES=gymnax/SpaceInvaders-MinAtar for one game.
-# Then: python -m experiments.ba3c_best --root=runs/ba3c_best --out=docs/results/ba3c_best
+# Then: python docs/results/ba3c_best/ba3c_best.py --runs=runs/ba3c_best --out=docs/results/ba3c_best
 set -e
 cd "$(dirname "$0")/../../.."
 source .venv/bin/activate

@@ -12,7 +12,7 @@ FLAGS[ring]="--config.combine=gossip --config.gossip.topology=ring --config.opti
 FLAGS[allreduce]="--config.combine=allreduce --config.optimizer.lr_scaling=sqrt_learners"
 FLAGS[a3c]="--config.algorithm=a3c --config.a3c.max_staleness=3"
 sweep() { nice -n 19 python -m galax.sweep "$@"; }
-best() { python -m experiments.gala_best --root=$R --best | python -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"; }
+best() { python -m galax.results.best --runs=$R --groups=ring,allreduce,a3c --best | python -c "import json,sys; print(json.load(sys.stdin)['$1']['$2'])"; }
 GAMES="Breakout-MinAtar SpaceInvaders-MinAtar"
 # 1. Past the edge: while a method's best is its largest (smallest) rate, add the next one.
 for m in ring allreduce a3c; do for g in $GAMES; do
@@ -27,7 +27,7 @@ for m in ring allreduce a3c; do for g in $GAMES; do
     sweep $COMMON ${FLAGS[$m]} --set=env.id=gymnax/$g --set=optimizer.learning_rate=$nxt --seeds=0-2 --steps=2000000 --out=$R/${m}_ext
   done
 done; done
-python -m experiments.gala_best --root=$R --best > $R/best_rates.json; cat $R/best_rates.json
+python -m galax.results.best --runs=$R --groups=ring,allreduce,a3c --best > $R/best_rates.json; cat $R/best_rates.json
 # 2. Seeds 3-4 at each method's best rate.
 for m in ring allreduce a3c; do for g in $GAMES; do
   b=$(best $m $g); echo "seeds 3-4 $m $g at $b $(date -u +%H:%M)"

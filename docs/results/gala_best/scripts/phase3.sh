@@ -22,7 +22,7 @@ for m in ring allreduce a3c; do
   echo "refine $m at 0.0055 $(date -u +%H:%M)"
   nice -n 19 python -m galax.sweep $C16 ${FLAGS[$m]} --set=env.id=gymnax/Breakout-MinAtar,gymnax/SpaceInvaders-MinAtar --set=optimizer.learning_rate=0.0055 --seeds=0-2 --steps=2000000 --out=$R/${m}_ext
 done
-python -m experiments.gala_best --root=$R --best > $R/best_rates.json; cat $R/best_rates.json
+python -m galax.results.best --runs=$R --groups=ring,allreduce,a3c --best > $R/best_rates.json; cat $R/best_rates.json
 for m in ring allreduce a3c; do for g in Breakout-MinAtar SpaceInvaders-MinAtar; do
   b=$(best $m $g); echo "seeds 3-4 $m $g at $b $(date -u +%H:%M)"
   nice -n 19 python -m galax.sweep $C16 ${FLAGS[$m]} --set=env.id=gymnax/$g --set=optimizer.learning_rate=$b --seeds=3-4 --steps=2000000 --out=$R/${m}_s34

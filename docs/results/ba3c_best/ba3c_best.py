@@ -1,12 +1,12 @@
 """BA3C best against best (issue 46, item 2), from `galax.results.sweep` output
-(docs/results/ba3c_best/run.sh makes it).
+(run.sh beside this file makes it); the page pair.md and its figures.
 
-  python -m experiments.ba3c_best --root=runs/ba3c_best --out=docs/results/ba3c_best
-  python -m experiments.ba3c_best --runs_json=docs/results/ba3c_best/runs.json \
-      --out=docs/results/ba3c_best        # pair.md again, from the committed runs
+  python docs/results/ba3c_best/ba3c_best.py --runs=runs/ba3c_best --out=docs/results/ba3c_best
+  python docs/results/ba3c_best/ba3c_best.py --runs=docs/results/ba3c_best/runs.json \
+      --out=docs/results/ba3c_best        # pair.md again, from the kept runs
 
 (runs.json holds each run's final return, not its curve: from it the drop table is kept
-from the pair.md it rewrites, and the figures are not redrawn.)
+from the pair.md it rewrites, and the figures are not redrawn.) Needs galax installed.
 
 `<root>` holds one folder per optimizer and shape (each a `galax.results.sweep --out`):
 
@@ -31,33 +31,24 @@ against the small batch at eta at equal env steps (what the rule promises to mat
 eta the small batch's best rate and eta = 1e-3 (the paper's); 2 x eta (the sqrt rule)
 beside them. The instability is also read per run as the drop from the curve's peak to its
 end.
-This file makes the tables, figures and page; experiments/ba3c_best_runs.py reads the runs
-and picks the best rates.
+The rate sweeps and best against best are `python -m galax.results.best`'s tables; this file
+adds the 4a and 4e verdict cells, the linear-scaling tables and the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+from typing import Sequence
 
 import numpy as np
 
-from experiments.ba3c_best_runs import (
-  HELD_OUT,
-  SWEEP_SEEDS,
-  Runs,
-  best_rate,
-  finals,
-  rates,
-  read_runs,
-  runs_at,
-  runs_from_json,
-)
-from experiments.gala_best import cell
-from experiments.gala_best_runs import dump_runs
-from experiments.verdicts import welch_two_groups
+from galax.results import best
+from galax.results import paper_protocols as protocols
 from galax.results import verdict as rule
+from galax.results.best import SWEEP_SEEDS, Runs, cell, diff_cell
 
+HELD_OUT = (3, 4, 5)
 GAMES = ("Breakout-MinAtar", "SpaceInvaders-MinAtar")
 NAMES = dict(adam="Adam(0.8, 0.75)", rmsprop="RMSProp", adam_1x32="Adam, 1 x 32 envs")
 
@@ -74,52 +65,37 @@ def kept_drops(text: str, old_path: str) -> str:
   return text.replace(section(text), section(old)) if head in old else text
 
 
-def compare(a: np.ndarray, b: np.ndarray) -> rule.Comparison | None:
-  if len(a) < 2 or len(b) < 2:
-    return None
-  return rule.difference(*welch_two_groups(a, b, "diff"), baseline=float(b.mean()))
+def _rate(keys, group: str, game: str, lr: float) -> float:
+  """The stored rate that is `lr` (4 x 1e-3 and 4e-3 may differ in the last bit)."""
+  near = [r for g, gm, r in keys if g == group and gm == game and np.isclose(r, lr, rtol=1e-6)]
+  return near[0] if near else lr
 
 
-def diff_text(c: rule.Comparison | None, claim: str) -> str:
-  if c is None:
-    return "-"
-  text = f"{c.estimate:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"
-  text = f"**{text}**" if rule.label(c) == "different" else text
-  return f"{text} {rule.label(c)} ({claim}: {rule.verdict(claim, c)})"
+def finals(runs: Runs, group: str, game: str, lr: float, seeds=SWEEP_SEEDS) -> np.ndarray:
+  return best.values(runs, group, game, _rate(runs, group, game, lr), seeds)
 
 
-def drop(runs: Runs, group: str, game: str, lr: float, seeds) -> str:
+# {(group, game, rate): {seed: (env steps, running-mean training return)}}
+Curves = dict[tuple[str, str, float], dict[int, tuple[list[int], list[float]]]]
+
+
+def read_curves(root: str) -> Curves:
+  """Each run's training curve, from the run folders (runs.json keeps none)."""
+  curves: Curves = {}
+  for folder, game, lr, run in best.seed_records(root):
+    tc = run.get("train_curve") or {}
+    both = zip(tc.get("env_steps", []), tc.get("mean_return", []))
+    pairs = [(s, r) for s, r in both if r is not None]
+    key = (best.group_of(folder), game, lr)
+    curves.setdefault(key, {})[int(run["seed"])] = ([s for s, _ in pairs], [r for _, r in pairs])
+  return curves
+
+
+def drop(curves: Curves, group: str, game: str, lr: float, seeds) -> str:
   """Per seed: the curve's peak running-mean return minus its final value."""
-  found = runs_at(runs, group, game, lr)
-  drops = [
-    max(found[s]["curve"]) - found[s]["curve"][-1]
-    for s in seeds
-    if s in found and found[s]["curve"]
-  ]
+  found = curves.get((group, game, _rate(curves, group, game, lr)), {})
+  drops = [max(found[s][1]) - found[s][1][-1] for s in seeds if s in found and found[s][1]]
   return ", ".join(f"{d:.1f}" for d in drops) or "-"
-
-
-def sweep_table(runs: Runs, groups) -> str:
-  lines = []
-  for group in groups:
-    all_rates = sorted({lr for g, _, lr in runs if g == group})
-    if not all_rates:
-      continue
-    lines += [
-      f"{NAMES.get(group, group)} (seeds 0-2; the best rate in bold):",
-      "",
-      "| game | " + " | ".join(f"{lr:g}" for lr in all_rates) + " |",
-      "| --- | " + " | ".join("---" for _ in all_rates) + " |",
-    ]
-    for game in GAMES:
-      best = best_rate(runs, group, game)
-      cells = []
-      for lr in all_rates:
-        text = cell(finals(runs, group, game, lr))
-        cells.append(f"**{text}**" if lr == best else text)
-      lines.append(f"| {game} | " + " | ".join(cells) + " |")
-    lines.append("")
-  return "\n".join(lines)
 
 
 # Verdict cells in docs/results.md's format: (id, cell, claim, comparison)
@@ -127,29 +103,14 @@ Cell = tuple[str, str, str, rule.Comparison]
 
 
 def best_against_best(runs: Runs, cells: list[Cell]) -> str:
-  lines = [
-    "| game | seeds | Adam at its best | RMSProp at its best | Adam - RMSProp |",
-    "| --- | --- | --- | --- | --- |",
-  ]
+  """galax.results.best's table of Adam against RMSProp; 4a's cells on seeds 0-5 (and 3-5
+  alone) where both ran them, else on seeds 0-2."""
   for game in GAMES:
-    a_lr, r_lr = best_rate(runs, "adam", game), best_rate(runs, "rmsprop", game)
+    a_lr, r_lr = best.best_rate(runs, "adam", game), best.best_rate(runs, "rmsprop", game)
     if a_lr is None or r_lr is None:
       continue
-    short = game.split("-")[0]
-    for name, seeds in (
-      ("0-2 (chosen on)", SWEEP_SEEDS),
-      ("3-5 (held out)", HELD_OUT),
-      ("0-5", SWEEP_SEEDS + HELD_OUT),
-    ):
-      a, r = finals(runs, "adam", game, a_lr, seeds), finals(runs, "rmsprop", game, r_lr, seeds)
-      c = compare(a, r)
-      lines.append(
-        f"| {game} | {name} | {a_lr:g}: {cell(a)} | {r_lr:g}: {cell(r)} "
-        f"| {diff_text(c, 'higher')} |"
-      )
-    held = HELD_OUT
     complete = all(
-      len(finals(runs, g, game, lr, held)) == len(held)
+      len(finals(runs, g, game, lr, HELD_OUT)) == len(HELD_OUT)
       for g, lr in (("adam", a_lr), ("rmsprop", r_lr))
     )
     judged = (
@@ -158,11 +119,10 @@ def best_against_best(runs: Runs, cells: list[Cell]) -> str:
       else ((SWEEP_SEEDS, " (seeds 0-2)"),)
     )
     for seeds, suffix in judged:
-      c = compare(
-        finals(runs, "adam", game, a_lr, seeds), finals(runs, "rmsprop", game, r_lr, seeds)
-      )
-      cells.append(("4a", f"{short}{suffix}", "higher", c))
-  return "\n".join(lines) + "\n"
+      a, r = finals(runs, "adam", game, a_lr, seeds), finals(runs, "rmsprop", game, r_lr, seeds)
+      cells.append(("4a", f"{game.split('-')[0]}{suffix}", "higher", best.compare(a, r)))
+  labels = dict(adam="Adam", rmsprop="RMSProp")
+  return best.best_table(runs, ("adam", "rmsprop"), labels, "higher")
 
 
 def _etas(best: float | None) -> list[tuple[str, float]]:
@@ -186,11 +146,10 @@ def _scaling_rows(runs: Runs, game: str, kind: str, eta: float) -> list[str]:
     linear = finals(runs, "adam", game, 4 * eta, seeds)
     if not len(linear) or not len(same):
       continue
-    c1, c2 = compare(linear, same), compare(linear, small)
     lines.append(
       f"| {game} | {eta:g} ({kind}) | {name} | {cell(small)} | {cell(same)} "
-      f"| {cell(sqrt_)} | {cell(linear)} | {diff_text(c1, 'lower')} "
-      f"| {diff_text(c2, 'lower')} |"
+      f"| {cell(sqrt_)} | {cell(linear)} | {diff_cell(linear, same, 'lower')} "
+      f"| {diff_cell(linear, small, 'lower')} |"
     )
   return lines
 
@@ -211,13 +170,13 @@ def _scaling_cells(runs: Runs, game: str, eta: float) -> list[Cell]:
     ("4 eta - eta", finals(runs, "adam", game, eta, seeds)),
     ("4 eta - 1 x 32", finals(runs, "adam_1x32", game, eta, seeds)),
   ):
-    c = compare(linear, base)
+    c = best.compare(linear, base)
     if c is not None:
       cells.append(("4e", f"{game.split('-')[0]} {what}{suffix}", "lower", c))
   return cells
 
 
-def scaling(runs: Runs, cells: list[Cell]) -> str:
+def scaling(runs: Runs, curves: Curves, cells: list[Cell]) -> str:
   lines = [
     "| game | eta | seeds | 1 x 32 at eta | 4 x 32 at eta | 4 x 32 at 2 eta (sqrt) "
     "| 4 x 32 at 4 eta (linear) | linear - same rate (claim: lower) "
@@ -229,16 +188,16 @@ def scaling(runs: Runs, cells: list[Cell]) -> str:
     "| --- | --- | --- | --- | --- |",
   ]
   for game in GAMES:
-    best = best_rate(runs, "adam_1x32", game)
-    for kind, eta in _etas(best):
+    small_best = best.best_rate(runs, "adam_1x32", game)
+    for kind, eta in _etas(small_best):
       lines += _scaling_rows(runs, game, kind, eta)
-      if kind != "paper" or best == 1e-3 or best is None:
+      if kind != "paper" or small_best == 1e-3 or small_best is None:
         cells += _scaling_cells(runs, game, eta)
       seeds = SWEEP_SEEDS + HELD_OUT
       drops.append(
-        f"| {game} | {eta:g} | {drop(runs, 'adam', game, eta, seeds)} "
-        f"| {drop(runs, 'adam', game, 4 * eta, seeds)} "
-        f"| {drop(runs, 'adam_1x32', game, eta, seeds)} |"
+        f"| {game} | {eta:g} | {drop(curves, 'adam', game, eta, seeds)} "
+        f"| {drop(curves, 'adam', game, 4 * eta, seeds)} "
+        f"| {drop(curves, 'adam_1x32', game, eta, seeds)} |"
       )
   return (
     "\n".join(lines) + "\n\nDrop from the peak of the running-mean training return to "
@@ -274,13 +233,11 @@ def plot(runs: Runs, path: str) -> None:
   matplotlib.use("Agg")
   import matplotlib.pyplot as plt
 
-  from galax.results import paper_protocols as protocols
-
   fig, axes = plt.subplots(1, len(GAMES), figsize=(11, 4), squeeze=False)
   for ax, game in zip(axes[0], GAMES):
     for group, color in (("adam", "C0"), ("rmsprop", "C3"), ("adam_1x32", "C2")):
       xs, ms, los, his = [], [], [], []
-      for lr in rates(runs, group, game):
+      for lr in best.rates(runs, group, game):
         x = finals(runs, group, game, lr)
         if len(x) == len(SWEEP_SEEDS):
           m, lo, hi = protocols.bootstrap_ci(x)
@@ -288,7 +245,7 @@ def plot(runs: Runs, path: str) -> None:
           ax.scatter([lr] * len(x), x, color=color, s=8, alpha=0.5)
       if xs:
         ax.errorbar(xs, ms, yerr=[los, his], color=color, marker="o", capsize=3, label=NAMES[group])
-      for lr in rates(runs, group, game):
+      for lr in best.rates(runs, group, game):
         held = finals(runs, group, game, lr, HELD_OUT)
         if len(held):
           ax.scatter([lr] * len(held), held, color=color, marker="x", s=25)
@@ -305,7 +262,7 @@ def plot(runs: Runs, path: str) -> None:
   plt.close(fig)
 
 
-def plot_curves(runs: Runs, path: str) -> None:
+def plot_curves(runs: Runs, curves: Curves, path: str) -> None:
   """Training curves (running mean over seeds 0-5 run) of the compared configurations."""
   import matplotlib
 
@@ -314,10 +271,10 @@ def plot_curves(runs: Runs, path: str) -> None:
 
   fig, axes = plt.subplots(1, len(GAMES), figsize=(12, 4.2), squeeze=False)
   for ax, game in zip(axes[0], GAMES):
-    eta = best_rate(runs, "adam_1x32", game)
+    eta = best.best_rate(runs, "adam_1x32", game)
     shown = [
-      ("adam", best_rate(runs, "adam", game), "Adam 4x32, its best", "C0", "-"),
-      ("rmsprop", best_rate(runs, "rmsprop", game), "RMSProp 4x32, its best", "C3", "-"),
+      ("adam", best.best_rate(runs, "adam", game), "Adam 4x32, its best", "C0", "-"),
+      ("rmsprop", best.best_rate(runs, "rmsprop", game), "RMSProp 4x32, its best", "C3", "-"),
     ]
     if eta is not None:
       shown += [
@@ -326,11 +283,11 @@ def plot_curves(runs: Runs, path: str) -> None:
         ("adam", 4 * eta, "Adam 4x32 at 4 eta", "C4", ":"),
       ]
     for group, lr, name, color, style in shown:
-      found = runs_at(runs, group, game, lr) if lr is not None else {}
-      for i, run in enumerate(found.values()):
+      found = curves.get((group, game, _rate(curves, group, game, lr)), {}) if lr else {}
+      for i, (steps, curve) in enumerate(found.values()):
         ax.plot(
-          run["steps"],
-          run["curve"],
+          steps,
+          curve,
           color=color,
           ls=style,
           lw=1,
@@ -346,36 +303,38 @@ def plot_curves(runs: Runs, path: str) -> None:
   plt.close(fig)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> str:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--root", default="runs/ba3c_best")
-  parser.add_argument("--runs_json", default="", help="a runs.json this script wrote, not --root")
+  parser.add_argument("--runs", default="runs/ba3c_best", help="the runs root, or its runs.json")
   parser.add_argument("--out", default="")
-  args = parser.parse_args()
-  runs = runs_from_json(args.runs_json) if args.runs_json else read_runs(args.root)
+  args = parser.parse_args(argv)
+  if not os.path.exists(args.runs):
+    parser.error(f"--runs={args.runs!r} does not exist.")
+  runs, folders = best.load_runs(args.runs), os.path.isdir(args.runs)
+  curves = read_curves(args.runs) if folders else {}
   cells: list[Cell] = []
   text = (
     "## The rate sweeps\n\n"
-    + sweep_table(runs, ("rmsprop", "adam", "adam_1x32"))
+    + best.sweep_table(runs, ("rmsprop", "adam", "adam_1x32"), NAMES)
     + "\n## Best against best\n\n"
     + best_against_best(runs, cells)
     + "\n## Linear lr scaling for Adam\n\n"
-    + scaling(runs, cells)
+    + scaling(runs, curves, cells)
     + "\n## Verdict cells (docs/results.md's format)\n\n"
     + cell_rows(cells)
   )
-  if args.runs_json and args.out:
+  if not folders and args.out:
     text = kept_drops(text, os.path.join(args.out, "pair.md"))
   print(text)
   if args.out:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "pair.md"), "w") as f:
       f.write(text)
-    if args.runs_json:
-      return
-    plot(runs, os.path.join(args.out, "pair.png"))
-    plot_curves(runs, os.path.join(args.out, "curves.png"))
-    dump_runs(args.root, os.path.join(args.out, "runs.json"))
+    if folders:
+      plot(runs, os.path.join(args.out, "pair.png"))
+      plot_curves(runs, curves, os.path.join(args.out, "curves.png"))
+      best.dump_runs(args.runs, os.path.join(args.out, "runs.json"))
+  return text
 
 
 if __name__ == "__main__":
