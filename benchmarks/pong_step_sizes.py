@@ -23,7 +23,8 @@ gradients of order 1e-4 per element, the step lr g / sqrt(nu + 0.1) becomes plai
 lr / sqrt(0.1) = 0.071: an element's step is proportional to its gradient, and the
 660k-weight fc layer, whose elements get the smallest gradients, barely moves. PyTorch's
 RMSProp divides by sqrt(nu) + 1e-5 instead, so every element moves by about lr.
-Figures: docs/results/history/2026-11-25.md, "Why the old pong_paac's policy stayed uniform".
+Figures: docs/archive/results_history/2026-11-25.md, "Why the old pong_paac's policy stayed
+uniform".
 """
 
 from __future__ import annotations

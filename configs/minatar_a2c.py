@@ -18,7 +18,7 @@ samples needs the large rate, and even then a seed can stay on the plateau (PPO'
 reuse does not: configs/minatar_ppo.py). The conv torso: --config.network.name=minatar
 --config.network.conv_impl=patches. With 16 envs per learner (the claims' learners) 1e-2
 is too large for SpaceInvaders: 2 of 5 seeds collapse, and 3e-3 learns on every seed (79
-vs 31 at 2M; docs/results/history/2026-11-25.md, section 0b).
+vs 31 at 2M; docs/archive/results_history/2026-11-25.md, section 0b).
 
 The papers' own A2C settings are their configs, not variants of this one:
 configs/breakout_a2c.py (GALA Table 2: RMSProp 7e-4, t_max 5, 16 envs) and

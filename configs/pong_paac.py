@@ -26,7 +26,7 @@ area interpolation (theirs: nearest, :73); at each new game 0-29 no-ops and then
 (envpool's `use_fire_reset`, which changes nothing on Pong: measured 2026-11-27), with the
 first frame copied into the 4 stack slots (theirs: 0-30 no-ops, no FIRE, then 4 no-op steps
 fill the stack); and a 27,000-step time limit per game (theirs: none). See
-docs/results/history/2026-11-26.md. Both: 4-frame max-pooled action repeat, no sticky
+docs/archive/results_history/2026-11-26.md. Both: 4-frame max-pooled action repeat, no sticky
 actions, the minimal action set, a game ends at game over, rewards clipped to [-1, 1].
 
   python run.py --config=pong_paac --workdir=runs/pong_paac_seed0

@@ -18,7 +18,7 @@ Each is a config file's algorithm settings (one place for them) moved onto a Min
   0.99, lambda 0.95, one gradient per minibatch).
 
 Those are the papers' settings (`settings="paper"`). On MinAtar they sit on a plateau
-(Breakout near 6 at 2M steps: docs/results/history/2026-11-25.md, section 0), so the claims
+(Breakout near 6 at 2M steps: docs/archive/results_history/2026-11-25.md, section 0), so the claims
 are judged at `settings="learning"` (the default): PureJaxRL's MinAtar network (an MLP 64x64
 relu on the flattened grid) and, for the A2C family, configs/minatar_a2c.py's optimisation
 (GAE 0.95, Adam 1e-2 annealed, eps 1e-5, clip 0.5) per learner of 16 envs x t_max 16 (PAAC keeps its
@@ -91,7 +91,7 @@ def paac_config(
   loss and t_max 5 (configs/pong_paac.py), on the MinAtar conv torso ("paper") or PureJaxRL's MLP
   ("learning"). The claim is about that optimiser's linear rule, so "learning" changes only
   the network: with Adam the same linear rule (1e-2 x n_e / 16, up to 8e-2) stops learning
-  at n_e >= 32 (docs/results/history/2026-11-25.md, section 0b)."""
+  at n_e >= 32 (docs/archive/results_history/2026-11-25.md, section 0b)."""
   c = _on_minatar(load_config("pong_paac"), env_id, total_env_steps, settings)
   c.envs_per_learner = int(num_envs)
   c.network.init = "paac"  # the authors' init on the MinAtar network too

@@ -1,22 +1,25 @@
-"""The README and docs: the first two commands, links that resolve (the "read this" column
-names functions that exist), and installs that never fetch the unrelated PyPI `galax`."""
+"""The README's commands run: every command of its code blocks names a config, module, script
+or extra that exists, with flags the command defines; the quickstart's Pong path (train,
+resume, evaluate with a video) runs for real at a tiny step count (slow). Installs never
+fetch the unrelated PyPI `galax`."""
 
+import functools
 import glob
+import importlib.util
 import os
 import re
 import shlex
+import shutil
+import subprocess
+import sys
 import tomllib
 
 import nbformat
-
-from experiments.verdicts_page import SUMMARY_HEADER
+import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-DOCS = [
-  "README.md",
-  *sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md"))),
-]
-LINK = re.compile(r"\[([^\]]*)\]\(([^)#\s]+)[^)]*\)")
+GALAX = ("galax", "python run.py", "python -m galax")  # one command, three spellings
+SHELL = {".", "source", "cd", "export"}  # shell built-ins: nothing to check
 
 
 def _read(path):
@@ -24,87 +27,215 @@ def _read(path):
     return f.read()
 
 
-def _distribution_name():
+def _pyproject():
   with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
-    return tomllib.load(f)["project"]["name"]
+    return tomllib.load(f)
 
 
-def test_readme_starts_with_setup_and_run_then_the_tests():
-  first_block = _read("README.md").split("```")[1].splitlines()
-  assert first_block[0] == "bash"
-  assert (
-    first_block[1].startswith("python3 -m venv --upgrade-deps .venv")  # a pip that checks Python
-    and "pip install -e '.[test]'" in first_block[1]
-    and first_block[1].endswith("python run.py")
+def shell_blocks(text):
+  """The bodies of a markdown page's ```bash / ```sh code blocks."""
+  return re.findall(r"^```(?:bash|sh|shell)\n(.*?)^```", text, re.S | re.M)
+
+
+def commands(text):
+  """Each command of the page's shell blocks as (environment assignments, words), one per
+  `&&`-joined part of a line, comments dropped."""
+  found = []
+  for block in shell_blocks(text):
+    for line in block.splitlines():
+      words = shlex.split(line, comments=True)
+      while words:
+        part = words[: words.index("&&")] if "&&" in words else words
+        words = words[len(part) + 1 :]
+        env = {}
+        while part and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", part[0]):
+          key, _, value = part.pop(0).partition("=")
+          env[key] = value
+        if part:
+          found.append((env, part))
+  return found
+
+
+def _entry(words):
+  """(the program as README spells it: 'galax', 'python -m mod', 'python x.py', ...), args."""
+  if words[0] in ("python", "python3") and len(words) > 2 and words[1] == "-m":
+    return f"python -m {words[2]}", words[3:]
+  if words[0] in ("python", "python3") and len(words) > 1 and words[1].endswith(".py"):
+    return f"python {words[1]}", words[2:]
+  return words[0], words[1:]
+
+
+@functools.cache
+def _help(program):
+  """The flags `program --help` lists (absl: `--name:` and `--[no]name:`)."""
+  command = [sys.executable, "-m", program.split()[-1]] if program.startswith("python -m") else None
+  if program in GALAX:
+    command = [sys.executable, "-m", "galax"]
+  out = subprocess.run([*command, "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+  assert out.returncode == 0, out.stderr[-2000:]
+  return set(re.findall(r"^\s+--(?:\[no\])?([\w.]+):", out.stdout, re.M))
+
+
+@functools.cache
+def _config_fields(name):
+  """The fields `galax --help_config=NAME` lists."""
+  out = subprocess.run(
+    [sys.executable, "-m", "galax", f"--help_config={name}"],
+    capture_output=True,
+    text=True,
+    cwd=ROOT,
+    timeout=120,
   )
-  assert first_block[2] == "python -m pytest -n 2 tests"
-  assert 'python -m pytest -n 2 -m "not slow" tests' in _read("README.md")
+  assert out.returncode == 0, f"galax --help_config={name}: {out.stderr[-2000:]}"
+  return set(re.findall(r"^  ([\w.]+) = ", out.stdout, re.M))
 
 
-def test_relative_links_resolve():
-  for doc in DOCS:
-    for text, target in LINK.findall(_read(doc)):
-      if "://" in target:
-        continue
-      path = os.path.normpath(os.path.join(os.path.dirname(doc), target))
-      assert os.path.exists(os.path.join(ROOT, path)), f"{doc}: [{text}]({target})"
+def _flags(args):
+  """{name: value} of the --name[=value] arguments (absl's --noname as name=false)."""
+  flags = {}
+  for arg in args:
+    assert arg.startswith("--"), f"positional argument {arg!r}: give it as --name=value"
+    name, _, value = arg[2:].partition("=")
+    flags[name] = value
+  return flags
 
 
-def test_read_this_links_name_code_in_the_linked_file():
-  # [`module.Class.method`](galax/x.py): every name after the module is defined in x.py.
-  table = [line for line in _read("README.md").splitlines() if line.startswith("| ")]
-  assert "read this" in table[0]
-  links = [(text.strip("`"), target) for row in table[2:] for text, target in LINK.findall(row)]
-  assert len(links) >= 10
-  for text, target in links:
-    if not target.endswith(".py") or "/" in text:
-      continue  # a module's docstring
-    source = _read(target)
-    for name in text.split(".")[1:] if text.count(".") else [text]:
-      assert re.search(rf"^\s*(def|class) {name}\b", source, re.M), f"{name} not in {target}"
+def _extras(command):
+  """The extras a `pip install` line asks of galax ('.[test,gpu]' -> {'test', 'gpu'})."""
+  names = set()
+  for word in shlex.split(command, comments=True)[2:]:
+    match = re.fullmatch(r"(?:\.|galax-rl|galax-rl @ \S+)\[([\w,-]*)\]", word)
+    if match:
+      names |= set(match.group(1).split(","))
+  return names
+
+
+def problems(env, words):
+  """What is wrong with one README command: [] when its program, config, module, script,
+  extras and flags exist."""
+  program, args = _entry(words)
+  found = []
+  if "XLA_FLAGS" in env and not re.fullmatch(
+    r"--xla_force_host_platform_device_count=\d+", env["XLA_FLAGS"]
+  ):
+    found.append(f"XLA_FLAGS={env['XLA_FLAGS']}")
+  if program in GALAX:
+    flags = _flags(args)
+    name = flags.get("config") or flags.get("help_config") or "cartpole_a2c"
+    if not os.path.exists(os.path.join(ROOT, "configs", f"{name}.py")):
+      found.append(f"no config {name!r} in configs/")
+      return found
+    known = _help(program) | {"help_config", "version", "help"}
+    for flag in flags:
+      if flag.startswith("config."):
+        if flag[len("config.") :] not in _config_fields(name):
+          found.append(f"config {name} has no field {flag}")
+      elif flag not in known:
+        found.append(f"galax has no flag --{flag}")
+  elif program == "python -m pytest":
+    paths = [a for a in args if not a.startswith("-") and not re.fullmatch(r"\d+|not slow", a)]
+    found += [f"no test path {p}" for p in paths if not os.path.exists(os.path.join(ROOT, p))]
+  elif program.startswith("python -m "):
+    module = program.split()[-1]
+    if module == "venv":
+      return found
+    if importlib.util.find_spec(module) is None:
+      return [f"no module {module}"]
+    known = _help(program) | {"help"}
+    found += [f"{program} has no flag --{f}" for f in _flags(args) if f not in known]
+  elif program.startswith("python "):
+    script = program.split()[-1]
+    if not os.path.exists(os.path.join(ROOT, script)):
+      found.append(f"no script {script}")
+  elif program == "pip":
+    extras = set(_pyproject()["project"]["optional-dependencies"])
+    found += [f"no extra [{e}]" for e in _extras(shlex.join(words)) - extras]
+  elif program == "tensorboard":
+    if shutil.which("tensorboard") is None:
+      found.append("tensorboard is not installed by the test extra")
+  elif program not in SHELL:
+    found.append(f"a command this test does not know how to check: {program}")
+  return found
+
+
+README_COMMANDS = commands(_read("README.md"))
+
+
+def test_the_readme_has_its_quickstart():
+  programs = [_entry(words)[0] for _, words in README_COMMANDS]
+  assert len(README_COMMANDS) >= 8 and "pip" in programs and "python -m galax.evaluate" in programs
+
+
+@pytest.mark.parametrize(
+  "env, words", README_COMMANDS, ids=[" ".join(w)[:60] for _, w in README_COMMANDS]
+)
+def test_each_readme_command_names_what_exists(env, words):
+  assert not problems(env, words), problems(env, words)
+
+
+def test_the_check_catches_a_wrong_command():
+  bad = [
+    "galax --config=pong_fastest",
+    "galax --config=pong_fast --config.no_such_field=1",
+    "galax --config=pong_fast --no_such_flag=1",
+    "python -m galax.evaluate --workdir=runs/x --no_such_flag=1",
+    "python -m galax.no_such_module",
+    "python no_such_script.py",
+    "pip install -e '.[test,no_such_extra]'",
+    "XLA_FLAGS=--xla_force_host_device_count=4 galax",
+    "no_such_program --help",
+  ]
+  for line in bad:
+    ((env, words),) = commands(f"```bash\n{line}\n```\n")
+    assert problems(env, words), line
+  ((env, words),) = commands("```bash\ngalax --config=pong_fast --config.seed=1  # ok\n```\n")
+  assert not problems(env, words)
+
+
+@pytest.mark.slow
+def test_the_quickstart_pong_path_runs(tmp_path):
+  # The README's Pong lines as written, in a scratch directory, with a few updates' budget
+  # appended: train, resume after it, evaluate with a video.
+  lines = [
+    " ".join(words)
+    for _, words in README_COMMANDS
+    if "runs/pong" in " ".join(words) and _entry(words)[0] in (*GALAX, "python -m galax.evaluate")
+  ]
+  assert len(lines) == 3, lines
+  budget = {
+    0: ["--config.total_env_steps=800", "--config.updates_per_call=10"],
+    1: ["--config.total_env_steps=1600"],
+    2: ["--episodes=1"],
+  }
+  env = {**os.environ, "PYTHONPATH": ROOT}
+  for i, line in enumerate(lines):
+    words = shlex.split(line.replace("/tmp/", f"{tmp_path}/"))
+    if words[0] == "galax":
+      words = [sys.executable, "-m", "galax", *words[1:]]
+    elif words[0] == "python":
+      words[0] = sys.executable
+    out = subprocess.run(
+      [*words, *budget[i]], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+    assert out.returncode == 0, f"{line}\n{out.stdout[-1500:]}\n{out.stderr[-1500:]}"
+  assert (tmp_path / "runs" / "pong" / "result.json").exists()
+  assert glob.glob(str(tmp_path / "runs" / "pong" / "eval_step1600*.json"))
+  assert glob.glob(str(tmp_path / "pong.*"))
 
 
 def test_installs_never_name_the_pypi_galax():
   # `galax` on PyPI is a different project: install from a checkout or the repository.
-  name = _distribution_name()
+  name = _pyproject()["project"]["name"]
   assert name != "galax"
-  texts = [_read(doc) for doc in DOCS]
+  # The pages a user reads for instructions (not run records, which quote what a run printed).
+  pages = ["README.md", *glob.glob(os.path.join(ROOT, "docs", "*.md"))]
+  pages += glob.glob(os.path.join(ROOT, "docs", "algorithms", "*.md"))
+  texts = [_read(page) for page in pages]
   for notebook in glob.glob(os.path.join(ROOT, "colabs", "*.ipynb")):
     texts += [cell.source for cell in nbformat.read(notebook, as_version=4).cells]
-  commands = [c for text in texts for c in re.findall(r"pip install[^`\n]*", text)]
-  assert commands
-  for command in commands:
+  installs = [c for text in texts for c in re.findall(r"pip install[^`\n]*", text)]
+  assert installs
+  for command in installs:
     for word in shlex.split(command, comments=True)[2:]:  # "name @ url" is one word
       assert not re.fullmatch(r"galax(-rl)?(\[[\w,]*\])?", word), command
   assert f'"{name} @ git+' in _read("README.md")
-
-
-def _results_verdicts():
-  """{claim id: verdict} from the Verdicts summary tables of docs/results.md."""
-  header = SUMMARY_HEADER
-  verdicts, rows = {}, False
-  for line in _read("docs/results.md").splitlines():
-    if line.strip() == header:
-      rows = True
-    elif rows and line.startswith("| ---"):
-      continue
-    elif rows and line.startswith("|"):
-      cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-      verdicts[cells[0]] = cells[4].strip("*")
-    else:
-      rows = False
-  return verdicts
-
-
-def test_readme_quotes_the_results_pages_verdicts():
-  # The README summarises the claims as "verdict 4a, **reproduced**": each quote is the
-  # verdict docs/results.md computes for that id ("mixed" stands for "mixed: ..."), and
-  # every paper's claims (ids 1 GALA, 2 HTS-RL, 3 PAAC, 4 BA3C) are quoted at least once,
-  # so a summary in words alone cannot drift from the table.
-  verdicts = _results_verdicts()
-  assert len(verdicts) >= 20
-  quotes = re.findall(r"verdict (\w+),?\s+\*\*([^*]+)\*\*", _read("README.md"))
-  for id_, label in quotes:
-    assert id_ in verdicts, f"README quotes verdict {id_}, not in docs/results.md"
-    assert label == verdicts[id_].split(":")[0], (id_, label, verdicts[id_])
-  assert {id_[0] for id_, _ in quotes} >= {"1", "2", "3", "4"}, quotes
