@@ -1,6 +1,6 @@
 """Where an A2C update's time goes, against raw env stepping (one learner, gymnax or envpool).
 
-  python benchmarks/a2c_cost_split.py --config=cartpole_a2c --env=gymnax/CartPole-v1 \
+  python -m benchmarks.a2c_cost_split --config=cartpole_a2c --env=gymnax/CartPole-v1 \
       --num_envs=1024
 
 Times, in one process and interleaved (median over rounds), one update's worth of work
@@ -26,10 +26,10 @@ import time
 
 import jax
 import jax.numpy as jnp
-import measure
 from absl import app, flags
 
 import galax
+from benchmarks import measure
 from galax import config as config_lib
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.registry import spec_for

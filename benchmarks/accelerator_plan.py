@@ -1,7 +1,7 @@
 """The accelerator plan: every gymnax config compiled for TPU slices and an H100 node.
 
-  python benchmarks/accelerator_plan.py --out=docs/accelerators.md
-  python benchmarks/accelerator_plan.py --configs=minatar_gala --topologies=v5e:2x4 --out=-
+  python -m benchmarks.accelerator_plan --out=docs/accelerators.md
+  python -m benchmarks.accelerator_plan --configs=minatar_gala --topologies=v5e:2x4 --out=-
 
 For each config and target: `galax.aot.compile`'s figures at the config's envs per learner (one
 learner per chip), then the largest envs per learner that fits the chip

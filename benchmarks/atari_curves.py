@@ -1,6 +1,6 @@
 """Curves and a table from `run.py` workdirs: return against minutes and agent steps.
 
-  python benchmarks/atari_curves.py runs/pong_* --out docs/results/pong --target 18
+  python -m benchmarks.atari_curves runs/pong_* --out docs/results/pong --target 18
 
 For each workdir (its metrics.csv, config.json and result.json, as `python run.py` writes
 them) the table gives: the setting (the workdir's name), seed, agent steps, wall minutes

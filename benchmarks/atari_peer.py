@@ -1,8 +1,8 @@
 """galax against CleanRL's envpool+JAX PPO on real Atari (Pong-v5): same machine, same wall time.
 
-  python benchmarks/atari_peer.py                        # peer then galax, 1 seed, 30 min each
-  python benchmarks/atari_peer.py --only=peer --seconds=60 --out=/tmp/atari_peer
-  python benchmarks/atari_peer.py --galax_config=pong_paac --seeds=3
+  python -m benchmarks.atari_peer                        # peer then galax, 1 seed, 30 min each
+  python -m benchmarks.atari_peer --only=peer --seconds=60 --out=/tmp/atari_peer
+  python -m benchmarks.atari_peer --galax_config=pong_paac --seeds=3
 
 The peer is `cleanrl/ppo_atari_envpool_xla_jax_scan.py` from the `cleanrl` wheel on PyPI,
 version 1.2.0 (sha256 of the wheel below), not a copy in this repository. cleanrl 1.2.0 cannot
@@ -65,8 +65,8 @@ import subprocess
 import sys
 import tempfile
 
-import atari_curves  # benchmarks/: galax's metrics.csv as a curve
-from cleanrl_script import CLEANRL_VERSION, SCRIPT_PATCHES, patch, peer_source
+from benchmarks import atari_curves  # benchmarks/: galax's metrics.csv as a curve
+from benchmarks.cleanrl_script import CLEANRL_VERSION, SCRIPT_PATCHES, patch, peer_source
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -5,7 +5,7 @@ reads a script from an installed cleanrl 1.2.0, else from the `cleanrl` wheel (d
 into a cache and checked against WHEEL_SHA256); `patch` applies
 `SCRIPT_PATCHES[script] + PATCHES`, exact text substitutions that must each match.
 
-  python benchmarks/cleanrl_script.py [--peer_script=NAME]   # the patched script, to read
+  python -m benchmarks.cleanrl_script [--peer_script=NAME]   # the patched script, to read
 """
 
 from __future__ import annotations

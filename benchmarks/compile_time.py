@@ -1,6 +1,6 @@
 """Compile time of the first call and steady steps/s, per config (issue 15's table).
 
-  python benchmarks/compile_time.py ba3c_breakout gala_a2c --seconds=20 \
+  python -m benchmarks.compile_time ba3c_breakout gala_a2c --seconds=20 \
       --set updates_per_call=1
 
 Compare two code paths in one run on the same machine: run this file with
@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-import measure  # benchmarks/measure.py, next to this file
-
 import galax
+from benchmarks import measure  # benchmarks/measure.py, next to this file
 from galax import config as config_lib
 
 

@@ -1,8 +1,8 @@
 """Where an archnips update's time goes on this machine: forward, and the gradients by layer.
 
-  python benchmarks/conv_grad_cost.py
-  XLA_FLAGS=--xla_cpu_use_onednn=true python benchmarks/conv_grad_cost.py   # a flag's effect
-  python benchmarks/conv_grad_cost.py --alternatives   # conv1's kernel gradient rewritten
+  python -m benchmarks.conv_grad_cost
+  XLA_FLAGS=--xla_cpu_use_onednn=true python -m benchmarks.conv_grad_cost   # a flag's effect
+  python -m benchmarks.conv_grad_cost --alternatives   # conv1's kernel gradient rewritten
 
 The network is pong_paac's (archnips: 8x8/4 conv to 16, 4x4/2 conv to 32, fc 256) on 160
 frames (32 envs x t_max 5), as plain lax convolutions and a dot, summed to a scalar; each

@@ -1,8 +1,8 @@
 """Every figure an accelerator run should give, in one call of under 8 minutes.
 
-  python benchmarks/device.py --out=/tmp/device                  # a 16-core GPU box
-  python benchmarks/device.py --out=/tmp/device --scale=smoke    # every phase tiny, on CPU
-  python benchmarks/device.py --out=/tmp/seed1 --phases=env,pong_many_to_18 \
+  python -m benchmarks.device --out=/tmp/device                  # a 16-core GPU box
+  python -m benchmarks.device --out=/tmp/device --scale=smoke    # every phase tiny, on CPU
+  python -m benchmarks.device --out=/tmp/seed1 --phases=env,pong_many_to_18 \
       --many_set=seed=1 --budget_s=280                           # another many-env seed
 
 Phases, in this order, each in its own child process with its own time box (a phase that
@@ -47,12 +47,10 @@ import time
 import traceback
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import device_atari as da  # noqa: E402
-import device_context as dc  # noqa: E402
-import device_phases as dp  # noqa: E402
-import device_report  # noqa: E402
+from benchmarks import device_atari as da
+from benchmarks import device_context as dc
+from benchmarks import device_phases as dp
+from benchmarks import device_report
 
 # name -> (phase, time box on a GPU box, time box in the CPU smoke); seconds.
 PHASES: dict[str, tuple[Any, float, float]] = {
@@ -158,7 +156,8 @@ def _run_child(args: argparse.Namespace, name: str, seconds: float) -> tuple[str
   group (its run.py and CleanRL children included) is stopped."""
   cmd = [
     sys.executable,
-    os.path.abspath(__file__),
+    "-m",
+    "benchmarks.device",
     f"--phase={name}",
     f"--out={args.out}",
     f"--scale={args.scale}",
@@ -175,6 +174,7 @@ def _run_child(args: argparse.Namespace, name: str, seconds: float) -> tuple[str
       stdout=log,
       stderr=subprocess.STDOUT,
       start_new_session=True,
+      cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the checkout's root
       env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )
     try:

@@ -1,7 +1,7 @@
 """The GALA and HTS-RL phases of benchmarks/device.py, for a call of their own on a GPU box:
 
-  python benchmarks/device.py --out=/tmp/gala --phases=env,gala_breakout --budget_s=560
-  python benchmarks/device.py --out=/tmp/hts --phases=env,hts_football_scaling --budget_s=560
+  python -m benchmarks.device --out=/tmp/gala --phases=env,gala_breakout --budget_s=560
+  python -m benchmarks.device --out=/tmp/hts --phases=env,hts_football_scaling --budget_s=560
 
   gala_breakout         the pre-registered A-code arms on Breakout-v5 (docs/results/
                         atari_gala_hts/PREREGISTRATION.md): gala_a2c and allreduce_a2c with
@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import atari_peer
-from device_context import Context, scale_overrides
-from device_phases import hts_config
+from benchmarks import atari_peer
+from benchmarks.device_context import Context, scale_overrides
+from benchmarks.device_phases import hts_config
 
 ARMS = ("gala_a2c", "allreduce_a2c")
 ACODE = ["optimizer.eps=1e-5"]  # the experiment's one change from the configs (eps 0.01)
@@ -74,8 +74,9 @@ def _arm_summary(arm: str, f: dict[str, Any]) -> str:
 def hts_football_scaling(ctx: Context) -> dict[str, Any]:
   """HTS-PPO / PPO steps/s at each env count (benchmarks/hts.py's suite config and timing,
   compile apart, as the hts_vs_sync phase has them)."""
-  import hts
   from absl import flags
+
+  from benchmarks import hts
 
   small = bool(ctx.scale.envs)
   seconds = ctx.scale.measure_seconds if small else FOOTBALL_SECONDS

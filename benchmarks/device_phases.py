@@ -23,17 +23,17 @@ import sys
 import time
 from typing import Any, Callable
 
-from device_context import SCALES, SMALL_PPO, Context, Scale, Skipped, scale_overrides
+from benchmarks.device_context import SCALES, SMALL_PPO, Context, Scale, Skipped, scale_overrides
 
 # The Pong phases (their code: device_pong.py), so that device.py and its tests find every
 # phase, and the Pong summary's rate_text, in this module.
-from device_pong import pong_cleanrl, pong_fast, pong_many_to_18, rate_text  # noqa: F401
+from benchmarks.device_pong import pong_cleanrl, pong_fast, pong_many_to_18, rate_text  # noqa: F401
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def environment(ctx: Context) -> dict[str, Any]:
-  import measure
+  from benchmarks import measure
 
   info = measure.machine()
   versions = {}
@@ -122,8 +122,7 @@ def _minatar_updates(num_envs: int) -> int:
 
 def minatar_galax(ctx: Context) -> dict[str, Any]:
   """configs/minatar_ppo.py (PureJaxRL's MinAtar shape) at each env count."""
-  import measure
-
+  from benchmarks import measure
   from galax import config as config_lib
 
   for n in ctx.scale.minatar_envs:
@@ -148,7 +147,7 @@ def minatar_rejax(ctx: Context) -> dict[str, Any]:
   import jax
 
   # After jax: peer_learning defaults JAX_PLATFORMS to cpu, which must not act here.
-  import peer_learning
+  from benchmarks import peer_learning
 
   env, env_params = gymnax.make("Breakout-MinAtar")
   for n in ctx.scale.minatar_envs:
@@ -252,9 +251,9 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
 
 def hts_config(suite: str, small: bool) -> Any:
   """hts.py's suite config (its flags parsed): updates per call as hts.py's main has them."""
-  import hts
   from absl import flags
 
+  from benchmarks import hts
   from galax import config as config_lib
 
   name, env_id, upc = (
@@ -273,8 +272,9 @@ def hts_config(suite: str, small: bool) -> Any:
 def hts_vs_sync(ctx: Context) -> dict[str, Any]:
   """HTS-RL's wall-clock claim on this machine: HTS-A2C vs A2C on Pong, HTS-PPO vs PPO on
   GFootball (benchmarks/hts.py's configs and timing), at hts_envs envs, with raw envpool."""
-  import hts
   from absl import flags
+
+  from benchmarks import hts
 
   flags.FLAGS(["hts", f"--num_envs={ctx.scale.hts_envs}"])
   seconds, small = ctx.scale.measure_seconds, bool(ctx.scale.envs)

@@ -13,9 +13,8 @@ import math
 import os
 from typing import Any
 
-import atari_peer
-import cleanrl_script
-from device_context import SMALL_PPO, Context, Skipped, scale_overrides
+from benchmarks import atari_peer, cleanrl_script
+from benchmarks.device_context import SMALL_PPO, Context, Skipped, scale_overrides
 
 
 def _peer_args(

@@ -8,7 +8,7 @@ Three figures per setting (num_envs N, batch B; B = N is sync):
 Rounds interleave the settings, so each ratio to sync comes from neighbouring timings (the
 2-core machine here is shared); the summary gives the median ratio per setting.
 
-  python benchmarks/envpool_async.py --envs=16,32,64 --parts=raw,acting --rounds=3
+  python -m benchmarks.envpool_async --envs=16,32,64 --parts=raw,acting --rounds=3
 """
 
 from __future__ import annotations
@@ -18,14 +18,13 @@ import json
 import statistics
 import sys
 
-from device_phases import _raw_rate
+from benchmarks.device_phases import _raw_rate
 
 PARTS = ("raw", "acting", "a2c")
 
 
 def _galax_rate(part: str, config_name: str, envs: int, batch: int, seconds: float) -> float:
-  import measure
-
+  from benchmarks import measure
   from galax.config import load as load_config
 
   config = load_config(config_name, envs_per_learner=envs)

@@ -1,10 +1,10 @@
 """Fault injection: SIGKILL a CartPole run at random times, resume it each time, check it.
 
-  python benchmarks/fault_injection.py                 # 20 kills (about 10 minutes on 2 cores)
-  python benchmarks/fault_injection.py --kills=3 --total_env_steps=8000
-  python benchmarks/fault_injection.py --env_id=gymnax/CartPole-v1   # gymnax's CartPole
-  python benchmarks/fault_injection.py --resume_scenarios   # what --resume does in 9 cases
-  python benchmarks/fault_injection.py --ctrl_c      # 20 Ctrl-Cs under a pseudo-terminal
+  python -m benchmarks.fault_injection                 # 20 kills (about 10 minutes on 2 cores)
+  python -m benchmarks.fault_injection --kills=3 --total_env_steps=8000
+  python -m benchmarks.fault_injection --env_id=gymnax/CartPole-v1   # gymnax's CartPole
+  python -m benchmarks.fault_injection --resume_scenarios   # what --resume does in 9 cases
+  python -m benchmarks.fault_injection --ctrl_c      # 20 Ctrl-Cs under a pseudo-terminal
 
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
 checkpoint's final rename is slowed down (`--save_delay_s`, patched into orbax in the
@@ -234,11 +234,11 @@ def main() -> None:
   )
   args = parser.parse_args()
   if args.ctrl_c:
-    import terminal_interrupts
+    from benchmarks import terminal_interrupts
 
     sys.exit(terminal_interrupts.main(["--seed", str(args.seed), "--workdir", args.workdir]))
   if args.resume_scenarios:
-    import resume_faults
+    from benchmarks import resume_faults
 
     sys.argv = [sys.argv[0]] + ([f"--workdir={args.workdir}"] if args.workdir else [])
     resume_faults.main()

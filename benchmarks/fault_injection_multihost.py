@@ -1,7 +1,7 @@
 """Fault injection in a 2-process job: kill one process at random, restart both, check it.
 
-  python benchmarks/fault_injection_multihost.py                 # 10 kills per combine mode
-  python benchmarks/fault_injection_multihost.py --kills=3 --combines=gossip
+  python -m benchmarks.fault_injection_multihost                 # 10 kills per combine mode
+  python -m benchmarks.fault_injection_multihost --kills=3 --combines=gossip
 
 A 2-process CPU job (2 devices each, 4 learners x 4 envs, CartPole A2C, `--config.combine`
 gossip then allreduce) checkpoints and logs a row after every call. Each round, 0-3 s after

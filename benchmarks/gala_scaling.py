@@ -1,8 +1,8 @@
 """GALA vs one A2C learner on the same device(s): env steps/s of each, in one run.
 
-  python benchmarks/gala_scaling.py --env=Pong-v5 --total_envs=64 --learners=4
-  python benchmarks/gala_scaling.py --env=CartPole-v1 --total_envs=16,64 --learners=2,4
-  python benchmarks/gala_scaling.py --devices=4 --num_devices=4 ...   # 4 virtual CPU devices
+  python -m benchmarks.gala_scaling --env=Pong-v5 --total_envs=64 --learners=4
+  python -m benchmarks.gala_scaling --env=CartPole-v1 --total_envs=16,64 --learners=2,4
+  python -m benchmarks.gala_scaling --devices=4 --num_devices=4 ...   # 4 virtual CPU devices
 
 For every total env count N and learner count n it measures the steady-state env steps/s
 (all envs together; compile time excluded and reported apart; the algorithms are measured
@@ -33,11 +33,11 @@ for _arg in sys.argv:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
 import jax
-import measure
 import numpy as np
 from absl import app, flags
 
 import galax
+from benchmarks import measure
 from galax import config as config_lib
 from galax.config import cli
 from galax.envs import env_family

@@ -1,6 +1,6 @@
 """gymnax throughput: raw vmapped stepping vs A2C, GALA and PPO, and PPO vs envpool.
 
-  python benchmarks/gymnax_throughput.py --json=benchmarks/results/cpu_gymnax.json \
+  python -m benchmarks.gymnax_throughput --json=benchmarks/results/cpu_gymnax.json \
       --md=benchmarks/results/cpu_gymnax.md
 
 For each env and env count it measures, in one process (compile time excluded):
@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import sys
 
-import measure
 from absl import app, flags
 
+from benchmarks import measure
 from galax import config as config_lib
 from galax.config import cli
 

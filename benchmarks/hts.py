@@ -1,7 +1,7 @@
 """Env steps per second of HTS-RL vs its synchronous baseline, in one run.
 
-  python benchmarks/hts.py                      # Atari (Pong) and GFootball (3 vs 1)
-  python benchmarks/hts.py --suites=atari --seconds=30 --env_threads=2
+  python -m benchmarks.hts                      # Atari (Pong) and GFootball (3 vs 1)
+  python -m benchmarks.hts --suites=atari --seconds=30 --env_threads=2
 
 Two suites, each with the same envs and the same network for every figure:
   atari     configs/hts_a2c_atari.py: raw envpool, synchronous A2C, HTS-A2C

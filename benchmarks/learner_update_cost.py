@@ -1,8 +1,8 @@
 """One pong_paac learner update on this CPU: its pieces, and the update with acting's forward
 reused (galax/core/forward_reuse.py) against the update as galax runs it now.
 
-  python benchmarks/learner_update_cost.py               # pieces, then before / after
-  python benchmarks/learner_update_cost.py --rounds=61 --no-pieces
+  python -m benchmarks.learner_update_cost               # pieces, then before / after
+  python -m benchmarks.learner_update_cost --rounds=61 --no-pieces
 
 The shape is configs/pong_paac.py's: archnips (paac init), 32 envs x t_max 5 = 160 uint8
 frames [4, 84, 84], RMSProp (TF form) after global-norm clipping at 3.0, the A2C loss
@@ -36,12 +36,12 @@ import platform
 import statistics
 import time
 
-import forward_reuse
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from benchmarks import forward_reuse
 from galax import config as config_lib
 from galax.algorithms.a2c import a2c_grads
 from galax.core import losses, networks

@@ -1,7 +1,7 @@
 """A short learning check of the BA3C, A3C and IMPALA baselines on CartPole-v1 (CPU).
 
-  python benchmarks/learning_check.py                   # all three, seed 0
-  python benchmarks/learning_check.py --baselines=impala --seeds=0,1,2
+  python -m benchmarks.learning_check                   # all three, seed 0
+  python -m benchmarks.learning_check --baselines=impala --seeds=0,1,2
 
 Each baseline trains from the CartPole A2C job (configs/cartpole_a2c.py: MLP 64-64, gamma
 0.99, entropy 0.01) with its own architecture and optimizer settings below, until the mean
@@ -24,7 +24,6 @@ configs/. With annealing the result depends on --max_steps (the schedule spans i
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -119,6 +118,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
   app.run(main)

@@ -1,9 +1,9 @@
 """galax PPO against an installable peer (rejax's PPO) on MinAtar: same games, budget, seeds.
 
   pip install rejax            # the peer (pure-JAX PPO on gymnax; not a galax dependency)
-  python benchmarks/peer_learning.py                                   # 2 games x 5 seeds x 2M
-  python benchmarks/peer_learning.py --games=Breakout-MinAtar --seeds=2 --steps=500000
-  python benchmarks/peer_learning.py --galax_config=minatar_ppo \\
+  python -m benchmarks.peer_learning                                   # 2 games x 5 seeds x 2M
+  python -m benchmarks.peer_learning --games=Breakout-MinAtar --seeds=2 --steps=500000
+  python -m benchmarks.peer_learning --galax_config=minatar_ppo \\
       --galax_set=optimizer.learning_rate=5e-4
 
 Both learners train one after the other in this process, with the settings of PureJaxRL's
@@ -35,13 +35,12 @@ import sys
 import time
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
+import jax
+import numpy as np
 
-from galax.config import load, set_fields, validate  # noqa: E402
-from galax.results.paper_protocols import bootstrap_ci  # noqa: E402
+from galax.config import load, set_fields, validate
+from galax.results.paper_protocols import bootstrap_ci
 
 # PureJaxRL's MinAtar PPO, in rejax's field names.
 PEER_SETTINGS = dict(

@@ -1,7 +1,7 @@
 """Why configs/pong_paac.py's policy stays uniform: the size of its updates, measured.
 
-  python benchmarks/pong_step_sizes.py                       # 4 variants x 200 updates
-  python benchmarks/pong_step_sizes.py --variants=paac,sb3 --calls=8
+  python -m benchmarks.pong_step_sizes                       # 4 variants x 200 updates
+  python -m benchmarks.pong_step_sizes --variants=paac,sb3 --calls=8
 
 Each variant trains pong_paac (Pong-v5, archnips, 32 envs x t_max 5) for `calls` x 50
 updates from the same seed, changing only what its row names, and prints per layer the root
@@ -29,7 +29,6 @@ uniform".
 
 from __future__ import annotations
 
-import os
 import sys
 
 import jax
@@ -37,11 +36,8 @@ import numpy as np
 from absl import app, flags
 
 import galax
+from galax import config as config_lib
 from galax.config import cli
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from galax import config as config_lib  # noqa: E402
 
 VARIANTS: dict[str, dict[str, object]] = {
   "paac": {},

@@ -1,7 +1,7 @@
 """Resume fault injection: what `--resume` does to a real run in 9 scenarios.
 
-  python benchmarks/resume_faults.py            # about a minute on 2 cores
-  python benchmarks/fault_injection.py --resume_scenarios   # the same, from the kill benchmark
+  python -m benchmarks.resume_faults            # about a minute on 2 cores
+  python -m benchmarks.fault_injection --resume_scenarios   # the same, from the kill benchmark
 
 A non-default CartPole run (seed 3, learning rate 1e-3, no target return, a budget of its
 own) is trained once through the command line; each scenario then acts on a fresh copy of

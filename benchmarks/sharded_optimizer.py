@@ -1,7 +1,7 @@
 """Per-device optimizer-state memory, replicated vs sharded (ZeRO-1), in one run.
 
-  python benchmarks/sharded_optimizer.py --devices=8 --learners=8,16,64
-  python benchmarks/sharded_optimizer.py --config=ba3c_breakout --learners=64 --seconds=5
+  python -m benchmarks.sharded_optimizer --devices=8 --learners=8,16,64
+  python -m benchmarks.sharded_optimizer --config=ba3c_breakout --learners=64 --seconds=5
 
 For each learner count n it builds the config's training state twice, with
 optimizer.sharded_state False and True, and sums the bytes that each device actually holds
@@ -24,11 +24,11 @@ for _arg in sys.argv:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
 import jax
-import measure
 import numpy as np
 from absl import app, flags
 
 import galax
+from benchmarks import measure
 from galax import config as config_lib
 from galax.config import cli
 from galax.parallel.layout import to_host

@@ -1,7 +1,7 @@
 """Throughput of every architecture, measured in one run on one machine.
 
-  python benchmarks/suite.py --env=Pong-v5 --num_envs=16,64 --learners=1,4
-  python benchmarks/suite.py --env=CartPole-v1 --devices=8 --weak_scaling --learners=1,2,4,8
+  python -m benchmarks.suite --env=Pong-v5 --num_envs=16,64 --learners=1,4
+  python -m benchmarks.suite --env=CartPole-v1 --devices=8 --weak_scaling --learners=1,2,4,8
 
 For each algorithm, env count N (all learners together) and learner count n it measures the
 steady-state env steps/s of the jitted training step (compile time reported apart) and its
@@ -33,9 +33,9 @@ for _arg in sys.argv:
     _flag = f"--xla_force_host_platform_device_count={_arg.split('=', 1)[1]}"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
-import measure
 from absl import app, flags
 
+from benchmarks import measure
 from galax import config as config_lib
 from galax.config import cli
 from galax.envs import env_family

@@ -1,8 +1,8 @@
 """Ctrl-C in a terminal: SIGINT at random times into CLI runs under a pseudo-terminal.
 
-  python benchmarks/terminal_interrupts.py                  # 20 interrupts over 4 cases
-  python benchmarks/terminal_interrupts.py --cases=pong_host --interrupts=10 --seed=3
-  python benchmarks/fault_injection.py --ctrl_c             # the same, from the kill benchmark
+  python -m benchmarks.terminal_interrupts                  # 20 interrupts over 4 cases
+  python -m benchmarks.terminal_interrupts --cases=pong_host --interrupts=10 --seed=3
+  python -m benchmarks.fault_injection --ctrl_c             # the same, from the kill benchmark
 
 Each run's stdout is a pseudo-terminal (`pty`), so the run takes the terminal path (the
 progress bar) as a user's does. Per case, launch after launch of the same workdir, each a

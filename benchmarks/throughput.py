@@ -1,7 +1,7 @@
 """Env steps per second of the A2C learner vs raw envpool stepping, in one run.
 
-  python benchmarks/throughput.py --env=Pong-v5 --num_envs=16,64
-  python benchmarks/throughput.py --env=CartPole-v1 --num_envs=16
+  python -m benchmarks.throughput --env=Pong-v5 --num_envs=16,64
+  python -m benchmarks.throughput --env=CartPole-v1 --num_envs=16
 
 For each env count it measures, in the same process on the same machine:
   raw     envpool stepping with uniformly random actions inside a jitted lax.scan (the
@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import sys
 
-import measure
 from absl import app, flags
 
+from benchmarks import measure
 from galax import config as config_lib
 from galax.config import cli
 

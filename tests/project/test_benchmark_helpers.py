@@ -2,19 +2,12 @@
 config before `EnvSettings`; the scripts kept calling it so, and no test ran them), and
 atari_curves reads curves as they come back."""
 
-import os
-import sys
-
 import pytest
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
 
 
 @pytest.mark.slow
 def test_raw_envpool_helpers_step_the_configs_envs():
-  import hts
-  import measure
-
+  from benchmarks import hts, measure
   from galax.config import load
 
   config = load("cartpole_a2c", envs_per_learner=4)
@@ -25,7 +18,7 @@ def test_raw_envpool_helpers_step_the_configs_envs():
 def test_a_curve_without_a_rate_column_gives_its_slope(tmp_path):
   """A metrics.csv of agent steps, running mean and seconds alone (a device summary's
   curve) reads its steps/s as the curve's slope, not 0."""
-  import atari_curves
+  from benchmarks import atari_curves
 
   (tmp_path / "config.json").write_text('{"seed": 3}')
   rows = ["env_steps,mean_return,train_time_s", "1000,-21,10", "2000,-20,12", "5000,18,20"]

@@ -12,11 +12,10 @@ import pytest
 from xla_options import fast_compile_flags
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPT = os.path.join(ROOT, "benchmarks", "device.py")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+SCRIPT = ["-m", "benchmarks.device"]  # run from ROOT
 
-import device  # noqa: E402
-import device_phases as dp  # noqa: E402
+from benchmarks import device
+from benchmarks import device_phases as dp
 
 STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
 
@@ -31,7 +30,7 @@ def _run(tmp_path, *flags, timeout=300, fresh=False):
     suite = fast_compile_flags(env.get("XLA_FLAGS", ""))
     env["XLA_FLAGS"] = " ".join(f for f in env.get("XLA_FLAGS", "").split() if f not in suite)
   return subprocess.run(
-    [sys.executable, SCRIPT, f"--out={tmp_path}", *flags],
+    [sys.executable, *SCRIPT, f"--out={tmp_path}", *flags],
     capture_output=True,
     text=True,
     cwd=ROOT,
@@ -262,7 +261,7 @@ def test_an_unwritable_out_is_one_error_line(tmp_path):
   blocker = tmp_path / "file"
   blocker.write_text("")
   proc = subprocess.run(
-    [sys.executable, SCRIPT, f"--out={blocker}/sub"],
+    [sys.executable, *SCRIPT, f"--out={blocker}/sub"],
     capture_output=True,
     text=True,
     cwd=ROOT,

@@ -2,22 +2,17 @@
 (a forward pass over the whole trajectory) up to float rounding; a wrong pairing of steps
 does not."""
 
-import os
-import sys
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from benchmarks import forward_reuse  # an option measured there, not wired into galax
 from galax.algorithms.a2c import a2c_grads
 from galax.core import losses, networks
 from galax.core.returns import ReturnSettings, compute_targets
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import forward_reuse  # noqa: E402  (an option measured there, not wired into galax)
 
 T, B = 4, 3
 RETURNS = ReturnSettings(gamma=0.99, kind="nstep", gae_lambda=0.95)

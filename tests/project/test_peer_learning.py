@@ -3,13 +3,10 @@ evaluations and writes the table, the JSON and the plot (the peer where rejax is
 
 import importlib.util
 import json
-import os
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-import peer_learning  # noqa: E402
+from benchmarks import peer_learning
 
 LEARNERS = "galax,rejax" if importlib.util.find_spec("rejax") else "galax"
 

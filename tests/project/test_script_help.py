@@ -29,7 +29,7 @@ def _help(command: list[str], cwd: str) -> subprocess.CompletedProcess:
 @pytest.mark.slow  # subprocesses
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_every_benchmark_answers_help(name):
-  proc = _help([f"{name}.py"], os.path.join(ROOT, "benchmarks"))
+  proc = _help(["-m", f"benchmarks.{name}"], ROOT)
   assert proc.returncode == 0 and proc.stdout.strip(), proc.stderr[-1000:]
 
 

@@ -1,16 +1,19 @@
-"""benchmarks/paac_authors_code.py's bookkeeping: what a resumed run of the authors' code keeps.
+"""docs/results/pong_paac_code/paac_authors_code.py's bookkeeping: what a resumed run of the
+authors' code keeps.
 
 Their code itself needs TensorFlow and ale-py, which the suite does not install; these
 tests cover the harness's own parts, which decide what the curves show."""
 
+import importlib.util
 import os
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-
-import paac_authors_code as pac  # noqa: E402
+SCRIPT = os.path.join(ROOT, "docs", "results", "pong_paac_code", "paac_authors_code.py")
+_spec = importlib.util.spec_from_file_location("paac_authors_code", SCRIPT)
+pac = importlib.util.module_from_spec(_spec)  # a study's script, kept beside its results
+_spec.loader.exec_module(pac)
 
 
 def test_rows_every_log_every_steps_with_the_running_mean_of_100_games(tmp_path):
@@ -53,7 +56,7 @@ def test_checkpoint_step_reads_tensorflows_checkpoint_state(tmp_path):
 
 
 def test_a_folder_without_their_code_is_one_error_line(tmp_path):
-  script = os.path.join(ROOT, "benchmarks", "paac_authors_code.py")
+  script = SCRIPT
   run = subprocess.run(
     [sys.executable, script, f"--code={tmp_path}", f"--workdir={tmp_path / 'w'}"],
     capture_output=True,

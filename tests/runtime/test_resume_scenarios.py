@@ -3,14 +3,9 @@ against a real checkpoint, each ending in one line and its documented exit statu
 run's config.json, checkpoints and metrics byte for byte as before (or as a documented safe
 change says). At 9cdeee8, before the saved config ruled a resume, all 9 failed."""
 
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-
-import resume_faults  # noqa: E402
+from benchmarks import resume_faults
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ checkpoint (Array has been deleted ...)`, and a `<step>.orbax-checkpoint-tmp` fo
 
 import os
 import signal
-import sys
 import threading
 
 import jax
@@ -23,12 +22,9 @@ import pytest
 from run_helpers import STEPS_PER_CALL, tiny_config
 from test_preemption import _signal_on_call  # a signal inside call n
 
+from benchmarks import terminal_interrupts
 from galax.runtime import preemption
 from galax.training.loop import train
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks"))
-
-import terminal_interrupts  # noqa: E402
 
 
 @pytest.mark.slow

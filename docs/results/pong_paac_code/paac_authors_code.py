@@ -2,7 +2,7 @@
 
   git clone https://github.com/Alfredvc/paac && git -C paac checkout a8bb993
   python -m venv /tmp/paac-tf && /tmp/paac-tf/bin/pip install tensorflow-cpu ale-py pillow "numpy<2"
-  /tmp/paac-tf/bin/python benchmarks/paac_authors_code.py --code=paac --seed=0 \\
+  /tmp/paac-tf/bin/python docs/results/pong_paac_code/paac_authors_code.py --code=paac --seed=0 \\
       --steps=6000000 --workdir=runs/paac_code_seed0        # again to resume
 
 Their code (Clemente et al.'s repository at a8bb993, TensorFlow 1 and ALE's 2017 Python
@@ -230,7 +230,7 @@ def time_their_network(code: str, seconds: float) -> dict[str, float]:
   states, paac.py:20-23) and one update (their network's loss, then gradients, global-norm
   clip and RMSProp as actor_learner.py:33-70 builds them, run as paac.py:166-170, on 32 x 5
   states), on random frames; compare with galax's split from
-  `python benchmarks/throughput.py --num_envs=32` (pong_paac)."""
+  `python -m benchmarks.throughput --num_envs=32` (pong_paac)."""
   import logging
 
   import numpy as np
