@@ -258,22 +258,6 @@ def best_table(
   return "\n".join(lines) + "\n"
 
 
-def page(
-  runs: Runs,
-  groups: Sequence[str],
-  labels: Mapping[str, str] | None = None,
-  claim: str | None = None,
-  sweep_seeds: Sequence[int] = SWEEP_SEEDS,
-) -> str:
-  """The rate sweeps and best against best, as markdown sections."""
-  return (
-    "## The rate sweeps\n\n"
-    + sweep_table(runs, groups, labels, sweep_seeds)
-    + "\n## Best against best\n\n"
-    + best_table(runs, groups, labels, claim, sweep_seeds)
-  )
-
-
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
     prog="python -m galax.results.best",
@@ -323,7 +307,12 @@ def main(argv: Sequence[str] | None = None) -> str:
   if args.best:
     text = json.dumps(best_rates(runs, groups, sweep_seeds))
   else:
-    text = page(runs, groups, labels, args.claim or None, sweep_seeds)
+    text = (
+      "## The rate sweeps\n\n"
+      + sweep_table(runs, groups, labels, sweep_seeds)
+      + "\n## Best against best\n\n"
+      + best_table(runs, groups, labels, args.claim or None, sweep_seeds)
+    )
   if args.out:
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "best.json" if args.best else "best.md"), "w") as f:

@@ -227,6 +227,14 @@ def log_ticks(values) -> list[float]:
   return [float(f"{t:.1g}") for t in ticks if lo / 1.1 <= t <= hi * 1.1]
 
 
+def _save(fig, path: str) -> None:
+  import matplotlib.pyplot as plt
+
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
 def plot(runs: Runs, path: str) -> None:
   import matplotlib
 
@@ -257,9 +265,7 @@ def plot(runs: Runs, path: str) -> None:
     ax.set_ylabel("final training return (mean of seeds 0-2, 95% CI)")
     ax.set_title(game)
     ax.legend(fontsize=8)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
+  _save(fig, path)
 
 
 def plot_curves(runs: Runs, curves: Curves, path: str) -> None:
@@ -298,9 +304,7 @@ def plot_curves(runs: Runs, curves: Curves, path: str) -> None:
     ax.set_ylabel("running mean training return (each seed)")
     ax.set_title(game)
     ax.legend(fontsize=7)
-  fig.tight_layout()
-  fig.savefig(path, dpi=100)
-  plt.close(fig)
+  _save(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> str:

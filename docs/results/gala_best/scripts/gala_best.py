@@ -48,9 +48,14 @@ LABELS = dict(
 SWEEP = best.SWEEP_SEEDS
 
 
+def _head(*columns: str) -> list[str]:
+  """A markdown table's header and rule."""
+  return ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+
+
 def rate_diff_table(runs: Runs) -> str:
   """At one shared base rate (seeds 0-2): the comparison the old verdicts made, per rate."""
-  lines = ["| game | base rate | ring - all-reduce | ring - A3C |", "| --- | --- | --- | --- |"]
+  lines = _head("game", "base rate", "ring - all-reduce", "ring - A3C")
   for game in games(runs):
     for lr in sorted({lr for g, gm, lr in runs if g in METHODS and gm == game}):
       x = {m: values(runs, m, game, lr, SWEEP) for m in METHODS}
@@ -63,11 +68,10 @@ def rate_diff_table(runs: Runs) -> str:
 
 def noscale_table(runs: Runs) -> str:
   """The ring at its best base rate without the sqrt(learners) rule."""
-  lines = [
-    "| game | base rate | ring, lr x sqrt(4) | ring, lr_scaling none | none - sqrt "
-    "| all-reduce at its best | none - all-reduce |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
-  ]
+  lines = _head(
+    "game", "base rate", "ring, lr x sqrt(4)", "ring, lr_scaling none", "none - sqrt",
+    "all-reduce at its best", "none - all-reduce",
+  )  # fmt: skip
   for game in games(runs):
     if best.best_rate(runs, "ring", game) is None:
       continue
@@ -84,10 +88,7 @@ def noscale_table(runs: Runs) -> str:
 
 def table2_table(runs: Runs) -> str:
   """The three at GALA Table 2's optimisation."""
-  lines = [
-    "| game | rate | GALA-A2C ring | all-reduce A2C | A3C | ring - all-reduce | ring - A3C |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
-  ]
+  lines = _head("game", "rate", *(LABELS[m] for m in METHODS), "ring - all-reduce", "ring - A3C")
   for game in games(runs):
     for lr in sorted({lr for g, gm, lr in runs if g.startswith("table2_") and gm == game}):
       x = {m: values(runs, f"table2_{m}", game, lr) for m in METHODS}
@@ -100,7 +101,8 @@ def table2_table(runs: Runs) -> str:
 def page(runs: Runs) -> str:
   """gala_best.md: galax.results.best's sweeps and best against best, one shared rate, and
   where they ran, the ring without lr scaling and Table 2's optimisation."""
-  text = best.page(runs, METHODS, LABELS)
+  text = "## The rate sweeps\n\n" + best.sweep_table(runs, METHODS, LABELS)
+  text += "\n## Best against best\n\n" + best.best_table(runs, METHODS, LABELS)
   text += "\n## At one shared base rate (seeds 0-2)\n\n" + rate_diff_table(runs)
   if any(g == "ring_noscale" for g, _, _ in runs):
     text += "\n## Ring without the sqrt(learners) rule\n\n" + noscale_table(runs)
