@@ -20,6 +20,7 @@ Hyper-parameters: configs/gala_a2c.py for Atari ids, configs/cartpole_a2c.py oth
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -34,52 +35,60 @@ for _arg in sys.argv:
 
 import jax
 import numpy as np
-from absl import app, flags
 
 import galax
-from benchmarks import measure
+from benchmarks import cli, measure
 from galax import config as config_lib
-from galax.config import cli
 from galax.envs import env_family
 
-_ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id.")
-_TOTAL_ENVS = flags.DEFINE_list("total_envs", ["64"], "Total env counts N (all learners).")
-_LEARNERS = flags.DEFINE_list("learners", ["4"], "Learner counts n (each must divide N).")
-_SECONDS = flags.DEFINE_float("seconds", 10.0, "Measuring time per figure (all rounds).")
-_ROUNDS = flags.DEFINE_integer("rounds", 5, "Alternating measuring rounds (median reported).")
-_UPDATES = flags.DEFINE_integer("updates_per_call", 10, "Updates per jitted call.")
-_DELAY = flags.DEFINE_integer("delay", 0, "GALA message delay tau.")
-_DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
-_NUM_DEVICES = flags.DEFINE_integer(
-  "num_devices",
-  1,
-  "Devices carrying the n learners (1: all on one device; 0: as many as divide n).",
-)
-_THREADS = flags.DEFINE_integer("env_threads", 0, "envpool threads per pool (0: envpool's).")
-_LEARNER_MAP = flags.DEFINE_string(
-  "learner_map", "auto", "config.learner_map of the n-learner runs: vmap | unroll | auto."
-)
-_JSON = flags.DEFINE_string("json", "", "Also write the figures to this JSON file.")
+
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("gala_scaling", __doc__)
+  p.add_argument("--env", default="Pong-v5", help="envpool id.")
+  p.add_argument("--total_envs", type=cli.ints, default=[64], help="Total env counts N.")
+  p.add_argument("--learners", type=cli.ints, default=[4], help="Learner counts n (divide N).")
+  p.add_argument("--seconds", type=float, default=10.0, help="Measuring time per figure.")
+  p.add_argument("--rounds", type=int, default=5, help="Alternating rounds (median reported).")
+  p.add_argument("--updates_per_call", type=int, default=10, help="Updates per jitted call.")
+  p.add_argument("--delay", type=int, default=0, help="GALA message delay tau.")
+  p.add_argument("--devices", type=int, default=0, help="Virtual CPU devices (0: the real ones).")
+  p.add_argument(
+    "--num_devices",
+    type=int,
+    default=1,
+    help="Devices carrying the n learners (1: all on one device; 0: as many as divide n).",
+  )
+  p.add_argument("--env_threads", type=int, default=0, help="envpool threads (0: envpool's).")
+  p.add_argument("--learner_map", default="auto", help="config.learner_map of the n-learner runs.")
+  p.add_argument("--json", default="", help="Also write the figures to this JSON file.")
+  args = p.parse_args(argv)
+  for total in args.total_envs:
+    for learners in args.learners:
+      if total % learners:
+        cli.fail(f"--learners={learners} must divide --total_envs={total}.")
+  return args
+
 
 KINDS = ("a2c", "independent", "allreduce", "gala")
 
 
-def make_config(kind: str, env_id: str, total_envs: int, learners: int):
+def make_config(args: argparse.Namespace, kind: str, total_envs: int, learners: int):
+  env_id = args.env
   atari = env_family(env_id) == "atari"
   config = config_lib.load("gala_a2c" if atari else "cartpole_a2c")
   config.env.id = env_id
-  config.env.num_threads = _THREADS.value
-  config.updates_per_call = _UPDATES.value
+  config.env.num_threads = args.env_threads
+  config.updates_per_call = args.updates_per_call
   config.target_return = 0.0
   if kind == "a2c":
     config.num_learners, config.envs_per_learner, config.combine = 1, total_envs, "independent"
     config.num_devices = 1
     return config
   config.num_learners, config.envs_per_learner = learners, total_envs // learners
-  config.num_devices = _NUM_DEVICES.value
-  config.learner_map = _LEARNER_MAP.value
+  config.num_devices = args.num_devices
+  config.learner_map = args.learner_map
   config.combine = {"independent": "independent", "allreduce": "allreduce", "gala": "gossip"}[kind]
-  config.gossip.topology, config.gossip.peers, config.gossip.delay = "ring", 1, _DELAY.value
+  config.gossip.topology, config.gossip.peers, config.gossip.delay = "ring", 1, args.delay
   return config
 
 
@@ -117,8 +126,8 @@ def measure_interleaved(
   }
 
 
-def main(argv):
-  del argv
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
   info = measure.machine()
   print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}; commit {info['commit']}")
   print(
@@ -126,21 +135,19 @@ def main(argv):
     f"{'/ a2c':>6} {'compile s':>9}"
   )
   rows = []
-  for total in map(int, _TOTAL_ENVS.value):
-    configs = {"a2c": make_config("a2c", _ENV.value, total, 1)}
-    for learners in map(int, _LEARNERS.value):
-      if total % learners:
-        raise ValueError(f"--learners={learners} must divide --total_envs={total}.")
+  for total in args.total_envs:
+    configs = {"a2c": make_config(args, "a2c", total, 1)}
+    for learners in args.learners:
       if learners >= 2:
         for kind in KINDS[1:]:
-          configs[f"{kind}/{learners}"] = make_config(kind, _ENV.value, total, learners)
-    results = measure_interleaved(configs, _SECONDS.value, _ROUNDS.value)
+          configs[f"{kind}/{learners}"] = make_config(args, kind, total, learners)
+    results = measure_interleaved(configs, args.seconds, args.rounds)
     base = results["a2c"]["steps_per_second"]
     for name, result in results.items():
       config, sps = configs[name], result["steps_per_second"]
       n = config.num_learners
       row = dict(
-        env=_ENV.value,
+        env=args.env,
         total_envs=total,
         learners=n,
         kind=name.split("/")[0],
@@ -155,14 +162,14 @@ def main(argv):
         f"{sps:>10.0f} {row['over_a2c']:>6.2f} {row['compile_s']:>9.1f}",
         flush=True,
       )
-  if _JSON.value:
-    with open(_JSON.value, "w") as f:
+  if args.json:
+    with open(args.json, "w") as f:
       json.dump(
         dict(
           machine=info,
-          delay=_DELAY.value,
-          num_devices=_NUM_DEVICES.value,
-          learner_map=_LEARNER_MAP.value,
+          delay=args.delay,
+          num_devices=args.num_devices,
+          learner_map=args.learner_map,
           rows=rows,
         ),
         f,
@@ -171,5 +178,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()

@@ -18,33 +18,49 @@ so they scan on CPU too).
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
-from absl import app, flags
-
-from benchmarks import measure
+from benchmarks import cli, measure
 from galax import config as config_lib
-from galax.config import cli
 
-_ENVS = flags.DEFINE_list("envs", ["gymnax/CartPole-v1", "gymnax/Breakout-MinAtar"], "gymnax ids.")
-_NUM_ENVS = flags.DEFINE_list("num_envs", ["64", "256", "1024", "4096"], "Env counts.")
-_KINDS = flags.DEFINE_list("kinds", ["a2c", "gala", "ppo"], "Learners to measure besides raw.")
-_SECONDS = flags.DEFINE_float("seconds", 3.0, "Measuring time per figure.")
-_STEPS_PER_CALL = flags.DEFINE_integer(
-  "steps_per_call", 65536, "Env steps per call (sets updates_per_call)."
-)
-_MINATAR_PPO_MAX = flags.DEFINE_integer(
-  "minatar_ppo_max_envs",
-  1024,
-  "Largest env count for MinAtar PPO (4096 envs x 128 "
-  "steps of 10x10xC floats is ~1 GB of storage per update before activations).",
-)
-_JSON = flags.DEFINE_string("json", "", "Write the figures to this JSON file.")
-_MD = flags.DEFINE_string("md", "", "Write a markdown table to this file.")
+KINDS = ("a2c", "gala", "ppo")
 
 
-def _config(env_id: str, kind: str, num_envs: int):
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("gymnax_throughput", __doc__)
+  p.add_argument(
+    "--envs",
+    type=cli.strings,
+    default=["gymnax/CartPole-v1", "gymnax/Breakout-MinAtar"],
+    help="gymnax ids.",
+  )
+  p.add_argument("--num_envs", type=cli.ints, default=[64, 256, 1024, 4096], help="Env counts.")
+  p.add_argument(
+    "--kinds", type=cli.strings, default=["a2c", "gala", "ppo"], help="Learners besides raw."
+  )
+  p.add_argument("--seconds", type=float, default=3.0, help="Measuring time per figure.")
+  p.add_argument(
+    "--steps_per_call", type=int, default=65536, help="Env steps per call (sets updates_per_call)."
+  )
+  p.add_argument(
+    "--minatar_ppo_max_envs",
+    type=int,
+    default=1024,
+    help="Largest env count for MinAtar PPO (4096 envs x 128 steps of 10x10xC floats is "
+    "~1 GB of storage per update before activations).",
+  )
+  p.add_argument("--json", default="", help="Write the figures to this JSON file.")
+  p.add_argument("--md", default="", help="Write a markdown table to this file.")
+  args = p.parse_args(argv)
+  unknown = sorted(set(args.kinds) - set(KINDS))
+  if unknown:
+    cli.fail(f"--kinds: no learner {unknown}; choose from {list(KINDS)}.")
+  return args
+
+
+def _config(args: argparse.Namespace, env_id: str, kind: str, num_envs: int):
   minatar = env_id.endswith("MinAtar")
   config = config_lib.load("minatar_a2c" if minatar else "cartpole_a2c")
   config.env.id = env_id
@@ -59,23 +75,23 @@ def _config(env_id: str, kind: str, num_envs: int):
     # the 16 minibatch steps were also unrolled, and chunks multiplied that program).
     config.grad_chunks = 1
   steps_per_update = num_envs * config.t_max
-  config.updates_per_call = max(1, _STEPS_PER_CALL.value // steps_per_update)
+  config.updates_per_call = max(1, args.steps_per_call // steps_per_update)
   return config
 
 
-def _measure(env_id: str, n: int) -> dict:
-  seconds = _SECONDS.value
+def _measure(args: argparse.Namespace, env_id: str, n: int) -> dict:
+  seconds = args.seconds
   row = dict(env=env_id, num_envs=n)
-  row["raw_sps"] = measure.raw_envpool(_config(env_id, "a2c", n), seconds)["steps_per_second"]
-  kinds = list(_KINDS.value)
-  if "ppo" in kinds and env_id.endswith("MinAtar") and n > _MINATAR_PPO_MAX.value:
+  row["raw_sps"] = measure.raw_envpool(_config(args, env_id, "a2c", n), seconds)["steps_per_second"]
+  kinds = list(args.kinds)
+  if "ppo" in kinds and env_id.endswith("MinAtar") and n > args.minatar_ppo_max_envs:
     kinds.remove("ppo")
   for kind in kinds:
-    out = measure.algorithm(_config(env_id, kind, n), seconds)
+    out = measure.algorithm(_config(args, env_id, kind, n), seconds)
     row[f"{kind}_sps"], row[f"{kind}_compile_s"] = out["steps_per_second"], out["compile_s"]
     row[f"{kind}_over_raw"] = row[f"{kind}_sps"] / row["raw_sps"]
   if env_id == "gymnax/CartPole-v1" and "ppo" in kinds:
-    config = _config(env_id, "ppo", n)
+    config = _config(args, env_id, "ppo", n)
     config.env.id = "CartPole-v1"
     row["envpool_ppo_sps"] = measure.algorithm(config, seconds)["steps_per_second"]
     row["ppo_gymnax_over_envpool"] = row["ppo_sps"] / row["envpool_ppo_sps"]
@@ -106,26 +122,26 @@ def _table(rows: list[dict]) -> str:
   return "\n".join(lines)
 
 
-def main(argv):
-  del argv
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
   info = measure.machine()
   print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}", flush=True)
   rows = []
-  for env_id in _ENVS.value:
-    for n in map(int, _NUM_ENVS.value):
-      rows.append(_measure(env_id, n))
+  for env_id in args.envs:
+    for n in args.num_envs:
+      rows.append(_measure(args, env_id, n))
       print(_table(rows[-1:]).splitlines()[-1], flush=True)
-      _write(info, rows)  # after every row: a cut-short run keeps what it measured
+      _write(args, info, rows)  # after every row: a cut-short run keeps what it measured
   print(_table(rows))
 
 
-def _write(info: dict, rows: list[dict]) -> None:
+def _write(args: argparse.Namespace, info: dict, rows: list[dict]) -> None:
   table = _table(rows)
-  if _JSON.value:
-    with open(_JSON.value, "w") as f:
+  if args.json:
+    with open(args.json, "w") as f:
       json.dump(dict(machine=info, rows=rows), f, indent=2)
-  if _MD.value:
-    with open(_MD.value, "w") as f:
+  if args.md:
+    with open(args.md, "w") as f:
       f.write(
         f"# gymnax throughput ({info['date']}, {info['device']}, {info['cpu']}, "
         f"jax {info['jax']}, commit {info['commit']})\n\nSteps/s of all envs together, "
@@ -134,5 +150,4 @@ def _write(info: dict, rows: list[dict]) -> None:
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()

@@ -24,19 +24,13 @@ configs/. With annealing the result depends on --max_steps (the schedule spans i
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
-from absl import app, flags
-
+from benchmarks import cli
 from galax import config as config_lib
-from galax.config import cli
 from galax.training.loop import train
-
-_BASELINES = flags.DEFINE_list("baselines", ["ba3c", "a3c", "impala"], "What to train.")
-_SEEDS = flags.DEFINE_list("seeds", ["0"], "Seeds.")
-_MAX_STEPS = flags.DEFINE_integer("max_steps", 2_000_000, "Agent-step budget per run.")
-_TARGET = flags.DEFINE_float("target_return", 475.0, "Stop at this mean return.")
 
 # Overrides of configs/cartpole_a2c.py (nested keys with "__").
 BASELINES: dict[str, dict] = {
@@ -83,23 +77,36 @@ BASELINES: dict[str, dict] = {
 }
 
 
-def main(argv):
-  del argv
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("learning_check", __doc__)
+  p.add_argument("--baselines", type=cli.strings, default=list(BASELINES), help="What to train.")
+  p.add_argument("--seeds", type=cli.ints, default=[0], help="Seeds.")
+  p.add_argument("--max_steps", type=int, default=2_000_000, help="Agent-step budget per run.")
+  p.add_argument("--target_return", type=float, default=475.0, help="Stop at this mean return.")
+  args = p.parse_args(argv)
+  unknown = sorted(set(args.baselines) - set(BASELINES))
+  if unknown:
+    cli.fail(f"--baselines: no baseline {unknown}; choose from {list(BASELINES)}.")
+  return args
+
+
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
   rows = []
-  for name in _BASELINES.value:
-    for seed in map(int, _SEEDS.value):
+  for name in args.baselines:
+    for seed in args.seeds:
       config = config_lib.load(
         "cartpole_a2c",
         seed=seed,
-        total_env_steps=_MAX_STEPS.value,
-        target_return=_TARGET.value,
+        total_env_steps=args.max_steps,
+        target_return=args.target_return,
         tensorboard=False,
         **BASELINES[name],
       )
       start = time.perf_counter()
       result = train(config, workdir=None, log=lambda _: None)
       wall = time.perf_counter() - start
-      solved = result.mean_return >= _TARGET.value
+      solved = result.mean_return >= args.target_return
       rows.append((name, seed, result.mean_return, result.env_steps, solved, wall))
       print(
         f"{name:>7} seed {seed}: mean return {result.mean_return:7.1f} over the last 100 "
@@ -107,7 +114,7 @@ def main(argv):
         f", {wall:.0f} s wall, {result.episodes} episodes)",
         flush=True,
       )
-  for name in _BASELINES.value:
+  for name in args.baselines:
     mine = [r for r in rows if r[0] == name]
     steps = [r[3] for r in mine if r[4]]
     print(
@@ -118,5 +125,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()

@@ -14,6 +14,7 @@ after one call.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -25,21 +26,26 @@ for _arg in sys.argv:
 
 import jax
 import numpy as np
-from absl import app, flags
 
 import galax
-from benchmarks import measure
+from benchmarks import cli, measure
 from galax import config as config_lib
-from galax.config import cli
 from galax.parallel.layout import to_host
 
-_CONFIG = flags.DEFINE_string("config", "ba3c_breakout", "Config name or file.")
-_LEARNERS = flags.DEFINE_list("learners", ["8", "64"], "Learner counts n.")
-_ENVS = flags.DEFINE_integer(
-  "envs_per_learner", 1, "Envs per learner (memory does not depend on it; keep it small)."
-)
-_DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
-_SECONDS = flags.DEFINE_float("seconds", 0.0, "Also time the step for this long (0: skip).")
+
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("sharded_optimizer", __doc__)
+  p.add_argument("--config", default="ba3c_breakout", help="Config name or file.")
+  p.add_argument("--learners", type=cli.ints, default=[8, 64], help="Learner counts n.")
+  p.add_argument(
+    "--envs_per_learner",
+    type=int,
+    default=1,
+    help="Envs per learner (memory does not depend on it; keep it small).",
+  )
+  p.add_argument("--devices", type=int, default=0, help="Virtual CPU devices (0: the real ones).")
+  p.add_argument("--seconds", type=float, default=0.0, help="Also time the step (0: skip).")
+  return p.parse_args(argv)
 
 
 def bytes_per_device(tree) -> dict[str, int]:
@@ -51,11 +57,11 @@ def bytes_per_device(tree) -> dict[str, int]:
   return held
 
 
-def measure_one(learners: int, sharded: bool) -> dict:
+def measure_one(args: argparse.Namespace, learners: int, sharded: bool) -> dict:
   config = config_lib.load(
-    _CONFIG.value,
+    args.config,
     num_learners=learners,
-    envs_per_learner=_ENVS.value,
+    envs_per_learner=args.envs_per_learner,
     combine="allreduce",
     updates_per_call=1,
   )
@@ -73,39 +79,39 @@ def measure_one(learners: int, sharded: bool) -> dict:
     max_bytes=max(held.values()),
     min_bytes=min(held.values()),
   )
-  if _SECONDS.value > 0:
+  if args.seconds > 0:
     state, _ = algorithm.step(state)
     row["params_after_one_call"] = to_host(state.params)
     steps = algorithm.updates_per_call * algorithm.env_steps_per_update
     sps, compile_s, _ = measure.steps_per_second(
-      lambda s: algorithm.step(s)[0], state, steps, _SECONDS.value
+      lambda s: algorithm.step(s)[0], state, steps, args.seconds
     )
     row.update(steps_per_second=sps, compile_s=compile_s)
   algorithm.env.close()
   return row
 
 
-def main(argv):
-  del argv
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
   info = measure.machine()
   print(
-    f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}; config {_CONFIG.value}",
+    f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}; config {args.config}",
     flush=True,
   )
-  rates = "  steps/s repl / shard" if _SECONDS.value else ""
+  rates = "  steps/s repl / shard" if args.seconds else ""
   print(
     f"{'learners':>8} {'devices':>7} {'L/dev':>5} {'params':>9} {'replicated B/dev':>17} "
     f"{'sharded B/dev':>14} {'ratio':>7}" + rates
   )
-  for n in map(int, _LEARNERS.value):
-    replicated, sharded = measure_one(n, False), measure_one(n, True)
+  for n in args.learners:
+    replicated, sharded = measure_one(args, n, False), measure_one(args, n, True)
     ratio = replicated["max_bytes"] / sharded["max_bytes"]
     line = (
       f"{n:>8} {replicated['devices']:>7} {replicated['per_device']:>5} "
       f"{replicated['params']:>9} {replicated['max_bytes']:>17,} "
       f"{sharded['max_bytes']:>14,} {ratio:>7.2f}"
     )
-    if _SECONDS.value:
+    if args.seconds:
       same = all(
         np.allclose(a, b, rtol=1e-4, atol=1e-6)
         for a, b in zip(
@@ -121,5 +127,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()

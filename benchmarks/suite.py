@@ -20,6 +20,7 @@ also keeps env threads and compiled programs of earlier figures out of later one
 
 from __future__ import annotations
 
+import argparse
 import concurrent.futures
 import json
 import multiprocessing
@@ -33,11 +34,9 @@ for _arg in sys.argv:
     _flag = f"--xla_force_host_platform_device_count={_arg.split('=', 1)[1]}"
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + _flag).strip()
 
-from absl import app, flags
 
-from benchmarks import measure
+from benchmarks import cli, measure
 from galax import config as config_lib
-from galax.config import cli
 from galax.envs import env_family
 
 # algorithm -> (config name, learner rule): "one" runs 1 learner with all N envs, "many"
@@ -57,35 +56,48 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
 # PPO and HTS-PPO are the HTS paper's GFootball algorithms: they run on --ppo_env.
 PPO_FAMILY = ("ppo", "hts_ppo")
 
-_ENV = flags.DEFINE_string("env", "Pong-v5", "envpool id of the A2C-family algorithms.")
-_PPO_ENV = flags.DEFINE_string(
-  "ppo_env",
-  "gfootball/academy_3_vs_1_with_keeper-v1",
-  "envpool id of PPO and HTS-PPO ('same': --env).",
-)
-_NUM_ENVS = flags.DEFINE_list("num_envs", ["16", "32", "64", "128"], "Total env counts.")
-_LEARNERS = flags.DEFINE_list("learners", ["1", "2", "4", "8"], "Learner counts.")
-_ALGOS = flags.DEFINE_list("algorithms", ["raw", *ALGORITHMS], "What to measure.")
-_SECONDS = flags.DEFINE_float("seconds", 10.0, "Measuring time per figure.")
-_CALL_STEPS = flags.DEFINE_integer(
-  "steps_per_call",
-  4000,
-  "Env steps per call to the training step, rounded to whole "
-  "updates (at least one): updates_per_call = max(1, round(this / steps per update)).",
-)
-_WEAK = flags.DEFINE_bool("weak_scaling", False, "Fix envs per learner instead of total envs.")
-_PER_LEARNER = flags.DEFINE_integer("envs_per_learner", 16, "Envs per learner (weak scaling).")
-_NETWORK = flags.DEFINE_string(
-  "network",
-  "",
-  "Run every algorithm with this network (e.g. archnips) instead of its config's own.",
-)
-_DEVICES = flags.DEFINE_integer("devices", 0, "Virtual CPU devices (0: the real ones).")
-_ISOLATE = flags.DEFINE_bool("isolate", True, "Measure each figure in a fresh child process.")
-_OUT = flags.DEFINE_string("out", "", "Write <out>.json and <out>.md.")
+
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("suite", __doc__)
+  p.add_argument("--env", default="Pong-v5", help="envpool id of the A2C-family algorithms.")
+  p.add_argument(
+    "--ppo_env",
+    default="gfootball/academy_3_vs_1_with_keeper-v1",
+    help="envpool id of PPO and HTS-PPO ('same': --env).",
+  )
+  p.add_argument("--num_envs", type=cli.ints, default=[16, 32, 64, 128], help="Total envs.")
+  p.add_argument("--learners", type=cli.ints, default=[1, 2, 4, 8], help="Learner counts.")
+  p.add_argument(
+    "--algorithms", type=cli.strings, default=["raw", *ALGORITHMS], help="What to measure."
+  )
+  p.add_argument("--seconds", type=float, default=10.0, help="Measuring time per figure.")
+  p.add_argument(
+    "--steps_per_call",
+    type=int,
+    default=4000,
+    help="Env steps per call to the training step, rounded to whole updates (at least "
+    "one): updates_per_call = max(1, round(this / steps per update)).",
+  )
+  cli.add_bool(p, "weak_scaling", False, "Fix envs per learner instead of total envs.")
+  p.add_argument("--envs_per_learner", type=int, default=16, help="Envs per learner (weak).")
+  p.add_argument(
+    "--network",
+    default="",
+    help="Run every algorithm with this network (e.g. archnips) instead of its config's own.",
+  )
+  p.add_argument("--devices", type=int, default=0, help="Virtual CPU devices (0: the real ones).")
+  cli.add_bool(p, "isolate", True, "Measure each figure in a fresh child process.")
+  p.add_argument("--out", default="", help="Write <out>.json and <out>.md.")
+  args = p.parse_args(argv)
+  unknown = [a for a in args.algorithms if a != "raw" and a not in ALGORITHMS]
+  if unknown:
+    cli.fail(f"--algorithms: no algorithm {unknown}; choose from {['raw', *ALGORITHMS]}.")
+  return args
 
 
-def _config(algorithm: str, env_id: str, learners: int, envs_per_learner: int) -> Any:
+def _config(
+  args: argparse.Namespace, algorithm: str, env_id: str, learners: int, envs_per_learner: int
+) -> Any:
   name, _ = ALGORITHMS[algorithm]
   config = config_lib.load(name)
   if config.env.id != env_id:
@@ -93,35 +105,35 @@ def _config(algorithm: str, env_id: str, learners: int, envs_per_learner: int) -
     if env_family(env_id) == "classic_control":  # vector observations need the MLP
       config.network.name = "mlp"
       config.env.options = type(config.env.options)()  # drop Atari options (BA3C's RGB)
-  if _NETWORK.value:
-    config.network.name = _NETWORK.value
+  if args.network:
+    config.network.name = args.network
   config.num_learners = learners
   config.envs_per_learner = envs_per_learner
   config.num_devices = 0
   steps_per_update = learners * envs_per_learner * config.t_max
   if algorithm.startswith("hts"):
     steps_per_update = learners * envs_per_learner * config.hts.alpha
-  config.updates_per_call = max(1, round(_CALL_STEPS.value / steps_per_update))
+  config.updates_per_call = max(1, round(args.steps_per_call / steps_per_update))
   config.total_env_steps = 10**9
   config.target_return = 0.0
   return config
 
 
-def _grid(algorithm: str) -> list[tuple[int, int]]:
+def _grid(args: argparse.Namespace, algorithm: str) -> list[tuple[int, int]]:
   """(total envs, learners) pairs to measure for an algorithm."""
   rule = "one" if algorithm == "raw" else ALGORITHMS[algorithm][1]
-  learners = [1] if rule == "one" else [n for n in map(int, _LEARNERS.value) if n > 1]
+  learners = [1] if rule == "one" else [n for n in args.learners if n > 1]
   pairs = []
   for n in learners:
-    totals = [n * _PER_LEARNER.value] if _WEAK.value else list(map(int, _NUM_ENVS.value))
+    totals = [n * args.envs_per_learner] if args.weak_scaling else list(args.num_envs)
     pairs.extend((total, n) for total in totals if total % n == 0)
   return pairs
 
 
-def env_of(algorithm: str) -> str:
-  if algorithm in PPO_FAMILY and _PPO_ENV.value != "same":
-    return _PPO_ENV.value
-  return _ENV.value
+def env_of(args: argparse.Namespace, algorithm: str) -> str:
+  if algorithm in PPO_FAMILY and args.ppo_env != "same":
+    return args.ppo_env
+  return args.env
 
 
 def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> str:
@@ -145,62 +157,55 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> 
 
 
 def measure_job(
-  algorithm: str, env_id: str, total: int, learners: int, source: str
+  args: argparse.Namespace, algorithm: str, env_id: str, total: int, learners: int, source: str
 ) -> tuple[dict[str, float], str]:
   """(figure, network name) of one table row, measured in this process."""
   if algorithm == "raw":
-    config = _config(source, env_id, 1, total)
-    return measure.raw_envpool(config, _SECONDS.value), "-"
-  config = _config(algorithm, env_id, learners, total // learners)
-  return measure.algorithm(config, _SECONDS.value), config.network.name
+    config = _config(args, source, env_id, 1, total)
+    return measure.raw_envpool(config, args.seconds), "-"
+  config = _config(args, algorithm, env_id, learners, total // learners)
+  return measure.algorithm(config, args.seconds), config.network.name
 
 
-def _child_job(argv: list[str], job: tuple) -> tuple[dict[str, float], str]:
-  flags.FLAGS(argv)  # a spawned child imports this module afresh: parse the same flags
-  return measure_job(*job)
-
-
-def _in_child(argv: list[str], job: tuple) -> tuple[dict[str, float], str]:
+def _in_child(args: argparse.Namespace, job: tuple) -> tuple[dict[str, float], str]:
   """measure_job in a fresh spawned process (jax and envpool threads do not survive fork)."""
   context = multiprocessing.get_context("spawn")
   with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
-    return pool.submit(_child_job, argv, job).result()
+    return pool.submit(measure_job, args, *job).result()
 
 
-def _jobs(algorithms: list[str]) -> list[tuple[str, str, int, int, str]]:
+def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int, int, str]]:
   """(algorithm, env, total envs, learners, the algorithm whose env options it takes), raw
   envpool first: measured for every (env, total envs) an algorithm runs, with that
   algorithm's env options (Atari preprocessing, GFootball's representation)."""
+  algorithms = args.algorithms
   learning = [a for a in algorithms if a != "raw"]
   jobs = []
   if "raw" in algorithms:
     firsts = {}
     for algorithm in learning:
-      for total, _ in _grid(algorithm):
-        firsts.setdefault((env_of(algorithm), total), algorithm)
+      for total, _ in _grid(args, algorithm):
+        firsts.setdefault((env_of(args, algorithm), total), algorithm)
     jobs += [("raw", env, total, 1, firsts[env, total]) for env, total in sorted(firsts)]
-  return jobs + [(a, env_of(a), total, n, a) for a in learning for total, n in _grid(a)]
+  return jobs + [(a, env_of(args, a), total, n, a) for a in learning for total, n in _grid(args, a)]
 
 
-def main(argv):
-  del argv
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
   info = measure.machine()
   command = "python " + " ".join(sys.argv)
   print(f"device: {info['device']}; cpu: {info['cpu']}; jax {info['jax']}", flush=True)
-  for algorithm in _ALGOS.value:
-    if algorithm != "raw" and algorithm not in ALGORITHMS:
-      raise ValueError(f"Unknown algorithm {algorithm!r}; choose from {['raw', *ALGORITHMS]}.")
   raw: dict[tuple[str, int], float] = {}
   rows, skipped = [], set()
-  for algorithm, env_id, total, learners, source in _jobs(_ALGOS.value):
+  for algorithm, env_id, total, learners, source in _jobs(args):
     if algorithm in skipped:
       continue
     job = (algorithm, env_id, total, learners, source)
     try:
-      if _ISOLATE.value:
-        figure, network = _in_child(sys.argv, job)
+      if args.isolate:
+        figure, network = _in_child(args, job)
       else:
-        figure, network = measure_job(*job)
+        figure, network = measure_job(args, *job)
     except (FileNotFoundError, ValueError) as e:
       print(f"{algorithm:>10}: skipped ({e})", flush=True)
       skipped.add(algorithm)
@@ -227,14 +232,13 @@ def main(argv):
       + f", compile {row['compile_s']:.1f}s",
       flush=True,
     )
-  if _OUT.value:
-    os.makedirs(os.path.dirname(_OUT.value) or ".", exist_ok=True)
-    with open(_OUT.value + ".json", "w") as f:
+  if args.out:
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out + ".json", "w") as f:
       json.dump(dict(machine=info, command=command, rows=rows), f, indent=2)
-    with open(_OUT.value + ".md", "w") as f:
+    with open(args.out + ".md", "w") as f:
       f.write(markdown(info, rows, command))
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()
