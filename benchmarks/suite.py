@@ -2,11 +2,17 @@
 
   python -m benchmarks.suite --env=Pong-v5 --num_envs=16,64 --learners=1,4
   python -m benchmarks.suite --env=CartPole-v1 --devices=8 --weak_scaling --learners=1,2,4,8
+  python -m benchmarks.suite --algorithms=raw,acting,a2c --num_envs=32 --updates_per_call=20
 
 For each algorithm, env count N (all learners together) and learner count n it measures the
 steady-state env steps/s of the jitted training step (compile time reported apart) and its
 ratio to raw envpool stepping with N envs (random actions, same interface). Writes
 `<out>.json` and `<out>.md` (a markdown table with the machine description and the command).
+
+With raw, acting (A2C's rollout alone: policy forward, sampling and stepping, no learning)
+and a2c measured at the same env count, it also splits A2C's time per 1000 env steps into
+env stepping (1/raw), acting overhead (1/acting - 1/raw) and learning (1/a2c - 1/acting);
+the third command is what benchmarks/throughput.py measured, before it merged here.
 
 --weak_scaling keeps envs per learner fixed (N = n x --envs_per_learner) to compare how
 all-reduce and gossip scale with the number of learners; with --devices=D the learners are
@@ -51,7 +57,9 @@ ALGORITHMS: dict[str, tuple[str, str]] = {
   "impala": ("impala_atari", "one"),
   "a3c": ("a3c_atari", "many"),
   "ba3c": ("ba3c_breakout", "many"),
+  "acting": ("pong_paac", "one"),  # A2C's rollout alone: measured on request only
 }
+DEFAULT_ALGORITHMS = ["raw", *(a for a in ALGORITHMS if a != "acting")]
 
 # PPO and HTS-PPO are the HTS paper's GFootball algorithms: they run on --ppo_env.
 PPO_FAMILY = ("ppo", "hts_ppo")
@@ -68,7 +76,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
   p.add_argument("--num_envs", type=cli.ints, default=[16, 32, 64, 128], help="Total envs.")
   p.add_argument("--learners", type=cli.ints, default=[1, 2, 4, 8], help="Learner counts.")
   p.add_argument(
-    "--algorithms", type=cli.strings, default=["raw", *ALGORITHMS], help="What to measure."
+    "--algorithms", type=cli.strings, default=DEFAULT_ALGORITHMS, help="What to measure."
   )
   p.add_argument("--seconds", type=float, default=10.0, help="Measuring time per figure.")
   p.add_argument(
@@ -78,6 +86,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     help="Env steps per call to the training step, rounded to whole updates (at least "
     "one): updates_per_call = max(1, round(this / steps per update)).",
   )
+  p.add_argument(
+    "--updates_per_call", type=int, default=0, help="Updates per call (0: --steps_per_call's)."
+  )
+  p.add_argument("--env_threads", type=int, default=0, help="envpool threads (0: envpool's).")
   cli.add_bool(p, "weak_scaling", False, "Fix envs per learner instead of total envs.")
   p.add_argument("--envs_per_learner", type=int, default=16, help="Envs per learner (weak).")
   p.add_argument(
@@ -113,7 +125,11 @@ def _config(
   steps_per_update = learners * envs_per_learner * config.t_max
   if algorithm.startswith("hts"):
     steps_per_update = learners * envs_per_learner * config.hts.alpha
-  config.updates_per_call = max(1, round(args.steps_per_call / steps_per_update))
+  config.updates_per_call = args.updates_per_call or max(
+    1, round(args.steps_per_call / steps_per_update)
+  )
+  if args.env_threads:
+    config.env.num_threads = args.env_threads
   config.total_env_steps = 10**9
   config.target_return = 0.0
   return config
@@ -136,6 +152,37 @@ def env_of(args: argparse.Namespace, algorithm: str) -> str:
   return args.env
 
 
+def time_split(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+  """A2C's milliseconds per 1000 env steps: env stepping (1/raw), acting overhead (1/acting -
+  1/raw) and learning (1/a2c - 1/acting), at each (env, envs) where all three were measured."""
+  rate = {(r["algorithm"], r["env"], r["num_envs"]): r["steps_per_second"] for r in rows}
+  split = []
+  for (algorithm, env, envs), a2c in rate.items():
+    if algorithm != "a2c" or {("raw", env, envs), ("acting", env, envs)} - set(rate):
+      continue
+    raw_ms, acting_ms = 1e6 / rate["raw", env, envs], 1e6 / rate["acting", env, envs]
+    split.append(
+      dict(
+        env=env,
+        num_envs=envs,
+        env_ms_per_1k=raw_ms,
+        acting_ms_per_1k=acting_ms - raw_ms,
+        learning_ms_per_1k=1e6 / a2c - acting_ms,
+      )
+    )
+  return split
+
+
+def split_lines(split: list[dict[str, Any]]) -> list[str]:
+  lines = ["time per 1000 env steps (ms): env stepping | acting overhead | learning"]
+  for r in split:
+    lines.append(
+      f"{r['env']:>14} {r['num_envs']:>5} {r['env_ms_per_1k']:10.1f} | "
+      f"{r['acting_ms_per_1k']:10.1f} | {r['learning_ms_per_1k']:10.1f}"
+    )
+  return lines
+
+
 def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> str:
   lines = [
     f"Measured {info['date']} on {info['device']}; CPU {info['cpu']}; jax {info['jax']}; "
@@ -153,6 +200,9 @@ def markdown(info: dict[str, Any], rows: list[dict[str, Any]], command: str) -> 
       f"{r['learners']} | {r['num_envs']} | "
       f"{r['steps_per_second']:.0f} | {ratio} | {r['compile_s']:.1f} |"
     )
+  split = time_split(rows)
+  if split:
+    lines += ["", "```", *split_lines(split), "```"]
   return "\n".join(lines) + "\n"
 
 
@@ -164,7 +214,8 @@ def measure_job(
     config = _config(args, source, env_id, 1, total)
     return measure.raw_envpool(config, args.seconds), "-"
   config = _config(args, algorithm, env_id, learners, total // learners)
-  return measure.algorithm(config, args.seconds), config.network.name
+  run = measure.acting_only if algorithm == "acting" else measure.algorithm
+  return run(config, args.seconds), config.network.name
 
 
 def _in_child(args: argparse.Namespace, job: tuple) -> tuple[dict[str, float], str]:
@@ -190,6 +241,30 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, int, int, str]]:
   return jobs + [(a, env_of(args, a), total, n, a) for a in learning for total, n in _grid(args, a)]
 
 
+def _row(job: tuple, figure: dict[str, float], network: str, raw: float | None) -> dict:
+  """One table row, printed as it comes."""
+  algorithm, env_id, total, learners, _ = job
+  ratio = figure["steps_per_second"] / raw if raw else None
+  row = dict(
+    algorithm=algorithm,
+    env=env_id,
+    network=network,
+    num_envs=total,
+    learners=learners,
+    steps_per_second=figure["steps_per_second"],
+    compile_s=figure["compile_s"],
+    ratio_to_raw=ratio,
+  )
+  print(
+    f"{algorithm:>10} {env_id} learners {learners:>2} envs {total:>4}: "
+    f"{row['steps_per_second']:>9.0f} steps/s"
+    + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
+    + f", compile {row['compile_s']:.1f}s",
+    flush=True,
+  )
+  return row
+
+
 def main(argv: list[str] | None = None) -> None:
   args = parse(sys.argv[1:] if argv is None else argv)
   info = measure.machine()
@@ -212,30 +287,14 @@ def main(argv: list[str] | None = None) -> None:
       continue
     if algorithm == "raw":
       raw[env_id, total] = figure["steps_per_second"]
-    base = raw.get((env_id, total))
-    ratio = figure["steps_per_second"] / base if base else None
-    row = dict(
-      algorithm=algorithm,
-      env=env_id,
-      network=network,
-      num_envs=total,
-      learners=learners,
-      steps_per_second=figure["steps_per_second"],
-      compile_s=figure["compile_s"],
-      ratio_to_raw=ratio,
-    )
-    rows.append(row)
-    print(
-      f"{algorithm:>10} {env_id} learners {learners:>2} envs {total:>4}: "
-      f"{row['steps_per_second']:>9.0f} steps/s"
-      + (f" ({ratio:.2f} of raw)" if ratio is not None else "")
-      + f", compile {row['compile_s']:.1f}s",
-      flush=True,
-    )
+    rows.append(_row(job, figure, network, raw.get((env_id, total))))
+  split = time_split(rows)
+  if split:
+    print("\n" + "\n".join(split_lines(split)), flush=True)
   if args.out:
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out + ".json", "w") as f:
-      json.dump(dict(machine=info, command=command, rows=rows), f, indent=2)
+      json.dump(dict(machine=info, command=command, rows=rows, time_split=split), f, indent=2)
     with open(args.out + ".md", "w") as f:
       f.write(markdown(info, rows, command))
 

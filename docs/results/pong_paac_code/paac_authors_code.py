@@ -229,8 +229,8 @@ def time_their_network(code: str, seconds: float) -> dict[str, float]:
   """Milliseconds per call of their graph on this machine: acting (policy and value for 32
   states, paac.py:20-23) and one update (their network's loss, then gradients, global-norm
   clip and RMSProp as actor_learner.py:33-70 builds them, run as paac.py:166-170, on 32 x 5
-  states), on random frames; compare with galax's split from
-  `python -m benchmarks.throughput --num_envs=32` (pong_paac)."""
+  states), on random frames; compare with galax's split from (pong_paac)
+  `python -m benchmarks.suite --algorithms=raw,acting,a2c --num_envs=32 --updates_per_call=20`."""
   import logging
 
   import numpy as np
