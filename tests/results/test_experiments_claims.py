@@ -329,29 +329,3 @@ def test_training_curve_before_the_first_episode_is_json(tmp_path):
   json.dumps(curve, allow_nan=False)
   _, ys, _ = curves([dict(train_curve=curve)], "env_steps")
   assert np.isnan(ys[0][0]) and ys[0][1] == 0.5
-
-
-@pytest.mark.slow
-def test_gala_step_size_prints_each_variant_and_the_ratio(capsys):
-  from experiments import gala_step_size
-
-  # CartPole: the script is the subject, not the game (MinAtar's env compiles ~4 s longer).
-  gala_step_size.main(
-    ["--env=gymnax/CartPole-v1", "--windows=2", "--window=2", "--variants=allreduce,gala_full"]
-  )
-  out = capsys.readouterr().out
-  for name in ("allreduce", "gala_full"):
-    line = next(l for l in out.splitlines() if l.startswith(name + " "))
-    values = [float(x) for x in line.split("|")[0].split()[1:]]
-    assert len(values) == 2 and all(v > 0 for v in values)
-  assert "gala_full / allreduce: " in out
-
-
-def test_gala_step_size_bad_variant_is_one_line(capsys):
-  from experiments import gala_step_size
-
-  with pytest.raises(SystemExit) as exit_info:
-    gala_step_size.main(["--variants=allreduce,gossip_ring"])
-  assert exit_info.value.code == 2
-  err = capsys.readouterr().err.strip()
-  assert err.startswith("error: ") and "gossip_ring" in err and "\n" not in err

@@ -5,12 +5,12 @@ envpool averages pixels (cv2's INTER_AREA) unless `use_inter_area_resize=False`.
 the one preprocessing difference left between galax's pong_paac and their code that
 reaches every observation (docs/results.md, "Pong at PAAC's authors' settings"):
 
-  python run.py --config=experiments/pong_paac_nearest.py --config.seed=2 \
+  python run.py --config=docs/results/pong_paac_nearest/pong_paac_nearest.py --config.seed=2 \
       --config.total_env_steps=6000000 --workdir=runs/paac_nearest_seed2
 
 Measured (seed 2, to 6M agent steps): the running mean of 100 games first reaches -15 at
 5.78M, against 5.68M with envpool's resize, and reads -13.24 against -14.09 at 6M
-(docs/results/pong_paac_nearest/): the resize does not explain the late start.
+(runs.md beside this file): the resize does not explain the late start.
 """
 
 import ml_collections

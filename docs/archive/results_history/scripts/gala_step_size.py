@@ -1,7 +1,7 @@
 """How far GALA-A2C's and all-reduce A2C's parameters move per update, at the GALA claim's
 settings (experiments/claims.py: 4 learners x 16 envs, RMSProp eps 0.01, lr 7e-4 x sqrt(4)).
 
-  python -m experiments.gala_step_size --env=gymnax/SpaceInvaders-MinAtar --windows=12
+  python docs/archive/results_history/scripts/gala_step_size.py --windows=12
 
 For each variant it trains from the same seed and prints, for consecutive windows of
 `--window` updates, learner 0's net displacement per update, ||theta_{k+W} - theta_k|| / W
@@ -21,7 +21,7 @@ from typing import Sequence
 import jax
 import numpy as np
 
-from . import claims
+from galax.experiments import claims  # installed with galax
 
 
 def displacements(config, windows: int, window: int) -> list[float]:
@@ -41,7 +41,7 @@ def displacements(config, windows: int, window: int) -> list[float]:
 
 def main(argv: Sequence[str] | None = None) -> None:
   parser = argparse.ArgumentParser(
-    prog="python -m experiments.gala_step_size",
+    prog="gala_step_size.py",
     description=__doc__,
     formatter_class=argparse.RawDescriptionHelpFormatter,
   )

@@ -1,7 +1,7 @@
 """Why configs/pong_paac.py's policy stays uniform: the size of its updates, measured.
 
-  python -m benchmarks.pong_step_sizes                       # 4 variants x 200 updates
-  python -m benchmarks.pong_step_sizes --variants=paac,sb3 --calls=8
+  python docs/archive/results_history/scripts/pong_step_sizes.py      # 4 variants x 200 updates
+  python docs/archive/results_history/scripts/pong_step_sizes.py --variants=paac,sb3 --calls=8
 
 Each variant trains pong_paac (Pong-v5, archnips, 32 envs x t_max 5) for `calls` x 50
 updates from the same seed, changing only what its row names, and prints per layer the root
@@ -23,21 +23,21 @@ gradients of order 1e-4 per element, the step lr g / sqrt(nu + 0.1) becomes plai
 lr / sqrt(0.1) = 0.071: an element's step is proportional to its gradient, and the
 660k-weight fc layer, whose elements get the smallest gradients, barely moves. PyTorch's
 RMSProp divides by sqrt(nu) + 1e-5 instead, so every element moves by about lr.
-Figures: docs/archive/results_history/2026-11-25.md, "Why the old pong_paac's policy stayed
-uniform".
+Figures: ../2026-11-25.md, "Why the old pong_paac's policy stayed uniform" (this script
+then ran as benchmarks/pong_step_sizes.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import Sequence
 
 import jax
 import numpy as np
-from absl import app, flags
 
 import galax
 from galax import config as config_lib
-from galax.config import cli
 
 VARIANTS: dict[str, dict[str, object]] = {
   "paac": {},
@@ -53,9 +53,24 @@ VARIANTS: dict[str, dict[str, object]] = {
   ),
 }
 
-_VARIANTS = flags.DEFINE_list("variants", list(VARIANTS), f"Of {list(VARIANTS)}.")
-_CALLS = flags.DEFINE_integer("calls", 4, "Calls of 50 updates per variant.")
-_SEED = flags.DEFINE_integer("seed", 0, "Seed of every variant.")
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+  parser = argparse.ArgumentParser(
+    prog="pong_step_sizes.py",
+    description=__doc__,
+    formatter_class=argparse.RawDescriptionHelpFormatter,
+  )
+  parser.add_argument("--variants", default=",".join(VARIANTS), help=f"Of {list(VARIANTS)}.")
+  parser.add_argument("--calls", type=int, default=4, help="Calls of 50 updates per variant.")
+  parser.add_argument("--seed", type=int, default=0, help="Seed of every variant.")
+  args = parser.parse_args(argv)
+  args.variants = [v for v in args.variants.split(",") if v]
+  unknown = sorted(set(args.variants) - set(VARIANTS))
+  if unknown:
+    parser.exit(2, f"error: --variants: no variant {unknown}; choose from {list(VARIANTS)}.\n")
+  if args.calls < 1:
+    parser.exit(2, f"error: --calls must be >= 1, not {args.calls}.\n")
+  return args
 
 
 def layer_rms(tree) -> dict[str, float]:
@@ -86,14 +101,15 @@ def measure(overrides: dict[str, object], calls: int, seed: int) -> dict[str, ob
   return dict(init=layer_rms(init), drift=layer_rms(drift), entropy=entropy, grad_norm=grad_norm)
 
 
-def main(_):
-  results = {name: measure(VARIANTS[name], _CALLS.value, _SEED.value) for name in _VARIANTS.value}
+def main(argv: Sequence[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
+  results = {name: measure(VARIANTS[name], args.calls, args.seed) for name in args.variants}
   names = list(results)
   layers = [k for k in results[names[0]]["drift"] if k.endswith("kernel")]
   heads = {"Dense_0/kernel": "policy head", "Dense_1/kernel": "value head"}
   print(
     f"per-update drift RMS of each kernel over updates "
-    f"{(_CALLS.value - 1) * 50}-{_CALLS.value * 50} (init RMS in brackets)"
+    f"{(args.calls - 1) * 50}-{args.calls * 50} (init RMS in brackets)"
   )
   print(f"| layer | {' | '.join(names)} |")
   print(f"| --- | {' | '.join('---:' for _ in names)} |")
@@ -106,5 +122,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()
