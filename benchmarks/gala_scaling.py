@@ -52,12 +52,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
   p.add_argument("--updates_per_call", type=int, default=10, help="Updates per jitted call.")
   p.add_argument("--delay", type=int, default=0, help="GALA message delay tau.")
   p.add_argument("--devices", type=int, default=0, help="Virtual CPU devices (0: the real ones).")
-  p.add_argument(
-    "--num_devices",
-    type=int,
-    default=1,
-    help="Devices carrying the n learners (1: all on one device; 0: as many as divide n).",
-  )
+  # --num_devices 1: every learner on one device; 0: as many devices as divide n.
+  p.add_argument("--num_devices", type=int, default=1, help="Devices of the n learners.")
   p.add_argument("--env_threads", type=int, default=0, help="envpool threads (0: envpool's).")
   p.add_argument("--learner_map", default="auto", help="config.learner_map of the n-learner runs.")
   p.add_argument("--json", default="", help="Also write the figures to this JSON file.")

@@ -37,12 +37,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
   p = cli.parser("sharded_optimizer", __doc__)
   p.add_argument("--config", default="ba3c_breakout", help="Config name or file.")
   p.add_argument("--learners", type=cli.ints, default=[8, 64], help="Learner counts n.")
-  p.add_argument(
-    "--envs_per_learner",
-    type=int,
-    default=1,
-    help="Envs per learner (memory does not depend on it; keep it small).",
-  )
+  # Memory does not depend on the envs per learner: keep them few.
+  p.add_argument("--envs_per_learner", type=int, default=1, help="Envs per learner.")
   p.add_argument("--devices", type=int, default=0, help="Virtual CPU devices (0: the real ones).")
   p.add_argument("--seconds", type=float, default=0.0, help="Also time the step (0: skip).")
   return p.parse_args(argv)
