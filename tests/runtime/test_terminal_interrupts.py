@@ -1,10 +1,10 @@
-"""Ctrl-C in a terminal never loses saved work (issue 74, item 1): SIGINT at 20 random
-times (seeded) into CLI runs under a pseudo-terminal, the progress bar's path:
-benchmarks/terminal_interrupts.py, on CartPole (scan loop), pong_fast on the host loop,
-MinAtar (scan) and gossip on 4 virtual CPU devices. After each interrupt the run holds a
-checkpoint of every call up to the last one printed (or said nothing was trained since the
-last checkpoint, in its first call), no orbax tmp folder is left, and `--resume` continues
-from it at the next call.
+"""Ctrl-C in a terminal never loses saved work (issue 74, item 1): SIGINT at 5 random
+times (seeded: the first draws of the benchmark's 20) into CLI runs under a pseudo-terminal, the
+progress bar's path: benchmarks/terminal_interrupts.py, on CartPole (scan loop), pong_fast
+on the host loop, MinAtar (scan) and gossip on 4 virtual CPU devices. After each interrupt
+the run holds a checkpoint of every call up to the last one printed (or said nothing was
+trained since the last checkpoint, in its first call), no orbax tmp folder is left, and
+`--resume` continues from it at the next call.
 
 At d776273 the host-loop case loses its state: a KeyboardInterrupt raised where the main
 thread woke from one update's dispatch, after the call's first update had been given the
@@ -26,11 +26,16 @@ from benchmarks import terminal_interrupts
 from galax.runtime import preemption
 from galax.training.loop import train
 
+# Fewer than the benchmark's 20 (each launch compiles again): the host loop, where all of
+# the benchmark's losses at d776273 were, keeps 2; seed 0's first interrupts all land
+# after the first row, so each case still saves one call.
+TEST_INTERRUPTS = dict(cartpole=1, pong_host=2, minatar_scan=1, gossip4=1)
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(terminal_interrupts.CASES))
 def test_every_interrupt_saves_the_last_whole_call(tmp_path, case):
-  interrupts = terminal_interrupts.DEFAULT_INTERRUPTS[case]
+  interrupts = TEST_INTERRUPTS[case]
   trials = terminal_interrupts.run_case(
     terminal_interrupts.CASES[case], interrupts, seed=0, root=str(tmp_path)
   )
