@@ -33,10 +33,9 @@ from benchmarks import measure
 from galax import config as config_lib
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.registry import spec_for
-from galax.config import cli
+from galax.config import cli, run_settings
 from galax.core.rollout import init_action_keys, rollout, sample_actions
 from galax.framework.algorithm import initial_params
-from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
@@ -104,7 +103,7 @@ def _pieces(config) -> dict:
   # The algorithm's own pieces: params [1, ...] of one learner, its policy over the block
   # (`learner_map` as resolved), its gradient chunks.
   spec = spec_for(config.algorithm)
-  setup = make_setup(RunSettings.from_config(config, spec), spec)
+  setup = make_setup(run_settings(config, spec), spec)
   params = jax.tree.map(jnp.asarray, initial_params(setup))
   apply_fn, env, n, t_max = setup.network.apply, setup.env, setup.env.num_envs, config.t_max
   updates, how, chunks = config.updates_per_call, setup.plan.learner_map, setup.plan.grad_chunks

@@ -26,8 +26,8 @@ import jax
 from absl import app, flags
 
 import galax
-from galax.config import cli
-from galax.envs import EnvSettings, make_env
+from galax.config import cli, run_settings
+from galax.envs import make_env
 
 _SUITES = flags.DEFINE_list("suites", ["atari", "football"], "Suites to run.")
 _ATARI = flags.DEFINE_string("atari_env", "Pong-v5", "Atari envpool id.")
@@ -65,7 +65,7 @@ def timed(fn, state, steps_per_call: int, seconds: float) -> tuple[float, float]
 
 def raw_steps_per_second(config: Any, seconds: float, steps: int) -> float:
   """envpool stepping uniformly random actions in a jitted scan of `steps` steps."""
-  env = make_env(EnvSettings.from_config(config), config.envs_per_learner, seed=config.seed)
+  env = make_env(run_settings(config).env, config.envs_per_learner, seed=config.seed)
   n, num_actions = config.envs_per_learner, env.spec.num_actions
 
   @jax.jit

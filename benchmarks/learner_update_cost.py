@@ -44,9 +44,9 @@ from jax import lax
 from benchmarks import forward_reuse
 from galax import config as config_lib
 from galax.algorithms.a2c import a2c_grads
-from galax.core import losses, networks
-from galax.core.optimizers import OptimizerSettings, make_replicated_optimizer, make_schedule
-from galax.core.returns import ReturnSettings, compute_targets
+from galax.core import networks
+from galax.core.optimizers import make_replicated_optimizer, make_schedule
+from galax.core.returns import compute_targets
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
 
@@ -58,18 +58,9 @@ NHWC = ("NHWC", "HWIO", "NHWC")
 def pong_paac():
   """(network, returns, loss, optimizer) of configs/pong_paac.py."""
   c = config_lib.load("pong_paac")
-  o = c.optimizer
-  opt = OptimizerSettings(
-    *(str(o.name), float(o.learning_rate), str(o.lr_scaling), str(o.anneal), float(o.eps)),
-    *(float(o.rmsprop_decay), str(o.rmsprop_convention), float(o.rmsprop_initial_scale)),
-    *(float(o.adam_b1), float(o.adam_b2), float(o.max_grad_norm), float(o.clip_average_norm)),
-    *(bool(o.sharded_state), int(o.anneal_steps)),
-  )
+  run = config_lib.run_settings(c)
+  opt, returns, loss = run.optimizer, run.returns, run.loss
   network = networks.make_network(c.network.name, SPEC, init_scheme=c.network.init)
-  returns = ReturnSettings(float(c.gamma), str(c.returns), float(c.gae_lambda))
-  loss = losses.LossSettings(
-    float(c.loss.entropy_coef), float(c.loss.value_coef), bool(c.loss.sum_over_time)
-  )
   schedule = make_schedule(opt, B, 1, c.total_env_steps // (B * T))
   return network, returns, loss, make_replicated_optimizer(opt, schedule)
 

@@ -15,10 +15,10 @@ import jax.numpy as jnp
 
 import galax
 from galax.algorithms.registry import spec_for
+from galax.config import run_settings
 from galax.core.rollout import init_action_keys, rollout
-from galax.envs import EnvSettings, make_env
+from galax.envs import make_env
 from galax.framework.algorithm import initial_params
-from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
 from galax.runtime import provenance
 
@@ -50,7 +50,7 @@ def steps_per_second(
 def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[str, float]:
   """envpool stepping with uniform random actions in a jitted scan (the env's own limit)."""
   env = make_env(
-    EnvSettings.from_config(config), config.envs_per_learner * config.num_learners, seed=config.seed
+    run_settings(config).env, config.envs_per_learner * config.num_learners, seed=config.seed
   )
   n, num_actions = env.num_envs, env.spec.num_actions
 
@@ -74,7 +74,7 @@ def raw_envpool(config: Any, seconds: float, steps_per_call: int = 100) -> dict[
 def acting_only(config: Any, seconds: float, rollouts_per_call: int = 20) -> dict[str, float]:
   """The learner's rollout (policy forward, sampling, env steps) without learning."""
   spec = spec_for(config.algorithm)
-  setup = make_setup(RunSettings.from_config(config, spec), spec)
+  setup = make_setup(run_settings(config, spec), spec)
   params = jax.tree.map(jnp.asarray, initial_params(setup))
   policy = block_policy(setup.network.apply, setup.layout.local_learners)
   n = setup.env.num_envs

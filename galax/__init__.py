@@ -26,8 +26,8 @@ from galax.runtime import jax_quiet as _jax_quiet  # noqa: E402
 
 _jax_quiet.import_jax()
 
-from galax.algorithms import make_algorithm  # noqa: E402
 from galax.config import load as load_config  # noqa: E402
+from galax.config import make_algorithm  # noqa: E402
 from galax.config.cli import python_facing as _python_facing  # noqa: E402
 from galax.evaluate.cli import load_policy  # noqa: E402
 from galax.evaluate.evaluator import evaluate_params  # noqa: E402

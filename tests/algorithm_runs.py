@@ -6,8 +6,7 @@ from typing import Any
 import jax
 import jax.extend
 
-from galax.algorithms import make_algorithm
-from galax.config import base_config
+from galax.config import base_config, make_algorithm
 from galax.config import load as load_config
 from galax.parallel.layout import to_host
 

@@ -21,8 +21,7 @@ COMMON = dict(num_devices=4, updates_per_call=3)
 
 def run(name):
   """(final params, metrics) of RUNS[name] as numpy, on every process."""
-  from galax.algorithms import make_algorithm
-  from galax.config import load
+  from galax.config import load, make_algorithm
   from galax.parallel.layout import to_host
 
   algorithm = make_algorithm(load("cartpole_a2c", **COMMON, **RUNS[name]))

@@ -8,7 +8,9 @@ import subprocess
 import sys
 import types
 
+from galax.config import from_data, run_settings
 from galax.config import load as load_config
+from galax.training.settings import loop_settings
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 STEPS_PER_CALL = 800  # 10 updates x 16 envs x t_max 5
@@ -88,12 +90,10 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
   """`galax.training.header.header_lines` for `config` on a stand-in algorithm (1 learner x
   16 envs, 40 updates of 80 env steps, 10 a call; `plan` default: a CPU plan): no JAX
   program is built."""
-  from galax.framework.settings import RunSettings
   from galax.training.header import header_lines
-  from galax.training.settings import LoopSettings
 
   algorithm = types.SimpleNamespace(
-    setup=types.SimpleNamespace(settings=RunSettings.from_config(config)),
+    setup=types.SimpleNamespace(settings=run_settings(config)),
     total_updates=40,
     env_steps_per_update=80,
     updates_per_call=10,
@@ -103,7 +103,7 @@ def header_lines_for(config, obs_shape=(4,), plan=None):
   )
   planned = dict(requested_env_steps=3200, planned_env_steps=3200)
   return header_lines(
-    algorithm, LoopSettings.from_config(config, algorithm.setup.settings), planned
+    algorithm, loop_settings(from_data(config), algorithm.setup.settings), planned
   )
 
 
@@ -156,7 +156,6 @@ def plan_of(config, target, spec=None):
   """The execution plan of `config` on a `PlanContext` (its algorithm's spec by default)."""
   from galax.algorithms import spec_for
   from galax.framework.plan import make_plan
-  from galax.framework.settings import RunSettings
 
   spec = spec or spec_for(config.algorithm)
-  return make_plan(RunSettings.from_config(config, spec), spec, target)
+  return make_plan(run_settings(config, spec), spec, target)

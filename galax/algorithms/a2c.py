@@ -23,7 +23,6 @@ from typing import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
-from ml_collections import ConfigDict
 
 import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.core import losses
@@ -144,22 +143,22 @@ def make_a2c_update(
   return update
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class A2CSettings:
-  """A2C's own fields: all-reduce learners' straggler dropping (`config.stragglers`,
-  `galax.parallel.stragglers`; `galax.config.validate` checks them)."""
+  """A2C's own section, `stragglers`: all-reduce learners' straggler mitigation
+  (`galax.parallel.stragglers`; `galax.config.validate` checks it). Each update keeps the
+  gradients of the first num_kept of the n learners to finish and drops the rest
+  (SyncReplicas with ngrads < workers). Step times are simulated: 1 + scale * X, X drawn
+  per learner and update (combine=allreduce, a2c)."""
 
-  num_kept: int  # gradients averaged per update: the first to arrive; 0 = all
-  step_time: str  # the learners' step-time distribution
-  scale: float  # its spread
-
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> A2CSettings:
-    s = config.stragglers
-    return cls(int(s.num_kept), str(s.step_time), float(s.scale))
+  num_kept: int = 0  # m of n gradients aggregated; 0 = all (off)
+  step_time: str = "exponential"  # exponential | lognormal | uniform (law of X)
+  scale: float = 1.0  # spread of the step times around 1
 
 
-def make_a2c(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_a2c(
+  settings: RunSettings[A2CSettings], devices: Sequence[jax.Device] | None = None
+) -> Algorithm:
   """A2C / PAAC (n = 1), all-reduce A2C and GALA-A2C (n > 1) from a run's settings."""
   setup, combiner, optimizer, schedule = make_learners(settings, SPECS[0], devices)
   s = settings.own
@@ -174,7 +173,8 @@ SPECS = (
   spec.AlgorithmSpec(
     "a2c",
     make_a2c,
-    read=A2CSettings.from_config,
+    own=lambda config: config.stragglers,
+    sections={"stragglers": A2CSettings},
     features=frozenset(
       {spec.LEARNER_MAP, spec.GRAD_SIMILARITY, spec.STRAGGLERS, spec.SHARDED_STATE, spec.ASYNC_ENVS}
     ),

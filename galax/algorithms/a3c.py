@@ -47,7 +47,6 @@ import flax.struct
 import jax
 import jax.numpy as jnp
 import optax
-from ml_collections import ConfigDict
 
 import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.algorithms.a2c import a2c_grads
@@ -56,7 +55,7 @@ from galax.core.rollout import episode_log, rollout
 from galax.core.types import OptState, Params, ParamsBlock
 from galax.framework.algorithm import Algorithm, assemble
 from galax.framework.settings import RunSettings
-from galax.framework.spec import check_choice, check_positive
+from galax.framework.spec import RunConfig, check_choice, check_positive
 from galax.framework.update import (
   BlockUpdate,
   LearnerState,
@@ -87,29 +86,29 @@ def draw_staleness(key: jax.Array, num_learners: int, max_staleness: int, kind: 
   raise ValueError(f"Unknown staleness {kind!r}; use 'uniform' or 'fixed'.")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class A3CSettings:
-  """The `a3c` section, read once (`AlgorithmSpec.read`): the bound on the staleness s, how
-  s is drawn ("uniform" or "fixed"), and whether a round applies its gradients in a random
-  order."""
+  """The `a3c` section: each round, every learner's gradient, computed at shared
+  parameters s updates old (s drawn per learner and round), is applied in turn to the
+  shared parameters (the module docstring has the exact semantics)."""
 
-  max_staleness: int
-  staleness: str
-  shuffle_order: bool
+  max_staleness: int = 0  # bound on s, in updates (gradient applications) before the round
+  staleness: str = "uniform"  # uniform (s ~ U{0..max}) | fixed (s = max)
+  shuffle_order: bool = True  # apply the round's gradients in a random order (else 0..n-1)
 
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> A3CSettings:
-    """The section, checked: one ValueError line for a value A3C cannot run."""
-    c = config.a3c
-    check_choice("a3c.staleness", c.staleness, ("uniform", "fixed"))
-    check_positive("a3c.max_staleness", c.max_staleness, or_zero=True)
-    if config.combine != "independent":
-      raise ValueError(
-        "algorithm='a3c' applies every learner's gradient to the shared "
-        f"parameters itself; config.combine={config.combine!r} must stay "
-        "'independent'."
-      )
-    return cls(int(c.max_staleness), str(c.staleness), bool(c.shuffle_order))
+
+def a3c_settings(config: RunConfig) -> A3CSettings:
+  """The run's `a3c` section, checked: one ValueError line for a value A3C cannot run."""
+  c = config.a3c
+  check_choice("a3c.staleness", c.staleness, ("uniform", "fixed"))
+  check_positive("a3c.max_staleness", c.max_staleness, or_zero=True)
+  if config.combine != "independent":
+    raise ValueError(
+      "algorithm='a3c' applies every learner's gradient to the shared "
+      f"parameters itself; config.combine={config.combine!r} must stay "
+      "'independent'."
+    )
+  return c
 
 
 def apply_in_turn(
@@ -196,7 +195,9 @@ def make_a3c_update(
   return update
 
 
-def make_a3c(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_a3c(
+  settings: RunSettings[A3CSettings], devices: Sequence[jax.Device] | None = None
+) -> Algorithm:
   """A3C with n learners of b envs each; see the module docstring."""
   setup = make_setup(settings, SPECS[0], devices=devices)
   layout = setup.layout
@@ -207,7 +208,7 @@ def make_a3c(settings: RunSettings, devices: Sequence[jax.Device] | None = None)
   optimizer, schedule = make_optimizer(
     setup.settings.optimizer, layout.envs_per_learner, n, setup.anneal_updates * n
   )
-  a3c: A3CSettings = settings.own
+  a3c = settings.own
   slots = a3c.max_staleness + 1
 
   def init_extra(params):  # params: this process's learners, [local_learners, ...]
@@ -227,23 +228,12 @@ def make_a3c(settings: RunSettings, devices: Sequence[jax.Device] | None = None)
   )
 
 
-def a3c_config() -> ConfigDict:
-  """The `a3c` section: each round, every learner's gradient, computed at shared
-  parameters s updates old (s drawn per learner and round), is applied in turn to the
-  shared parameters (the module docstring has the exact semantics)."""
-  c = ConfigDict()
-  c.max_staleness = 0  # bound on s, in updates (gradient applications) before the round
-  c.staleness = "uniform"  # uniform (s ~ U{0..max}) | fixed (s = max)
-  c.shuffle_order = True  # apply the round's gradients in a random order (else 0..n-1)
-  return c
-
-
 SPECS = (
   spec.AlgorithmSpec(
     "a3c",
     make_a3c,
-    read=A3CSettings.from_config,
+    own=a3c_settings,
     features=frozenset(),
-    config_sections=lambda: dict(a3c=a3c_config()),
+    sections={"a3c": A3CSettings},
   ),
 )

@@ -33,7 +33,6 @@ import chex
 import flax.struct
 import jax
 import jax.numpy as jnp
-from ml_collections import ConfigDict
 
 import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.core import losses
@@ -43,7 +42,7 @@ from galax.core.rollout import Trajectory, check_trajectory, episode_log, rollou
 from galax.core.types import Params, ParamsBlock
 from galax.framework.algorithm import Algorithm, assemble
 from galax.framework.settings import RunSettings
-from galax.framework.spec import check_choice, check_positive
+from galax.framework.spec import RunConfig, check_choice, check_positive
 from galax.framework.update import (
   BlockUpdate,
   LearnerState,
@@ -72,24 +71,25 @@ class VTraceSettings:
   reduction: str
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class ImpalaSettings:
-  """The `impala` section, read once and checked: the policy lag (updates) and V-trace's
-  rho-bar, c-bar and loss reduction."""
+  """The `impala` section: actors act with parameters policy_lag updates old; the learner
+  corrects with V-trace. The unroll length is t_max; the batch is envs_per_learner."""
 
-  policy_lag: int
-  rho_bar: float
-  c_bar: float
-  reduction: str
+  policy_lag: int = 2  # updates between the acting and the learning parameters
+  rho_bar: float = 1.0  # V-trace truncation of the importance weights in delta_t
+  c_bar: float = 1.0  # V-trace truncation of the trace coefficients
+  reduction: str = "mean"  # mean over the batch | sum (TorchBeast: loss summed over T, B)
 
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> ImpalaSettings:
-    c = config.impala
-    check_choice("impala.reduction", c.reduction, ("mean", "sum"))
-    check_positive("impala.policy_lag", c.policy_lag, or_zero=True)
-    check_positive("impala.rho_bar", c.rho_bar)
-    check_positive("impala.c_bar", c.c_bar)
-    return cls(int(c.policy_lag), float(c.rho_bar), float(c.c_bar), str(c.reduction))
+
+def impala_settings(config: RunConfig) -> ImpalaSettings:
+  """The run's `impala` section, checked: one ValueError line for a value it cannot run."""
+  c = config.impala
+  check_choice("impala.reduction", c.reduction, ("mean", "sum"))
+  check_positive("impala.policy_lag", c.policy_lag, or_zero=True)
+  check_positive("impala.rho_bar", c.rho_bar)
+  check_positive("impala.c_bar", c.c_bar)
+  return c
 
 
 def impala_grads(
@@ -224,10 +224,12 @@ def make_impala_update(
   return update
 
 
-def make_impala(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_impala(
+  settings: RunSettings[ImpalaSettings], devices: Sequence[jax.Device] | None = None
+) -> Algorithm:
   """IMPALA with a policy lag of `impala.policy_lag` updates; see the module docstring."""
   setup, combiner, optimizer, schedule = make_learners(settings, SPECS[0], devices)
-  impala: ImpalaSettings = settings.own
+  impala = settings.own
   lag = impala.policy_lag
   vtrace = VTraceSettings(settings.returns.gamma, impala.rho_bar, impala.c_bar, impala.reduction)
 
@@ -239,23 +241,12 @@ def make_impala(settings: RunSettings, devices: Sequence[jax.Device] | None = No
   return assemble(setup, update, optimizer, schedule, settings.t_max, combiner, init_extra)
 
 
-def impala_config() -> ConfigDict:
-  """The `impala` section: actors act with parameters policy_lag updates old; the learner
-  corrects with V-trace. The unroll length is t_max; the batch is envs_per_learner."""
-  c = ConfigDict()
-  c.policy_lag = 2  # updates between the acting and the learning parameters
-  c.rho_bar = 1.0  # V-trace truncation of the importance weights in delta_t
-  c.c_bar = 1.0  # V-trace truncation of the trace coefficients
-  c.reduction = "mean"  # mean over the batch | sum (TorchBeast: loss summed over T, B)
-  return c
-
-
 SPECS = (
   spec.AlgorithmSpec(
     "impala",
     make_impala,
-    read=ImpalaSettings.from_config,
+    own=impala_settings,
     features=frozenset({spec.SHARDED_STATE}),
-    config_sections=lambda: dict(impala=impala_config()),
+    sections={"impala": ImpalaSettings},
   ),
 )

@@ -33,7 +33,6 @@ from typing import Callable, NamedTuple, Sequence
 import flax.struct
 import jax
 import jax.numpy as jnp
-from ml_collections import ConfigDict
 
 import galax.framework.spec as spec  # the module, not the package (whose registry imports this)
 from galax.core import losses
@@ -44,7 +43,7 @@ from galax.core.rollout import Trajectory, episode_log, rollout
 from galax.core.types import Metrics, OptState, Params, ParamsBlock, PyTree
 from galax.framework.algorithm import Algorithm, assemble
 from galax.framework.settings import RunSettings
-from galax.framework.spec import check_positive
+from galax.framework.spec import RunConfig, check_positive
 from galax.framework.update import (
   BlockUpdate,
   LearnerState,
@@ -112,28 +111,26 @@ class PPOExtra:
   shuffle_key: jax.Array
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PPOSection:
-  """The `ppo` section (PPO's and HTS-PPO's own fields), read once and checked: clip
-  epsilon, the batch's epochs x minibatches, whether advantages are normalised per batch."""
+  """The `ppo` section (PPO and HTS-PPO). Advantages: GAE with gae_lambda when
+  returns = "gae" (lambda 1 otherwise); value targets = advantages + V."""
 
-  clip: float
-  epochs: int
-  minibatches: int
-  normalize_advantages: bool
-
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> PPOSection:
-    ppo = config.ppo
-    section = cls(
-      float(ppo.clip), int(ppo.epochs), int(ppo.minibatches), bool(ppo.normalize_advantages)
-    )
-    for name in ("epochs", "minibatches", "clip"):
-      check_positive(f"ppo.{name}", getattr(section, name))
-    return section
+  epochs: int = 2  # passes over each batch of t_max x envs samples
+  minibatches: int = 8  # minibatches per epoch (must divide t_max x envs_per_learner)
+  clip: float = 0.08  # ratio clip eps, also the value-loss clip (HTS-RL GFootball)
+  normalize_advantages: bool = True  # (A - mean) / (std + 1e-5) over the whole batch
 
 
-@dataclasses.dataclass(frozen=True)
+def ppo_section(config: RunConfig) -> PPOSection:
+  """The run's `ppo` section, checked: one ValueError line for a value PPO cannot run."""
+  section = config.ppo
+  for name in ("epochs", "minibatches", "clip"):
+    check_positive(f"ppo.{name}", getattr(section, name))
+  return section
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class PPOSettings(PPOSection):
   """PPO's settings inside the traced update: the section, the run's targets and loss
   weights (`ppo_settings`)."""
@@ -343,9 +340,11 @@ def make_ppo_update(setup: Setup, learner: PPOLearner) -> BlockUpdate:
   return update
 
 
-def make_ppo(settings: RunSettings, devices: Sequence[jax.Device] | None = None) -> Algorithm:
+def make_ppo(
+  settings: RunSettings[PPOSection], devices: Sequence[jax.Device] | None = None
+) -> Algorithm:
   """Synchronous PPO (n = 1) or n learners, independent or all-reducing gradients."""
-  ppo: PPOSection = settings.own
+  ppo = settings.own
   units = ppo.epochs * ppo.minibatches
   setup, combiner, optimizer, schedule = make_learners(settings, SPECS[0], devices, units)
   layout = setup.layout
@@ -374,24 +373,13 @@ def make_ppo(settings: RunSettings, devices: Sequence[jax.Device] | None = None)
   )
 
 
-def ppo_config() -> ConfigDict:
-  """The `ppo` section (PPO and HTS-PPO). Advantages: GAE with gae_lambda when
-  returns = "gae" (lambda 1 otherwise); value targets = advantages + V."""
-  c = ConfigDict()
-  c.epochs = 2  # passes over each batch of t_max x envs samples
-  c.minibatches = 8  # minibatches per epoch (must divide t_max x envs_per_learner)
-  c.clip = 0.08  # ratio clip eps, also the value-loss clip (HTS-RL GFootball)
-  c.normalize_advantages = True  # (A - mean) / (std + 1e-5) over the whole batch
-  return c
-
-
 SPECS = (
   spec.AlgorithmSpec(
     "ppo",
     make_ppo,
-    read=PPOSection.from_config,
+    own=ppo_section,
     features=frozenset({spec.COMBINE, spec.ASYNC_ENVS}),
-    config_sections=lambda: dict(ppo=ppo_config()),
+    sections={"ppo": PPOSection},
     chunked_batch=lambda s: spec.ppo_minibatch(s.t_max, s.envs_per_learner, s.own.minibatches),
     gradient_steps=lambda s: s.own.epochs * s.own.minibatches,
   ),

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import importlib
 
-from ml_collections import ConfigDict
-
 from galax.framework.spec import AlgorithmSpec
 
 MODULES = ("a2c", "ppo", "hts", "a3c", "impala")  # under galax.algorithms, each with SPECS
@@ -44,15 +42,14 @@ def spec_for(name: str) -> AlgorithmSpec:
   return known[name]
 
 
-def config_sections() -> dict[str, ConfigDict]:
-  """Every algorithm's own config sections by name (`AlgorithmSpec.config_sections`); a
-  section two specs declare must be the same declaration."""
-  sections: dict[str, ConfigDict] = {}
+def sections() -> dict[str, type]:
+  """Every algorithm's own config sections by name (`AlgorithmSpec.sections`: the section's
+  dataclass); a section two specs declare must be the same dataclass."""
+  found: dict[str, type] = {}
   for spec in specs().values():
-    for name, section in spec.config_sections().items():
-      if name in sections and sections[name].to_dict() != section.to_dict():
+    for name, section in spec.sections.items():
+      if found.setdefault(name, section) is not section:
         raise ValueError(
           f"config section {name!r} is declared twice, differently (algorithm {spec.name!r})."
         )
-      sections.setdefault(name, section)
-  return sections
+  return found

@@ -34,8 +34,7 @@ from absl import app, flags
 from ml_collections import ConfigDict, config_flags
 
 import galax.config as config_lib
-from galax.algorithms import make_algorithm
-from galax.config import cli
+from galax.config import Config, cli
 
 # Compile-only targets need no backend: the CPU's, unless JAX_PLATFORMS says otherwise
 # (`import galax` has imported jax, which read the variable; no backend is up yet). The
@@ -90,7 +89,7 @@ class Report:
   steps_per_s_slice: float
 
 
-def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: int) -> ConfigDict:
+def for_target(config: Config, target: targets.Target, learners_per_chip: int) -> Config:
   """The config as compiled for `target`: learners on every chip, the platform named."""
   backend = backend_for(config.env.id)
   if not backend.in_program:
@@ -100,24 +99,29 @@ def for_target(config: ConfigDict, target: targets.Target, learners_per_chip: in
     )
   if learners_per_chip < 1:
     raise ValueError(f"--learners_per_chip must be >= 1, got {learners_per_chip}.")
-  config = ConfigDict(config.to_dict())
-  config.num_learners = learners_per_chip * target.num_chips
-  config.num_devices = target.num_chips
-  if config.combine == "independent" and config.num_learners > 1:
-    config.combine = "allreduce"  # one agent over the slice, as a pod job runs it
   if config.update_loop == "host":
     raise ValueError(
       "config.update_loop='host' is a Python loop of calls; "
       "compile 'scan' (or 'auto') for an accelerator."
     )
-  config.checkpoint_every_steps = 0
-  return config
+  num_learners = learners_per_chip * target.num_chips
+  # one agent over the slice, as a pod job runs it
+  combine = "allreduce" if config.combine == "independent" and num_learners > 1 else config.combine
+  return config_lib.with_fields(
+    config,
+    {
+      "num_learners": num_learners,
+      "num_devices": target.num_chips,
+      "combine": combine,
+      "checkpoint_every_steps": 0,
+    },
+  )
 
 
-def compile_for(config: ConfigDict, target: targets.Target):
+def compile_for(config: Config, target: targets.Target):
   """(algorithm, compiled step, compile seconds) for `target`'s devices."""
   config_lib.validate(config)
-  algorithm = make_algorithm(config, devices=target.devices)
+  algorithm = config_lib.make_algorithm(config, devices=target.devices)
   abstract = algorithm.abstract_init()
   start = time.perf_counter()
   try:
@@ -222,23 +226,26 @@ def report(
   )
 
 
-def build(name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1) -> Report:
+def build(
+  name: str, config: Config | ConfigDict, topology: str, learners_per_chip: int = 1
+) -> Report:
+  """Compiles `config` for `topology` (`learners_per_chip` learners on each chip)."""
   target = targets.target_devices(topology)
-  config = for_target(config, target, learners_per_chip)
+  config = for_target(config_lib.from_data(config), target, learners_per_chip)
   algorithm, compiled, seconds = compile_for(config, target)
   return report(name, target, algorithm, compiled, seconds, learners_per_chip)
 
 
 def find_max_envs(
-  name: str, config: ConfigDict, topology: str, learners_per_chip: int = 1
+  name: str, config: Config | ConfigDict, topology: str, learners_per_chip: int = 1
 ) -> tuple[int, Report]:
   """The largest envs_per_learner (a power-of-two multiple of the config's) that fits the
   chip: steps of x16 until one does not fit, then halving the gap (a few compiles)."""
-  base = int(config.envs_per_learner)
+  config = config_lib.from_data(config)
+  base = config.envs_per_learner
 
   def attempt(factor: int) -> Report | None:
-    trial = ConfigDict(config.to_dict())
-    trial.envs_per_learner = base * factor
+    trial = config_lib.with_fields(config, {"envs_per_learner": base * factor})
     try:
       return build(name, trial, topology, learners_per_chip)
     except DoesNotFit:

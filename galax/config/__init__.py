@@ -1,13 +1,13 @@
-"""The config schema: every field galax reads, with its default and meaning.
+"""The run's config: its typed form, the ConfigDict that config files edit, `load`.
 
-The shared fields are declared here; each algorithm declares its own section (`ppo`,
-`hts`, `a3c`, `impala`) in its module (`AlgorithmSpec.config_sections`), and
-`base_config` adds them from the registry (which imports the algorithms when first asked).
-
-Experiment files in configs/ start from `base_config()` and change fields. The returned
-ConfigDict is locked, so a misspelt key (in a file or as `--config.key=value`) is an
-error, and ml_collections keeps each field's type. `validate` (galax/config/validate.py,
-imported here) checks values.
+The config is one frozen dataclass per section, each beside the code that reads it, and
+the shared fields in galax/config/schema.py (`Config`); `typed.config_type` adds each
+algorithm's own sections. Everything else comes from the dataclasses
+(galax/config/typed.py): `base_config()`, the locked ConfigDict that experiment files in
+configs/ start from and that `--config.<field>=` flags edit (a misspelt field is an error
+and ml_collections keeps each field's type); config.json, written and read back
+(`to_data`, `from_data`); `--help_config`'s meanings; the fields meant by a misspelt one.
+`validate` (galax/config/validate.py) checks what crosses fields.
 """
 
 from __future__ import annotations
@@ -18,9 +18,13 @@ from typing import Any
 
 import ml_collections
 
-# Re-exported: users and configs reach `validate` as galax.config.validate.
-from galax.algorithms.registry import config_sections
+import galax.config.typed as typed
 from galax.config import fields as field_names
+from galax.config.schema import Config  # noqa: F401
+from galax.config.settings import make_algorithm, run_settings  # noqa: F401
+from galax.config.typed import from_data, to_data, with_fields  # noqa: F401
+
+# Re-exported: users and configs reach `validate` as galax.config.validate.
 from galax.config.validate import validate  # noqa: F401
 
 
@@ -40,203 +44,9 @@ CONFIGS_DIR = _configs_dir()
 
 
 def base_config() -> ml_collections.ConfigDict:
-  """Every field galax reads, with its default. Locked: a misspelt field is an error."""
-  c = ml_collections.ConfigDict()
-  c.algorithm = "a2c"  # a name in galax.algorithms.specs(): a2c ppo hts_a2c hts_ppo a3c impala
-  c.seed = 0  # seeds params, env seeds (seed + global env index) and action sampling keys
-  c.total_env_steps = 1_000_000  # agent steps of all learners together (x4 for Atari frames)
-  c.env = _env_section()
-  c.update(_learner_fields())
-  c.update(_model_fields())
-  c.update(_optimizer_fields())
-  c.update(_algorithm_sections())
-  c.update(_running_fields())
-  c.eval = _eval_section()
-  c.lock()  # a misspelt field is an error, not a silently ignored new key
-  return c
-
-
-def _fields() -> ml_collections.ConfigDict:
-  """A group of top-level fields for `base_config` to merge in as declared (unsorted, so
-  config.json lists them in this file's order)."""
-  return ml_collections.ConfigDict(sort_keys=False)
-
-
-def _algorithm_sections() -> dict[str, ml_collections.ConfigDict]:
-  """The sections the algorithms own (ppo, hts, a3c, impala, ...): each declared in its
-  algorithm's module (`AlgorithmSpec.config_sections`), found through the registry."""
-  return config_sections()
-
-
-def _env_section() -> ml_collections.ConfigDict:
-  env = ml_collections.ConfigDict()
-  # any envpool id (Pong-v5, Breakout-v5, gfootball/academy_...-v1) or gymnax id
-  # (gymnax/CartPole-v1, gymnax/Breakout-MinAtar: docs/environments.md)
-  env.id = "CartPole-v1"
-  env.episodic_life = False  # Atari: a lost life ends the *training* episode
-  env.reward_clip = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
-  env.max_episode_steps = 0  # time limit in agent steps; 0 = the env's default
-  env.num_threads = 0  # envpool worker threads per pool; 0 = envpool's choice (envpool only)
-  # envpool's async mode: each step acts in the first batch_size of a learner's envs to
-  # finish; divides envs_per_learner; 0 = all (sync). A2C, PPO, one learner; not reproducible
-  env.batch_size = 0
-  # Extra envpool.make options (validated against the env's own), set in a config file:
-  # env.options = ml_collections.ConfigDict(dict(noop_max=0)).
-  env.options = ml_collections.ConfigDict()
-  return env
-
-
-def _learner_fields() -> ml_collections.ConfigDict:
-  c = _fields()
-  # The learner axis: num_learners learners x envs_per_learner envs each.
-  c.num_learners = 1
-  c.envs_per_learner = 16  # envs each learner steps per update (its batch: t_max x these)
-  c.num_devices = 0  # devices carrying the learners; 0 = as many as divide num_learners
-  c.combine = "independent"  # independent | allreduce | gossip (galax/parallel/combine.py)
-  # GALA gossip (combine="gossip"): after each update a learner averages its parameters
-  # with its in-peers' (galax/parallel/topology.py).
-  c.gossip = ml_collections.ConfigDict()
-  c.gossip.topology = "ring"  # ring (k-peer, directed) | exponential | full
-  c.gossip.peers = 1  # ring: in-peers per learner (1 = GALA's default, weights 1/2)
-  c.gossip.delay = 0  # tau: mix with the in-peers' parameters from tau updates ago
-  c.gossip.metrics = False  # per update: consensus distances + Prop. 1 bound (all-reduces)
-  # Per update: the [n, n] cosine similarity of the learners' gradients (GALA Fig. 2b; A2C
-  # only); gathers every learner's gradient on every device, so leave it off for speed.
-  c.grad_similarity = False
-  # shared: every learner starts from the params of `seed` (GALA, all-reduce);
-  # per_learner: learner i starts from seed + i (independent seeds run as learners).
-  c.initial_params = "shared"
-  return c
-
-
-def _model_fields() -> ml_collections.ConfigDict:
-  """Returns, network and loss."""
-  c = _fields()
-  c.t_max = 5  # rollout length per update (n of the n-step return)
-  c.gamma = 0.99  # discount factor
-  c.returns = "nstep"  # nstep (PAAC/A2C) | gae (lambda-returns)
-  c.gae_lambda = 0.95  # lambda of returns="gae"
-
-  c.network = ml_collections.ConfigDict()
-  c.network.name = "mlp"  # mlp | archnips | archnature | gala | ba3c | impala_shallow
-  c.network.fc_width = 0  # 0 = the architecture's own (BA3C small model: 128)
-  c.network.mlp_hidden = (64, 64)  # mlp: the hidden layer widths
-  c.network.activation = ""  # relu | tanh | "" = the network's own (mlp tanh, convs relu)
-  # orthogonal (heads scaled 0.01 / 1) | lecun | paac (U(+-1/sqrt(fan_in)) for weights and
-  # biases of every layer, heads included: the PAAC authors' "torch" init)
-  c.network.init = "orthogonal"
-  c.network.shared_torso = True  # False: the value head has a torso of its own
-  # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
-  # loops, where XLA's convolution gradients are slow; see galax/core/networks.py) | auto
-  # (patches where a CPU runs the learners in a loop, see learner_map, or a learner takes
-  # 16 or more gradient steps per update, as PPO's epochs x minibatches; xla elsewhere)
-  c.network.conv_impl = "auto"
-
-  c.loss = ml_collections.ConfigDict()
-  c.loss.entropy_coef = 0.01  # weight of the entropy bonus
-  c.loss.value_coef = 0.5  # times mean (G - V)^2
-  c.loss.sum_over_time = False  # PAAC code: loss summed over the t_max steps
-  return c
-
-
-def _optimizer_fields() -> ml_collections.ConfigDict:
-  """The optimizer and BA3C's straggler mitigation."""
-  c = _fields()
-  c.optimizer = ml_collections.ConfigDict()
-  c.optimizer.name = "rmsprop"  # rmsprop | adam | sgd
-  c.optimizer.learning_rate = 7e-4  # before lr_scaling and anneal
-  c.optimizer.lr_scaling = "none"  # none | linear_envs (PAAC) | sqrt_learners (GALA)
-  c.optimizer.anneal = "none"  # none | linear (to 0 at the end of the run)
-  # linear: the agent steps over which the lr reaches 0 (then stays 0), independent of the
-  # run's length (PAAC's code: 80M); None = total_env_steps as the run started: a resume to
-  # more steps keeps that end (sets it here, recorded); --resume naming it moves it.
-  c.optimizer.anneal_steps = ml_collections.config_dict.placeholder(int)
-  c.optimizer.eps = 1e-5  # RMSProp / Adam epsilon
-  c.optimizer.rmsprop_decay = 0.99  # RMSProp: decay of the mean square
-  c.optimizer.rmsprop_convention = "torch"  # torch (eps outside sqrt) | tf (eps inside)
-  c.optimizer.rmsprop_initial_scale = 0.0  # TF1 starts the mean square at 1.0
-  c.optimizer.adam_b1 = 0.9  # Adam: decay of the first moment
-  c.optimizer.adam_b2 = 0.999  # Adam: decay of the second moment
-  c.optimizer.max_grad_norm = 0.5  # global-norm clipping; 0 = off
-  # Per-tensor clipping by average norm ||g||_2 / size (TF clip_by_average_norm; BA3C 0.1);
-  # applied before global-norm clipping; 0 = off.
-  c.optimizer.clip_average_norm = 0.0
-  # ZeRO-1 (combine=allreduce): each learner keeps 1/n of the optimizer state; gradients are
-  # reduce-scattered, updated shard-wise, parameters all-gathered (BA3C's parameter servers).
-  c.optimizer.sharded_state = False
-
-  # Straggler mitigation (combine=allreduce, a2c): each update keeps the gradients of the
-  # first num_kept of the n learners to finish and drops the rest (SyncReplicas with
-  # ngrads < workers). Step times are simulated: 1 + scale * X, X drawn per learner and update.
-  c.stragglers = ml_collections.ConfigDict()
-  c.stragglers.num_kept = 0  # m of n gradients aggregated; 0 = all (off)
-  c.stragglers.step_time = "exponential"  # exponential | lognormal | uniform (law of X)
-  c.stragglers.scale = 1.0  # spread of the step times around 1
-  return c
-
-
-def _running_fields() -> ml_collections.ConfigDict:
-  """Running the job: loops, logging, checkpoints, stopping."""
-  c = _fields()
-  # Running the job.
-  c.updates_per_call = 100  # updates per host round trip (metrics, logging)
-  # How a device's A2C-family learners run their networks: vmap (one batched program) |
-  # unroll (one after another, traced apart) | loop (one after another in an XLA loop) |
-  # auto (on CPU for image networks: loop above 8 learners per device, unroll for XLA
-  # convolutions, whose grouped form is slow there; vmap elsewhere). Other algorithms vmap.
-  c.learner_map = "auto"
-  # The platform the run is built for: auto (its devices': cpu | gpu | tpu). The 'auto'
-  # choices below read it; a value other than the devices' platform is rejected.
-  c.platform = "auto"
-  # scan (one XLA loop per call) | host (a Python loop) | auto (host on CPU for XLA
-  # convolutions, whose gradients are slow inside XLA:CPU loops; scan elsewhere, and for
-  # network.conv_impl="patches")
-  c.update_loop = "auto"
-  # The 'auto' choices (learner_map, conv_impl, update_loop, grad_chunks, hts.microbatches)
-  # are resolved once, into the run's execution plan (galax/framework/plan.py), when the algorithm
-  # is built: the run header prints the plan; config.json keeps the choices as given.
-
-  # A2C-family and IMPALA gradients in this many env chunks, PPO minibatch gradients in
-  # this many sample chunks, combined (the same gradient up to float rounding): 1 = the
-  # whole batch at once; 0 = auto (CPU image networks: chunks of >= 80 samples, as
-  # XLA:CPU's conv gradients slow down per sample on larger batches; unrolled, so compile
-  # time grows with the chunks).
-  c.grad_chunks = 0
-  c.log_every_steps = 50_000  # env steps between progress lines / metric rows
-  c.checkpoint_every_steps = 0  # env steps between checkpoints; 0 = only at the end
-  c.keep_checkpoints = 3  # the newest checkpoints kept in <workdir>/checkpoints
-  c.stats_window = 100  # completed episodes in the running mean return
-  c.target_return = 0.0  # stop once the running mean reaches it (0 = run all steps)
-  c.tensorboard = True  # also write TensorBoard events to <workdir>/tb
-  c.track = False  # also log to Weights & Biases (galax/training/tracking.py; the 'track' extra)
-  c.track_project = "galax"  # the W&B project
-  c.track_entity = ""  # "" = wandb's default entity
-  c.track_mode = "online"  # "online", "offline" (upload later: wandb sync) or "disabled"
-  # Video of one episode of the evaluated policy at each evaluation (needs eval.every_steps
-  # > 0): <workdir>/videos/step<N>.mp4 (.gif without ffmpeg), TensorBoard and W&B; outside
-  # the training clock (galax/training/videos.py; CleanRL's name)
-  c.capture_video = False
-  c.distributed = False  # call jax.distributed.initialize() (multi-host pods)
-  # Stop after this much training time of each sitting (a --resume starts a new one, with
-  # its own limit); 0 = none. A time metric of one sitting, as HTS's.
-  c.time_limit_s = 0.0
-  c.learner_stats = False  # also log each learner's running return (mean_return/learner<i>)
-  c.energy = True  # sample GPU power via NVML, report frames per kJ (skipped without a GPU)
-  return c
-
-
-def _eval_section() -> ml_collections.ConfigDict:
-  # Periodic evaluation on separate envs (see galax/evaluate/evaluator.py): full games (no episodic
-  # life), raw rewards, up to `noop_max` no-op starts (Atari). Rows go to eval.csv.
-  e = ml_collections.ConfigDict()
-  e.every_steps = 0  # env steps between evaluations (and one at the end); 0 = off
-  e.episodes = 10  # episodes per evaluated policy (HTS, GALA: 10)
-  e.greedy = True  # argmax actions (GALA Table 1); False samples from the policy
-  e.learners = "first"  # first (learner 0) | all (each learner) | average (mean params)
-  e.num_envs = 0  # envs per evaluated policy; 0 = one env per episode
-  e.noop_max = 30  # Atari: up to this many no-ops at the start of an eval episode
-  e.max_episode_steps = 0  # eval time limit in agent steps; 0 = as config.env
-  return e
+  """Every field galax reads, with its default, as the locked ConfigDict a config file
+  edits: a misspelt field is an error."""
+  return typed.config_dict(typed.defaults())
 
 
 def config_names() -> list[str]:

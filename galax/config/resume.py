@@ -21,16 +21,14 @@ compares the whole `config` it is given.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 from typing import Any, Mapping
 
-import ml_collections
-
+import galax.config.typed as typed
 from galax.algorithms.registry import spec_for
-from galax.config import base_config, set_fields
-from galax.framework.settings import RunSettings
+from galax.config.schema import Config
+from galax.config.settings import run_settings
 from galax.framework.update import run_updates
 
 CHANGEABLE_ON_RESUME = (
@@ -91,24 +89,19 @@ def flatten(tree: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
   return leaves
 
 
-def restore(saved: Mapping[str, Any]) -> ml_collections.ConfigDict:
-  """The run's config from its config.json data: the schema's defaults for fields the run
-  predates; ValueError (one line) for a field this galax does not have."""
-  config = base_config()
-  schema = flatten(json.loads(config.to_json_best_effort()))
-  values = {}
-  for field, value in flatten(saved).items():
+def restore(saved: Mapping[str, Any]) -> Config:
+  """The run's typed config from its config.json data (nested, or flat as `flatten` makes
+  it): the defaults for fields the run predates; ValueError (one line) for a field this
+  galax does not have."""
+  schema = flatten(typed.json_data(typed.defaults()))
+  fields = flatten(saved)
+  for field in fields:
     if field not in schema:
       raise ValueError(
         f"--resume: the run's config.json has a field {field!r} that this galax does not "
         "know: resume it with the galax version that wrote it."
       )
-    if field in _OPAQUE:
-      value = ml_collections.ConfigDict(value)
-    elif isinstance(value, list):
-      value = tuple(value)
-    values[field] = value
-  return set_fields(config, values)
+  return typed.with_fields(typed.defaults(), fields)
 
 
 def command_config(
@@ -116,7 +109,7 @@ def command_config(
   command: Mapping[str, Any],
   overrides: Mapping[str, Any],
   names_config: bool,
-) -> ml_collections.ConfigDict:
+) -> Config:
   """The config a resume command asks for: the run's saved config (config.json data) with
   the command's `--config.<field>` `overrides`. A command that names a config file also
   brings that file's value (`command`: its config as JSON data) of every field a resume may
@@ -130,12 +123,10 @@ def command_config(
       for field, value in flatten(command).items()
       if field not in CHANGEABLE_ON_RESUME + NAMED_ON_RESUME
     )
-  return set_fields(restore(fields), dict(overrides))
+  return typed.with_fields(restore(fields), dict(overrides))
 
 
-def kept_schedule(
-  saved: Mapping[str, Any] | None, given: ml_collections.ConfigDict
-) -> tuple[ml_collections.ConfigDict, dict[str, str]]:
+def kept_schedule(saved: Mapping[str, Any] | None, given: Config) -> tuple[Config, dict[str, str]]:
   """`given`, or a copy whose linear lr anneal keeps the saved run's horizon, and the
   note (by field) that says so.
 
@@ -147,9 +138,9 @@ def kept_schedule(
   if saved is None or given.optimizer.anneal != "linear":
     return given, {}
   run = restore(saved)
-  if run.optimizer.anneal != "linear" or given.optimizer.get("anneal_steps") is not None:
+  if run.optimizer.anneal != "linear" or given.optimizer.anneal_steps is not None:
     return given, {}  # another anneal is refused; a named horizon is the command's
-  horizon = run.optimizer.get("anneal_steps")
+  horizon = run.optimizer.anneal_steps
   if horizon is None:
     horizon = _anneal_end(run)
     if horizon == _anneal_end(given):
@@ -158,14 +149,14 @@ def kept_schedule(
     f"kept: the lr anneal still ends at agent step {horizon}, the run's length as it "
     "started; --config.optimizer.anneal_steps=N moves it"
   )
-  pinned = set_fields(copy.deepcopy(given), {"optimizer.anneal_steps": horizon})
+  pinned = typed.with_fields(given, {"optimizer.anneal_steps": horizon})
   return pinned, {"optimizer.anneal_steps": note}
 
 
-def _anneal_end(config: ml_collections.ConfigDict) -> int:
+def _anneal_end(config: Config) -> int:
   """The agent step at which `config`'s linear lr anneal (over its run) reaches 0."""
   spec = spec_for(config.algorithm)
-  per_update, _, anneal_updates = run_updates(RunSettings.from_config(config, spec), spec)
+  per_update, _, anneal_updates = run_updates(run_settings(config, spec), spec)
   return per_update * anneal_updates
 
 
@@ -173,9 +164,9 @@ def changes(
   saved: Mapping[str, Any], given: Mapping[str, Any], notes: Mapping[str, str] | None = None
 ) -> list[Change]:
   """Every field whose value differs between the run's config.json data (made whole by
-  `restore`) and the given config's (`config.to_json_best_effort()`: tuples as lists),
+  `restore`) and the given config's (`typed.json_data`: tuples as lists),
   with its note from `notes` (by field), if any."""
-  old = flatten(json.loads(restore(saved).to_json_best_effort()))
+  old = flatten(typed.json_data(restore(saved)))
   new, notes = flatten(given), notes or {}
   return [
     Change(field, old.get(field, _ABSENT), new.get(field, _ABSENT), notes.get(field, ""))

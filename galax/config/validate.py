@@ -1,4 +1,5 @@
-"""`validate`: the checks of a config's values that types alone do not make.
+"""`validate`: the checks of a config's values that types alone do not make, in one place
+beside the dataclasses (the types themselves: `typed.from_data`).
 
 Each config flag either acts or is rejected here with one line naming it: choices, ranges,
 sizes that must divide each other, and flags the chosen algorithm or env would ignore.
@@ -6,16 +7,18 @@ sizes that must divide each other, and flags the chosen algorithm or env would i
 
 from __future__ import annotations
 
-import ml_collections
+from ml_collections import ConfigDict
 
+import galax.config.typed as typed
 import galax.envs as envs
 from galax.algorithms.registry import spec_for
+from galax.config.schema import Config
+from galax.config.settings import run_settings
 from galax.core.networks import INIT_SCHEMES
 from galax.envs import video
 from galax.envs.backend import EnvSettings
 from galax.envs.pool_async import check_batch_size
 from galax.framework import spec as spec_lib
-from galax.framework.settings import RunSettings
 from galax.framework.spec import check_choice, check_positive
 from galax.parallel.topology import make_topology
 
@@ -41,70 +44,62 @@ POSITIVE = (
 )
 
 
-def validate(config: ml_collections.ConfigDict) -> ml_collections.ConfigDict:
+def validate(config: ConfigDict | Config) -> ConfigDict | Config:
   """Checks values that types alone do not; returns the config. Raises ValueError."""
   algorithm = spec_for(config.algorithm)  # one line for an unknown name
-  check_choice("combine", config.combine, COMBINES)
-  check_choice("returns", config.returns, ("nstep", "gae"))
-  opt = config.optimizer
+  c = typed.from_data(config)  # the types: one line for a value of another type
+  check_choice("combine", c.combine, COMBINES)
+  check_choice("returns", c.returns, ("nstep", "gae"))
+  opt = c.optimizer
   _validate_optimizer(
-    opt.name, opt.rmsprop_convention, opt.lr_scaling, opt.anneal, opt.get("anneal_steps")
+    opt.name, opt.rmsprop_convention, opt.lr_scaling, opt.anneal, opt.anneal_steps
   )
-  check_choice("initial_params", config.initial_params, ("shared", "per_learner"))
-  check_choice("platform", config.platform, ("auto", "cpu", "gpu", "tpu"))
-  check_choice("eval.learners", config.eval.learners, ("first", "all", "average"))
-  check_choice("track_mode", config.track_mode, ("online", "offline", "disabled"))
-  _check_positive_fields(config, "eval.episodes")
-  _check_positive_fields(config, *NON_NEGATIVE, or_zero=True)
-  _check_positive_fields(config, *POSITIVE)
-  if not 0.0 <= config.gamma <= 1.0:
-    raise ValueError(f"config.gamma must be in [0, 1], got {config.gamma}.")
-  _validate_learners(algorithm, config)
-  network = config.network
+  check_choice("initial_params", c.initial_params, ("shared", "per_learner"))
+  check_choice("platform", c.platform, ("auto", "cpu", "gpu", "tpu"))
+  check_choice("eval.learners", c.eval.learners, ("first", "all", "average"))
+  check_choice("track_mode", c.track_mode, ("online", "offline", "disabled"))
+  _check_positive_fields(c, "eval.episodes")
+  _check_positive_fields(c, *NON_NEGATIVE, or_zero=True)
+  _check_positive_fields(c, *POSITIVE)
+  if not 0.0 <= c.gamma <= 1.0:
+    raise ValueError(f"config.gamma must be in [0, 1], got {c.gamma}.")
+  _validate_learners(algorithm, c)
+  network = c.network
   _validate_execution(
     algorithm,
-    config.learner_map,
-    config.update_loop,
+    c.learner_map,
+    c.update_loop,
     network.init,
     network.conv_impl,
     network.activation,
     network.name,
-    config.grad_chunks,
+    c.grad_chunks,
   )
-  if config.hts.microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
+  if c.hts.microbatches and not algorithm.supports(spec_lib.MICROBATCHES):
     raise ValueError(
-      f"config.hts.microbatches={config.hts.microbatches} splits HTS segments;"
+      f"config.hts.microbatches={c.hts.microbatches} splits HTS segments;"
       f" algorithm {algorithm.name!r} has none."
     )
-  # The algorithm's own section (ppo.*, hts.*, impala.*, a3c.*), read by its reader.
-  settings = RunSettings.from_config(config, algorithm)
+  # The algorithm's own settings (ppo.*, hts.*, impala.*, a3c.*), checked by its spec.
+  settings = run_settings(c, algorithm)
   _validate_env(
-    algorithm,
-    settings.env,
-    config.envs_per_learner,
-    config.num_learners,
-    config.capture_video,
-    config.eval.every_steps,
+    algorithm, settings.env, c.envs_per_learner, c.num_learners, c.capture_video, c.eval.every_steps
   )
   # chunked_batch: PPO checks its minibatches
   _validate_chunks(settings.plan.grad_chunks, algorithm.chunked_batch(settings))
   return config
 
 
-def _check_positive_fields(
-  config: ml_collections.ConfigDict, *names: str, or_zero: bool = False
-) -> None:
+def _check_positive_fields(config: Config, *names: str, or_zero: bool = False) -> None:
   """One line for the first of the dotted `names` whose value is not > 0 (`or_zero`: < 0)."""
   for name in names:
     value = config
     for part in name.split("."):
-      value = value[part]
+      value = getattr(value, part)
     check_positive(name, value, or_zero)
 
 
-def _validate_learners(
-  algorithm: spec_lib.AlgorithmSpec, config: ml_collections.ConfigDict
-) -> None:
+def _validate_learners(algorithm: spec_lib.AlgorithmSpec, config: Config) -> None:
   """How the learners combine (`combine`, `gossip.*`) and the distributed baselines' fields
   (`optimizer.clip_average_norm`, `optimizer.sharded_state`, `stragglers.*`)."""
   g, opt, stragglers = config.gossip, config.optimizer, config.stragglers

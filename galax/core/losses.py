@@ -22,14 +22,14 @@ import jax.numpy as jnp
 Array = chex.Array
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class LossSettings:
-  """The actor-critic loss's weights (`config.loss`): c_H, c_V, and for A2C whether the
-  time axis is summed (the PAAC paper) rather than averaged."""
+  """The `loss` section of a run's config: the actor-critic loss's weights c_H, c_V, and
+  for A2C whether the time axis is summed (the PAAC paper) rather than averaged."""
 
-  entropy_coef: float
-  value_coef: float
-  sum_over_time: bool = False
+  entropy_coef: float = 0.01  # weight of the entropy bonus
+  value_coef: float = 0.5  # times mean (G - V)^2
+  sum_over_time: bool = False  # PAAC code: loss summed over the t_max steps
 
 
 class LossTerms(NamedTuple):

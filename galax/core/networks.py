@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Callable, Mapping, Sequence
+from typing import Callable, Sequence
 
 import flax.linen as nn
 import jax
@@ -314,29 +314,23 @@ def make_network(
   )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class NetworkSettings:
-  """A config's `network` section, read once (`from_section`); `build` makes the network
-  for an env."""
+  """The `network` section of a run's config; `build` makes the network for an env."""
 
-  name: str
-  fc_width: int
-  mlp_hidden: tuple[int, ...]
-  init: str
-  activation: str
-  shared_torso: bool
-
-  @classmethod
-  def from_section(cls, n: Mapping[str, Any]) -> NetworkSettings:
-    """From a config's `network` section (any mapping: core never imports the config)."""
-    return cls(
-      n["name"],
-      n["fc_width"],
-      tuple(n["mlp_hidden"]),
-      n["init"],
-      n.get("activation", ""),  # absent in older runs' config.json
-      bool(n.get("shared_torso", True)),
-    )
+  name: str = "mlp"  # mlp | archnips | archnature | gala | ba3c | impala_shallow
+  fc_width: int = 0  # 0 = the architecture's own (BA3C small model: 128)
+  mlp_hidden: tuple[int, ...] = (64, 64)  # mlp: the hidden layer widths
+  activation: str = ""  # relu | tanh | "" = the network's own (mlp tanh, convs relu)
+  # orthogonal (heads scaled 0.01 / 1) | lecun | paac (U(+-1/sqrt(fan_in)) for weights and
+  # biases of every layer, heads included: the PAAC authors' "torch" init)
+  init: str = "orthogonal"
+  shared_torso: bool = True  # False: the value head has a torso of its own
+  # xla | patches (convolutions as patches @ kernel: same parameters, fast inside XLA:CPU
+  # loops, where XLA's convolution gradients are slow; see galax/core/networks.py) | auto
+  # (patches where a CPU runs the learners in a loop, see learner_map, or a learner takes
+  # 16 or more gradient steps per update, as PPO's epochs x minibatches; xla elsewhere)
+  conv_impl: str = "auto"
 
   def build(self, spec: EnvSpec, conv_impl: str = "xla") -> ActorCritic:
     """The network for an env. `conv_impl`: how its convolutions run (a training run's

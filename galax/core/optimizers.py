@@ -56,24 +56,31 @@ from galax.core.types import OptState, Params, ParamsBlock
 LR_SCALING_RULES = ("none", "linear_envs", "sqrt_learners")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class OptimizerSettings:
-  """The `optimizer` section of a run's config, read once (`galax.framework.settings`)."""
+  """The `optimizer` section of a run's config."""
 
-  name: str  # rmsprop | adam | sgd
-  learning_rate: float
-  lr_scaling: str  # one of LR_SCALING_RULES
-  anneal: str  # none | linear
-  eps: float
-  rmsprop_decay: float
-  rmsprop_convention: str  # tf | torch
-  rmsprop_initial_scale: float
-  adam_b1: float
-  adam_b2: float
-  max_grad_norm: float  # 0 = off
-  clip_average_norm: float  # per tensor, each learner's own gradient; 0 = off
-  sharded_state: bool  # ZeRO-1 (galax/parallel/sharded_optimizer.py)
-  anneal_steps: int | None = None  # linear: agent steps to reach 0 (None: the run's length)
+  name: str = "rmsprop"  # rmsprop | adam | sgd
+  learning_rate: float = 7e-4  # before lr_scaling and anneal
+  lr_scaling: str = "none"  # none | linear_envs (PAAC) | sqrt_learners (GALA)
+  anneal: str = "none"  # none | linear (to 0 at the end of the run)
+  # linear: the agent steps over which the lr reaches 0 (then stays 0), independent of the
+  # run's length (PAAC's code: 80M); None = total_env_steps as the run started: a resume to
+  # more steps keeps that end (sets it here, recorded); --resume naming it moves it.
+  anneal_steps: int | None = None
+  eps: float = 1e-5  # RMSProp / Adam epsilon
+  rmsprop_decay: float = 0.99  # RMSProp: decay of the mean square
+  rmsprop_convention: str = "torch"  # torch (eps outside sqrt) | tf (eps inside)
+  rmsprop_initial_scale: float = 0.0  # TF1 starts the mean square at 1.0
+  adam_b1: float = 0.9  # Adam: decay of the first moment
+  adam_b2: float = 0.999  # Adam: decay of the second moment
+  max_grad_norm: float = 0.5  # global-norm clipping; 0 = off
+  # Per-tensor clipping by average norm ||g||_2 / size (TF clip_by_average_norm; BA3C 0.1);
+  # applied before global-norm clipping; 0 = off.
+  clip_average_norm: float = 0.0
+  # ZeRO-1 (combine=allreduce): each learner keeps 1/n of the optimizer state; gradients are
+  # reduce-scattered, updated shard-wise, parameters all-gathered (BA3C's parameter servers).
+  sharded_state: bool = False
 
   def anneal_updates(self, total_updates: int, env_steps_per_update: int) -> int:
     """The updates over which a linear anneal takes the lr to 0: the run's `total_updates`,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from galax.envs import pool
-from galax.envs.backend import EnvBackend, EnvSettings
+from galax.envs.backend import EnvBackend, EnvSection, EnvSettings
 from galax.envs.base import Env, EnvSpec, EnvState, Timestep
 from galax.envs.gymnax_env import GymnaxEnv, is_gymnax_id
 from galax.envs.pool import BatchedEnv
@@ -21,6 +21,7 @@ __all__ = [
   "BatchedEnv",
   "Env",
   "EnvBackend",
+  "EnvSection",
   "EnvSettings",
   "EnvSpec",
   "EnvState",
@@ -77,7 +78,7 @@ def make_env(
   num_shards: int = 1,
   env_seeds: Sequence[Sequence[int]] | None = None,
 ) -> Env:
-  """Builds the training envs `env` describes (`EnvSettings.from_config`; see configs/),
+  """Builds the training envs `env` describes (`EnvSettings`, from the `env` section; see configs/),
   env j seeded `seed + j` (a run's: `config.seed` plus its first global env index).
 
   `env_seeds` (one list of seeds per shard) overrides the contiguous seeds.

@@ -18,7 +18,6 @@ import types
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
-from ml_collections import ConfigDict
 
 if TYPE_CHECKING:
   import jax
@@ -31,35 +30,32 @@ Policy = Callable[[np.ndarray, "jax.Array"], np.ndarray]
 Frames = Iterator[tuple[np.ndarray, float, int]]
 
 
-@dataclasses.dataclass(frozen=True)
-class EnvSettings:
-  """What the backends' hooks read of a run's config, read once (`from_config`): the
-  `env` section, and the evaluation's time limit and no-op starts (`eval`)."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EnvSection:
+  """The `env` section of a run's config: the training envs (docs/environments.md)."""
 
-  id: str
-  episodic_life: bool
-  reward_clip: bool
-  max_episode_steps: int  # 0 = the env's default
-  num_threads: int  # 0 = envpool's choice
-  options: Mapping[str, Any]  # extra envpool.make options (read-only)
+  # any envpool id (Pong-v5, Breakout-v5, gfootball/academy_...-v1) or gymnax id
+  # (gymnax/CartPole-v1, gymnax/Breakout-MinAtar: docs/environments.md)
+  id: str = "CartPole-v1"
+  episodic_life: bool = False  # Atari: a lost life ends the *training* episode
+  reward_clip: bool = False  # Atari: clip training rewards to [-1, 1] (stats stay raw)
+  max_episode_steps: int = 0  # time limit in agent steps; 0 = the env's default
+  num_threads: int = 0  # envpool worker threads per pool; 0 = envpool's choice (envpool only)
+  # envpool's async mode: each step acts in the first batch_size of a learner's envs to
+  # finish; divides envs_per_learner; 0 = all (sync). A2C, PPO, one learner; not reproducible
+  batch_size: int = 0
+  # Extra envpool.make options (validated against the env's own), set in a config file:
+  # env.options = ml_collections.ConfigDict(dict(noop_max=0)).
+  options: Mapping[str, Any] = types.MappingProxyType({})
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EnvSettings(EnvSection):
+  """What the backends' hooks read of a run's config: the `env` section, and the
+  evaluation's time limit and no-op starts (`eval`)."""
+
   eval_noop_max: int
   eval_max_episode_steps: int  # 0 = as max_episode_steps
-  batch_size: int = 0  # envs per recv (envpool's async mode); 0 = all of them (sync)
-
-  @classmethod
-  def from_config(cls, config: ConfigDict) -> EnvSettings:
-    env = config.env
-    return cls(
-      str(env.id),
-      bool(env.episodic_life),
-      bool(env.reward_clip),
-      int(env.max_episode_steps),
-      int(env.num_threads),
-      types.MappingProxyType(dict(env.options)),
-      int(config.eval.noop_max),
-      int(config.eval.max_episode_steps),
-      int(env.get("batch_size", 0)),
-    )  # absent in older runs' config.json
 
   @property
   def eval_time_limit(self) -> int | None:

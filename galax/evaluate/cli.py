@@ -34,13 +34,19 @@ import jax.numpy as jnp
 import numpy as np
 import orbax.checkpoint as ocp
 from absl import flags, logging
-from ml_collections import ConfigDict
 
-from galax.config import cli
+import galax.config as config_lib
+from galax.config import Config, cli
 from galax.core.types import Params, ParamsBlock
 from galax.envs import video
 from galax.envs.backend import EnvSettings
-from galax.evaluate.evaluator import EvalSettings, Evaluator, eval_env, select_params
+from galax.evaluate.evaluator import (
+  EvalSettings,
+  Evaluator,
+  eval_env,
+  eval_settings,
+  select_params,
+)
 from galax.runtime import provenance
 from galax.runtime import workdir as workdirs
 from galax.runtime.checkpoint import quiet_orbax
@@ -52,11 +58,13 @@ if TYPE_CHECKING:
 PolicyFn = Callable[..., jax.Array]  # (obs [B, ...], key=None) -> actions [B]
 
 
-def read_config(workdir: str) -> ConfigDict:
+def read_config(workdir: str) -> Config:
+  """The run's config, from its config.json (an older run's: its fields, the rest at their
+  defaults)."""
   saved = workdirs.read_config_json(workdir)  # a local path or a gs:// URL
   if saved is None:
     raise ValueError(f"--workdir {workdir!r} has no config.json: not a galax run directory.")
-  return ConfigDict(saved)
+  return config_lib.from_data(saved)
 
 
 def checkpoint_steps(workdir: str, kind: str = "checkpoints") -> list[int]:
@@ -160,16 +168,15 @@ def policy_from_params(settings: EvalSettings, params: Params) -> PolicyFn:
 
 def load_policy(
   workdir: str, step: int | None = None, learner: str = "first"
-) -> tuple[PolicyFn, ConfigDict]:
+) -> tuple[PolicyFn, Config]:
   """(policy_fn, config) of a run's checkpoint (newest that restores, or `step`); see
-  `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs). The
-  config gets `restored_step` set.
+  `policy_from_params`. `learner`: 'first', 'average' or an index (multi-learner runs).
+  The config is the run's, typed (`galax.config.Config`).
   """
   config = read_config(workdir)
-  block, restored = restore_params(workdir, step)
-  settings = EvalSettings.from_run_config(config)
+  block, _ = restore_params(workdir, step)
+  settings = eval_settings(config)
   policy_fn = policy_from_params(settings, pick_learner(block, str(learner)))
-  config.restored_step = restored
   return policy_fn, config
 
 
@@ -234,7 +241,7 @@ def main(argv: Sequence[str]) -> None:
     raise ValueError("--episodes and --video_episodes must be >= 1.")
   if FLAGS.video:
     video.check_video_path(FLAGS.video)
-  settings = EvalSettings.from_run_config(read_config(FLAGS.workdir))
+  settings = eval_settings(read_config(FLAGS.workdir))
   best = FLAGS.step == "best"
   if FLAGS.step is not None and not best and not FLAGS.step.isdigit():
     raise ValueError(f"--step={FLAGS.step}: give a step number or 'best'.")

@@ -37,10 +37,14 @@ import jax.numpy as jnp
 import numpy as np
 from ml_collections import ConfigDict
 
+import galax.config as config_lib
+from galax.config import Config
+from galax.config.settings import pick
 from galax.core.networks import NetworkSettings
 from galax.core.rollout import init_action_keys, sample_actions
 from galax.core.types import Params, ParamsBlock
 from galax.envs import Env, EnvSettings, EnvState, backend_for
+from galax.framework.settings import RunSettings
 
 # Eval env j has envpool seed config.seed + EVAL_SEED_OFFSET + j: disjoint from the training
 # envs (seed + global env index) for any run with fewer than a million training envs.
@@ -48,10 +52,10 @@ EVAL_SEED_OFFSET = 1_000_000
 _EVAL_KEY_TAG = 0x5EED  # folded into the sampling key so eval draws differ from training's
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class EvalSettings:
-  """What evaluation reads of a run's config, read once (`from_run_config`): the `eval`
-  section, the run's seed, its env and its network."""
+  """What evaluation reads of a run's config (`eval_settings`): the `eval` section, the
+  run's seed, its env and its network."""
 
   episodes: int  # per evaluated policy
   num_envs: int  # envs per policy; 0 = one per episode
@@ -62,28 +66,12 @@ class EvalSettings:
   env: EnvSettings
   network: NetworkSettings  # builds the policy where no apply_fn is given
 
-  @classmethod
-  def from_config(
-    cls, config: ConfigDict, env: EnvSettings, network: NetworkSettings
-  ) -> EvalSettings:
-    """The `eval` section and the seed of `config`, with the run's `env` and `network`."""
-    e = config.eval
-    return cls(
-      int(e.episodes),
-      int(e.num_envs),
-      bool(e.greedy),
-      str(e.learners),
-      int(e.every_steps),
-      int(config.seed),
-      env,
-      network,
-    )
 
-  @classmethod
-  def from_run_config(cls, config: ConfigDict) -> EvalSettings:
-    """The evaluation settings of a run's whole config: its env and network read here."""
-    env = EnvSettings.from_config(config)
-    return cls.from_config(config, env, NetworkSettings.from_section(config.network))
+def eval_settings(config: Config, run: RunSettings | None = None) -> EvalSettings:
+  """The evaluation settings of a run's typed config, with the env and network of its
+  `run` settings (made here if not given)."""
+  run = run or config_lib.run_settings(config)
+  return pick(EvalSettings, config.eval, seed=config.seed, env=run.env, network=run.network)
 
 
 class EvalOutput(NamedTuple):
@@ -230,7 +218,7 @@ def select_params(
 
 
 def evaluate_params(
-  config: ConfigDict | EvalSettings,
+  config: Config | ConfigDict | EvalSettings,
   params: Params,
   episodes: int | None = None,
   seed_offset: int = 0,
@@ -247,7 +235,7 @@ def evaluate_params(
   Args:
     config: the run's config (`galax.load_config`, or the one `galax.load_policy` returns),
       whose `eval` section, seed, env and network are used; or its `EvalSettings`
-      (`EvalSettings.from_run_config(config)`).
+      (`eval_settings(config)`).
     params: one parameter set of the config's network, without the learner axis that a
       run's state has (`result.state.params` is [num_learners, ...]: take one learner's).
     episodes: episodes to play (default: `config.eval.episodes`).
@@ -276,11 +264,11 @@ def evaluate_params(
   return out.returns[0][out.completed[0]]
 
 
-def _eval_settings(config: ConfigDict | EvalSettings) -> EvalSettings:
+def _eval_settings(config: Config | ConfigDict | EvalSettings) -> EvalSettings:
   if isinstance(config, EvalSettings):
     return config
-  if isinstance(config, ConfigDict):
-    return EvalSettings.from_run_config(config)
+  if isinstance(config, (Config, ConfigDict)):
+    return eval_settings(config_lib.from_data(config))
   raise TypeError(
     f"evaluate_params takes a run's config (galax.load_config or galax.load_policy gives "
     f"one), not a {type(config).__name__}."

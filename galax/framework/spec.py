@@ -11,9 +11,11 @@ no registry, so the algorithms that import it form no cycle with the registry.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+import types
+from typing import TYPE_CHECKING, Any, Callable, Generic, Mapping, Sequence, TypeVar
 
-from ml_collections import ConfigDict
+if TYPE_CHECKING:
+  from galax.framework.settings import RunSettings
 
 # Options only some algorithms act on; a spec lists those it supports in `features`.
 LEARNER_MAP = "learner_map"  # config.learner_map other than vmap (A2C-family learners)
@@ -25,25 +27,31 @@ MICROBATCHES = "microbatches"  # config.hts.microbatches (HTS segments in pieces
 ASYNC_ENVS = "async_envs"  # config.env.batch_size (envpool's async recv; per-env targets)
 
 
+# What an algorithm's `own` function takes: the run's typed config (galax/config/schema.py,
+# a folder above this one, so not imported here).
+RunConfig = Any
+OwnT = TypeVar("OwnT")
+
+
 @dataclasses.dataclass(frozen=True)
-class AlgorithmSpec:
-  """One algorithm as the rest of galax sees it.
+class AlgorithmSpec(Generic[OwnT]):
+  """One algorithm as the rest of galax sees it; `OwnT`: the type of its own settings.
 
   name: `config.algorithm`'s value.
-  build: `build(settings, devices)` -> `Algorithm`, from the run's `RunSettings`
-    (galax/framework/settings.py), its own section read into `settings.own` by `read`.
-  read: `read(config)` -> this algorithm's own settings (a frozen dataclass beside its
-    builder, as acme's config sits beside its builder), read once from its config section
-    and raising ValueError, one line, for a value it cannot run; None when it has none.
+  build: `build(settings, devices)` -> `Algorithm`, from the run's `RunSettings[OwnT]`
+    (galax/framework/settings.py), its own settings in `settings.own`.
+  own: `own(config)` -> this algorithm's own settings (`settings.own`), from the run's typed
+    config (its own sections, each a frozen dataclass beside its builder, as acme's config
+    sits beside its builder), raising ValueError, one line, for a value it cannot run;
+    None when it has none.
+  sections: the config sections this algorithm owns, {name: the section's dataclass}
+    (the run's config type adds every algorithm's; two specs may share a section).
   The functions below take the run's `RunSettings` (`settings.own` included):
   steps_per_env: env steps each env takes per update (t_max, HTS's alpha).
   chunked_batch: (size, samples per entry, what) of the axis a learner's gradient may be
     split along (`config.grad_chunks`): its envs and t_max for A2C, a PPO minibatch's
     samples and 1; size 1 when it is not chunked.
   features: the options of this module's constants that it acts on.
-  config_sections: the config sections this algorithm owns, {name: ConfigDict of fields
-    with their defaults} (`galax.config.base_config` adds every algorithm's; two specs of
-    one module may share a section).
   segment_units: (learner units, env steps) per update of an algorithm whose updates are
     HTS segments, both of which `hts.microbatches` pieces divide (`galax.framework.plan`); None
     for the others.
@@ -52,19 +60,20 @@ class AlgorithmSpec:
   """
 
   name: str
-  build: Callable[[Any, Sequence[Any] | None], Any]  # (RunSettings, devices) -> Algorithm
-  read: Callable[[ConfigDict], Any] = lambda config: None
+  # (its RunSettings, devices) -> its `Algorithm` (galax/framework/algorithm.py imports this)
+  build: Callable[[RunSettings[OwnT], Sequence[Any] | None], Any]
+  own: Callable[[RunConfig], OwnT] = lambda config: None
   # The functions of a run's `RunSettings`:
-  steps_per_env: Callable[[Any], int] = lambda s: s.t_max
-  chunked_batch: Callable[[Any], tuple[int, int, str]] = lambda s: (
+  steps_per_env: Callable[[RunSettings[OwnT]], int] = lambda s: s.t_max
+  chunked_batch: Callable[[RunSettings[OwnT]], tuple[int, int, str]] = lambda s: (
     s.envs_per_learner,
     s.t_max,
     "envs per learner",
   )
   features: frozenset[str] = frozenset({COMBINE})
-  segment_units: Callable[[Any], tuple[int, int]] | None = None
-  gradient_steps: Callable[[Any], int] = lambda s: 1
-  config_sections: Callable[[], dict[str, ConfigDict]] = dict
+  segment_units: Callable[[RunSettings[OwnT]], tuple[int, int]] | None = None
+  gradient_steps: Callable[[RunSettings[OwnT]], int] = lambda s: 1
+  sections: Mapping[str, type] = types.MappingProxyType({})
 
   def supports(self, feature: str) -> bool:
     return feature in self.features
@@ -84,7 +93,7 @@ def ppo_minibatch(steps: int, envs_per_learner: int, minibatches: int) -> tuple[
 
 
 # One-line checks of config values, for `galax.config.validate` and the algorithms' own
-# readers (`AlgorithmSpec.read`), so that every bad value is rejected in the same words.
+# settings (`AlgorithmSpec.own`), so that every bad value is rejected in the same words.
 
 
 def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:

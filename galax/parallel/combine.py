@@ -63,15 +63,22 @@ class Combiner(Protocol):
     `old_params` are those before the step."""
 
 
-@dataclasses.dataclass(frozen=True)
-class CombineSettings:
-  """`config.combine` and the `gossip` section, read once (`galax.framework.settings`)."""
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class GossipSection:
+  """The `gossip` section of a run's config. GALA gossip (combine="gossip"): after each
+  update a learner averages its parameters with its in-peers' (galax/parallel/topology.py)."""
+
+  topology: str = "ring"  # ring (k-peer, directed) | exponential | full
+  peers: int = 1  # ring: in-peers per learner (1 = GALA's default, weights 1/2)
+  delay: int = 0  # tau: mix with the in-peers' parameters from tau updates ago
+  metrics: bool = False  # per update: consensus distances + Prop. 1 bound (all-reduces)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CombineSettings(GossipSection):
+  """How learners combine: `config.combine` (`kind`) and the `gossip` section."""
 
   kind: str  # independent | allreduce | gossip (checked by `galax.config.validate`)
-  topology: str  # gossip's graph (`galax.parallel.topology`)
-  peers: int  # out-peers per learner of the k-peer ring
-  delay: int  # gossip's message delay tau, in updates
-  metrics: bool  # GALA's consensus metrics and the Prop. 1 bound
 
 
 def make_combiner(settings: CombineSettings, num_learners: int) -> Combiner:

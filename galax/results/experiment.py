@@ -26,11 +26,11 @@ import sys
 from typing import Callable, Sequence
 
 import jax
-import ml_collections
 from absl import app, flags, logging
-from ml_collections import config_flags
+from ml_collections import ConfigDict, config_flags
 
-from galax.config import CONFIGS_DIR, cli
+import galax.config as config_lib
+from galax.config import CONFIGS_DIR, Config, cli
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.results import paper_protocols as protocols
@@ -82,7 +82,7 @@ def default_method(algorithm: str, num_learners: int, combine: str) -> str:
 
 @cli.python_facing
 def run_experiment(
-  config: ml_collections.ConfigDict,
+  config: Config | ConfigDict,
   seeds: Sequence[int],
   out_dir: str,
   name: str,
@@ -97,6 +97,7 @@ def run_experiment(
   An experiment already in `<out>/<name>` is refused (one ValueError), unless `overwrite`
   deletes it first. Returns the run records in seed order.
   """
+  config = config_lib.from_data(config)  # typed, read once
   start_afresh(os.path.join(out_dir, name), name, overwrite)
   method = method or default_method(config.algorithm, config.num_learners, config.combine)
   mode, why = seed_runs.choose_mode(
@@ -119,7 +120,7 @@ def run_experiment(
     for record in records:
       _write_json(os.path.join(exp_dir, f"seed{record['seed']}.json"), record)
   summary = best_policy_summary(
-    eval_lib.EvalSettings.from_run_config(config), records, final_params, best_policy_episodes
+    eval_lib.eval_settings(config), records, final_params, best_policy_episodes
   )
   summary.update(
     kind=SUMMARY_KIND,

@@ -25,18 +25,17 @@ from __future__ import annotations
 
 import csv
 import datetime
-import json
 import math
 import os
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import jax
-import ml_collections
 
+import galax.config as config_lib
+from galax.config import Config
 from galax.core.types import JsonDict, Params
 from galax.evaluate import evaluator as eval_lib
 from galax.evaluate import periodic
-from galax.framework.settings import RunSettings
 from galax.parallel.layout import to_host
 from galax.results import paper_protocols as protocols
 from galax.results import provenance
@@ -91,22 +90,23 @@ def choose_mode(
   return "learners", "one independent learner per seed"
 
 
-def learners_config(
-  config: ml_collections.ConfigDict, seeds: Sequence[int]
-) -> ml_collections.ConfigDict:
+def learners_config(config: Config, seeds: Sequence[int]) -> Config:
   """The joint config that runs `seeds` as independent learners with per-seed budgets."""
   n = len(seeds)
-  joint = config.copy_and_resolve_references()
-  joint.seed = int(seeds[0])
-  joint.num_learners = n
-  joint.initial_params = "per_learner"
-  joint.learner_stats = True
-  joint.total_env_steps = config.total_env_steps * n
-  joint.log_every_steps = config.log_every_steps * n
-  joint.checkpoint_every_steps = config.checkpoint_every_steps * n
-  joint.eval.every_steps = config.eval.every_steps * n
-  joint.eval.learners = "all"
-  return joint
+  return config_lib.with_fields(
+    config,
+    {
+      "seed": int(seeds[0]),
+      "num_learners": n,
+      "initial_params": "per_learner",
+      "learner_stats": True,
+      "total_env_steps": config.total_env_steps * n,
+      "log_every_steps": config.log_every_steps * n,
+      "checkpoint_every_steps": config.checkpoint_every_steps * n,
+      "eval.every_steps": config.eval.every_steps * n,
+      "eval.learners": "all",
+    },
+  )
 
 
 def read_curve(
@@ -191,7 +191,7 @@ def _final_params(state: LearnerState, learner: int) -> Params:
 
 
 def train_seeds_as_learners(
-  config: ml_collections.ConfigDict,
+  config: Config,
   seeds: Sequence[int],
   exp_dir: str,
   name: str,
@@ -203,7 +203,7 @@ def train_seeds_as_learners(
   workdir = os.path.join(exp_dir, "runs", f"seeds{seeds[0]}-{seeds[-1]}")
   result = train(learners_config(config, seeds), workdir=workdir, log=log)
   by_learner = periodic.records_by_learner(result.evaluations)
-  frames = eval_lib.frames_per_step(RunSettings.from_config(config).env)  # the same for every seed
+  frames = eval_lib.frames_per_step(config_lib.run_settings(config).env)  # the same for every seed
   records: list[RunRecord] = []
   final_params: list[Params] = []
   for i, seed in enumerate(seeds):
@@ -211,13 +211,12 @@ def train_seeds_as_learners(
       dict(r.to_json(), env_steps=r.env_steps // n, learner=0) for r in by_learner.get(i, [])
     ]
     curve = read_curve(os.path.join(workdir, "metrics.csv"), f"mean_return/learner{i}", n)
-    seed_config = config.copy_and_resolve_references()
-    seed_config.seed = int(seed)
+    seed_config = config_lib.with_fields(config, {"seed": int(seed)})
     records.append(
       run_record(
         name=name,
         method=method,
-        config_json=json.loads(seed_config.to_json_best_effort()),
+        config_json=config_lib.typed.json_data(seed_config),
         frames_per_step=frames,
         seed=seed,
         mode="learners",
@@ -241,7 +240,7 @@ def train_seeds_as_learners(
 
 
 def train_seeds_in_turn(
-  config: ml_collections.ConfigDict,
+  config: Config,
   seeds: Sequence[int],
   exp_dir: str,
   name: str,
@@ -252,17 +251,16 @@ def train_seeds_in_turn(
   records: list[RunRecord] = []
   final_params: list[Params] = []
   for seed in seeds:
-    run_config = config.copy_and_resolve_references()
-    run_config.seed = int(seed)
+    run_config = config_lib.with_fields(config, {"seed": int(seed)})
     workdir = os.path.join(exp_dir, "runs", f"seed{seed}")
     result = train(run_config, workdir=workdir, log=log)
     curve = read_curve(os.path.join(workdir, "metrics.csv"))
-    frames = eval_lib.frames_per_step(RunSettings.from_config(run_config).env)
+    frames = eval_lib.frames_per_step(config_lib.run_settings(run_config).env)
     records.append(
       run_record(
         name=name,
         method=method,
-        config_json=json.loads(run_config.to_json_best_effort()),
+        config_json=config_lib.typed.json_data(run_config),
         frames_per_step=frames,
         seed=seed,
         mode="sequential",

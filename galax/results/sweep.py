@@ -31,7 +31,8 @@ import numpy as np
 from absl import app, flags, logging
 from ml_collections import ConfigDict, config_flags
 
-from galax.config import CONFIGS_DIR, cli
+import galax.config as config_lib
+from galax.config import CONFIGS_DIR, Config, cli
 from galax.results import experiment, paper_protocols
 from galax.results.experiment import parse_seeds
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI
@@ -40,18 +41,17 @@ from galax.results.tables import NO_INTERVAL
 Axis = tuple[str, list[Any]]
 
 
-def parse_axis(config: ConfigDict, text: str) -> Axis:
+def parse_axis(config: Config, text: str) -> Axis:
   """'optimizer.learning_rate=1e-3,5e-3' -> (key, [values in the field's type])."""
   key, sep, values = text.partition("=")
   if not sep or not values:
     raise ValueError(f"--set={text}: give KEY=V1,V2,... (e.g. optimizer.learning_rate=1e-3,3e-3).")
-  problem = cli.unknown_override(config, key)
+  problem = cli.unknown_override(config_lib.to_data(config), key)
   if problem:
     raise ValueError(problem)
-  node = config
-  for part in key.split(".")[:-1]:
-    node = node[part]
-  current = node[key.split(".")[-1]]
+  current = config
+  for part in key.split("."):
+    current = getattr(current, part)
   kind = type(current) if current is not None else str
   parsed = []
   for value in values.split(","):
@@ -87,16 +87,9 @@ def point_name(point: dict[str, Any]) -> str:
   )
 
 
-def with_point(config: ConfigDict, point: dict[str, Any], steps: int | None) -> ConfigDict:
-  config = ConfigDict(config.to_dict())  # unlocked copy
-  for key, value in point.items():
-    node = config
-    for part in key.split(".")[:-1]:
-      node = node[part]
-    node[key.split(".")[-1]] = value
-  if steps:
-    config.total_env_steps = steps
-  return config
+def with_point(config: Config, point: dict[str, Any], steps: int | None) -> Config:
+  """The config of one point of the grid (`steps`: its total_env_steps, if given)."""
+  return config_lib.with_fields(config, {**point, **({"total_env_steps": steps} if steps else {})})
 
 
 def seed_stats(values: Sequence[float | None]) -> dict[str, Any]:
@@ -260,13 +253,14 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
 
 
 def run_sweep(
-  config: ConfigDict,
+  config: Config | ConfigDict,
   axes: Sequence[Axis],
   seeds: Sequence[int],
   out_dir: str,
   steps: int | None = None,
   log=print,
 ) -> list[dict[str, Any]]:
+  config = config_lib.from_data(config)  # typed, read once
   grid = points(axes)
   log(f"sweep: {len(grid)} point(s) x {len(seeds)} seed(s) in {out_dir}")
   for point in grid:
@@ -316,6 +310,7 @@ def _cli() -> None:
     config = flags.FLAGS["config"].value
     if not flags.FLAGS["set"].value:
       raise ValueError("--set=KEY=V1,V2,... is required (the grid's axes).")
+    config = config_lib.from_data(config)
     axes = [parse_axis(config, text) for text in flags.FLAGS["set"].value]
     steps = flags.FLAGS["steps"].value
     if steps is not None and steps < 1:

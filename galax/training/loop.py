@@ -23,7 +23,6 @@ One process at a time writes a workdir (runtime/lock.py: process 0 holds its loc
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from typing import Callable
 
@@ -31,7 +30,8 @@ import jax
 from ml_collections import ConfigDict
 
 import galax.config as config_lib
-from galax.algorithms import Algorithm, make_algorithm
+from galax.algorithms import Algorithm
+from galax.config import Config, make_algorithm
 from galax.config import resume as resume_lib
 from galax.core import divergence
 from galax.core.divergence import Diverged
@@ -58,18 +58,19 @@ from galax.training.hooks import (
 from galax.training.outputs import Outputs
 from galax.training.progress import Progress, Stop, StopRules
 from galax.training.result import TrainResult
-from galax.training.settings import LoopSettings
+from galax.training.settings import LoopSettings, loop_settings
 
 
 def train(
-  config: ConfigDict,
+  config: Config | ConfigDict,
   workdir: str | None = None,
   resume: bool = False,
   log: Callable[[str], None] = print,
   on_call: OnCall | None = None,
   overwrite: bool = False,
 ) -> TrainResult:
-  """Trains `config` (see galax/config/__init__.py); writes metrics and checkpoints to `workdir`.
+  """Trains `config` (typed, or a ConfigDict: see galax/config/schema.py); writes metrics and
+  checkpoints to `workdir`.
 
   `on_call(env_steps, planned_env_steps, seconds_left or None)` after every call (e.g. a
   progress bar: galax/training/terminal_bar.py). A fresh run (not `resume`) into a workdir that
@@ -78,6 +79,7 @@ def train(
   Raises `Diverged` (after writing result.json) at the first non-finite update, and
   `preemption.Preempted` (a SystemExit, status 143) after a SIGTERM's checkpoint.
   """
+  config = config_lib.from_data(config)  # typed, read once: a value's type is checked here
   config_lib.validate(config)
   if config.capture_video and not workdir:
     raise ValueError("config.capture_video=True writes <workdir>/videos: give a workdir.")
@@ -98,15 +100,15 @@ def train(
   ):
     saved = workdirs.read_config_json(workdir) if resume and workdir else None
     kept, notes = resume_lib.kept_schedule(saved, config)  # a resume keeps the lr anneal's end
-    as_json = json.loads(kept.to_json_best_effort())
+    as_json = config_lib.typed.json_data(kept)
     changes = _prepare(as_json, saved, notes, workdir, resume, overwrite, holds_lock, log)
     if changes is None:  # a fresh start (or a resume with no checkpoint): its own length
-      as_json = json.loads(config.to_json_best_effort())
+      as_json = config_lib.typed.json_data(config)
     else:
       config = kept
     try:
       algorithm = make_algorithm(config)  # the config goes no further (but config.json):
-      settings = LoopSettings.from_config(config, algorithm.setup.settings)
+      settings = loop_settings(config, algorithm.setup.settings)
       return _train(algorithm, settings, as_json, workdir, changes, log, preempted, on_call)
     except jax.errors.JaxRuntimeError as e:
       if peers.collective_failed(e):  # a lost peer: nothing can be saved (galax/runtime/peers.py)

@@ -32,8 +32,8 @@ class StopRules:
   limit of each sitting (0 = none)."""
 
   total_updates: int
-  target_return: float = 0.0
-  time_limit_s: float = 0.0
+  target_return: float  # 0: none (the run's config gives it: its default is written there)
+  time_limit_s: float  # 0: none
 
 
 @dataclasses.dataclass

@@ -10,9 +10,8 @@ from run_helpers import plan_of
 from trajectories import random_trajectory
 
 from galax import config as config_lib
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.framework.settings import RunSettings
+from galax.config import make_algorithm, run_settings
 from galax.parallel.layout import to_host
 
 
@@ -73,7 +72,7 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(chunks):
   from galax.algorithms.a2c import a2c_grads
 
   config = load_config("cartpole_a2c", loss__sum_over_time=True)
-  run = RunSettings.from_config(config)
+  run = run_settings(config)
   settings = run.returns, run.loss
 
   def apply_fn(params, obs):  # a linear actor-critic

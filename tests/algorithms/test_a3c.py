@@ -9,8 +9,7 @@ import pytest
 from algorithm_runs import cartpole_config
 from algorithm_runs import run_algorithm as _run
 
-from galax.algorithms import make_algorithm
-from galax.config import validate
+from galax.config import make_algorithm, validate
 from galax.parallel.layout import to_host
 
 _config = functools.partial(cartpole_config, updates_per_call=4)

@@ -29,8 +29,8 @@ import numpy as np
 import optax
 import pytest
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.config import make_algorithm
 
 B, T, U, SEED, LIMIT = 4, 5, 13, 0, 62  # envs, t_max, updates, seed, time limit
 LR, GAMMA, DECAY, EPS, NU0 = 0.0007 * B, 0.99, 0.99, 0.1, 1.0  # pong_paac's, lr x envs

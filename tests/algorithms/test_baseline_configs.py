@@ -5,9 +5,8 @@ import jax
 import numpy as np
 import pytest
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.config import validate
+from galax.config import make_algorithm, validate
 from galax.core import networks
 from galax.envs import EnvSpec
 from galax.parallel.layout import to_host

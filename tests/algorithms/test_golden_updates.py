@@ -61,8 +61,7 @@ import pytest
 from algorithm_runs import small_mlp_config
 from xla_options import fast_compile_flags
 
-from galax.algorithms import make_algorithm
-from galax.config import base_config, set_fields, validate
+from galax.config import base_config, make_algorithm, set_fields, validate
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "..", "data", "golden_updates.npz")
 UPDATES = 3

@@ -7,13 +7,11 @@ import numpy as np
 import pytest
 from algorithm_runs import small_mlp_config
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.config import validate
+from galax.config import make_algorithm, run_settings, validate
 from galax.core import networks
 from galax.envs import EnvSpec
 from galax.envs.gymnax_env import GymnaxCarry
-from galax.framework.settings import RunSettings
 from galax.parallel.layout import to_host
 
 
@@ -146,7 +144,7 @@ def test_minatar_configs_validate_with_their_network(name):
   config = validate(load_config(name))
   assert config.env.id == "gymnax/Breakout-MinAtar"
   spec = EnvSpec("gymnax/Breakout-MinAtar", "gymnax", (10, 10, 4), np.float32, 3, "HWC", 1000)
-  net = RunSettings.from_config(config).network.build(spec)
+  net = run_settings(config).network.build(spec)
   shapes = jax.eval_shape(lambda: networks.init_params(net, spec, jax.random.PRNGKey(0)))
   expected = MINATAR_PARAMS[config.network.name]
   assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) == expected

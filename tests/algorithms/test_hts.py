@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from algorithm_runs import small_mlp_config
 
-from galax.algorithms import make_algorithm
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.hts.ordering import after
-from galax.config import set_fields, validate
+from galax.config import make_algorithm, set_fields, validate
 from galax.core.rollout import Trajectory
 
 

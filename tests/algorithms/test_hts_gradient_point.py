@@ -12,8 +12,9 @@ import pytest
 from test_hts import SEGMENTS, delay_off_run, make_config, run, sgd_a2c_config, time_major_storage
 
 from galax.algorithms.a2c import a2c_grads
-from galax.algorithms.hts.build import HTSSettings
+from galax.algorithms.hts.build import hts_settings
 from galax.algorithms.hts.learners import StalePPOSegmentLearner
+from galax.config import from_data
 
 
 class _Carry(NamedTuple):
@@ -80,7 +81,7 @@ def test_gradient_point_is_checked():
 )
 def test_auto_is_eq6_for_a2c_and_the_authors_code_for_ppo(algorithm, given, read):
   config = make_config(algorithm, **{"hts.gradient_point": given})
-  assert HTSSettings.from_config(config, ppo=algorithm == "hts_ppo").gradient_point == read
+  assert hts_settings(from_data(config), ppo=algorithm == "hts_ppo").gradient_point == read
 
 
 @pytest.mark.slow

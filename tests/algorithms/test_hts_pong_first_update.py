@@ -15,8 +15,7 @@ import jax
 import numpy as np
 import pytest
 
-from galax.algorithms import make_algorithm
-from galax.config import load, validate
+from galax.config import load, make_algorithm, validate
 
 ENVS = 4  # pong_fast's 16 would only make the test slower
 

@@ -9,9 +9,8 @@ import pytest
 from algorithm_runs import cartpole_config
 from algorithm_runs import run_algorithm as _run
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
-from galax.config import validate
+from galax.config import make_algorithm, run_settings, validate
 from galax.parallel.layout import to_host
 
 _config = functools.partial(cartpole_config, updates_per_call=3)
@@ -107,12 +106,11 @@ def test_gradient_in_env_chunks_equals_the_whole_batch_gradient(reduction, chunk
   from trajectories import random_trajectory
 
   from galax.algorithms.impala import VTraceSettings, impala_grads
-  from galax.framework.settings import RunSettings
 
   config = load_config("cartpole_a2c", impala__reduction=reduction)
   settings = (
     VTraceSettings(float(config.gamma), 1.0, 1.0, reduction),
-    RunSettings.from_config(config).loss,
+    run_settings(config).loss,
   )
 
   def apply_fn(params, obs):  # a linear actor-critic

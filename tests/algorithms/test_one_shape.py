@@ -5,9 +5,8 @@ import jax
 import pytest
 from run_helpers import plan_of
 
-from galax.algorithms import make_algorithm
 from galax.algorithms.registry import spec_for
-from galax.config import base_config, set_fields, validate
+from galax.config import base_config, make_algorithm, set_fields, validate
 from galax.core import optimizers
 from galax.framework.plan import PlanContext
 from galax.parallel import combine as combine_lib

@@ -34,10 +34,10 @@ import pytest
 
 from galax.algorithms.a2c import a2c_grads
 from galax.config import load as load_config
+from galax.config import run_settings
 from galax.core import networks, optimizers
 from galax.core.rollout import Trajectory
 from galax.envs import EnvSpec
-from galax.framework.settings import RunSettings
 
 T, B, U = 5, 32, 3  # t_max, envs, updates
 LR0, ANNEAL, ENTROPY, VALUE, SCALE = 0.0224, 80_000_000, 0.02, 0.25, 5.0
@@ -119,7 +119,7 @@ def authors_run(apply: Callable, params0: Any, data: dict[str, np.ndarray]):
 def galax_run(config, data: dict[str, np.ndarray]):
   """U updates of pong_paac's update on the batch, from its own initial parameters:
   (params0, apply, params, [U] losses, [U] unclipped global norms)."""
-  run = RunSettings.from_config(config)
+  run = run_settings(config)
   network = run.network.build(SPEC)
   params = networks.init_params(network, SPEC, jax.random.PRNGKey(int(config.seed)))
   settings = run.optimizer
@@ -182,7 +182,7 @@ def assert_updates_close(actual, expected, start) -> None:
 def test_pong_paac_initialises_as_the_authors():
   """networks.py:24-96: every weight and bias U(+-1/sqrt(fan_in)), heads included."""
   config = load_config("pong_paac")
-  network = RunSettings.from_config(config).network.build(SPEC)
+  network = run_settings(config).network.build(SPEC)
   params = networks.init_params(network, SPEC, jax.random.PRNGKey(0))["params"]
   fan_ins = {"Conv_0": 8 * 8 * 4, "Conv_1": 4 * 4 * 16, "Dense_0": 9 * 9 * 32}
   layers = {**params["torso"], "policy": params["Dense_0"], "value": params["Dense_1"]}
@@ -203,7 +203,7 @@ def test_pong_paac_anneals_as_the_authors():
   80M agent steps whatever the run's length."""
   for total in (80_000_000, 15_000_000):
     config = load_config("pong_paac", total_env_steps=total)
-    settings = RunSettings.from_config(config).optimizer
+    settings = run_settings(config).optimizer
     per_update = T * config.envs_per_learner
     schedule = optimizers.make_schedule(
       settings, config.envs_per_learner, 1, settings.anneal_updates(total // per_update, per_update)

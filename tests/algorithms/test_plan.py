@@ -10,9 +10,9 @@ import pytest
 from algorithm_runs import cartpole_config, jaxpr_primitives
 from run_helpers import plan_of
 
-from galax.algorithms import make_algorithm
 from galax.algorithms.registry import spec_for
 from galax.config import load as load_config
+from galax.config import make_algorithm
 from galax.framework.plan import ExecutionPlan, PlanContext
 from galax.training.loop import train
 

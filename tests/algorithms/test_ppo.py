@@ -10,12 +10,11 @@ import optax
 import pytest
 from run_helpers import plan_of
 
-from galax.algorithms.ppo import PPOLearner, PPOSection, ppo_settings
-from galax.config import base_config
+from galax.algorithms.ppo import PPOLearner, ppo_section, ppo_settings
+from galax.config import base_config, from_data, run_settings
 from galax.core import losses
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.core.rollout import Trajectory
-from galax.framework.settings import RunSettings
 from galax.parallel.combine import Independent
 from galax.training.loop import train
 
@@ -151,7 +150,7 @@ def test_minibatches_cover_every_sample_once_per_epoch():
   steps, envs, learners = 4, 2, 2
   apply_fn = lambda p, obs: (jnp.zeros(obs.shape[:-1] + (2,)), jnp.sum(obs * p["w"], -1))
   optimizer = ReplicatedOptimizer(optax.sgd(0.0))
-  settings = ppo_settings(RunSettings.from_config(c), PPOSection.from_config(c))
+  settings = ppo_settings(run_settings(c), ppo_section(from_data(c)))
   learner = PPOLearner(apply_fn, settings, optimizer, Independent(), learners, steps, envs)
   n = learners * envs
   ids = jnp.arange(steps * n, dtype=jnp.float32).reshape(steps, n)
@@ -199,7 +198,7 @@ def test_minibatch_gradient_in_chunks_equals_the_whole_minibatch_gradient():
 
   def learner(chunks):
     optimizer = ReplicatedOptimizer(optax.sgd(0.1))
-    settings = ppo_settings(RunSettings.from_config(c), PPOSection.from_config(c))
+    settings = ppo_settings(run_settings(c), ppo_section(from_data(c)))
     return PPOLearner(apply_fn, settings, optimizer, Independent(), 1, 8, 4, chunks)
 
   whole, chunked = learner(1), learner(c.grad_chunks)

@@ -12,9 +12,8 @@ from trajectories import random_trajectory
 
 from galax.algorithms import ppo
 from galax.algorithms.hts.learners import PPOSegmentLearner
-from galax.config import base_config
+from galax.config import base_config, from_data, run_settings
 from galax.core.optimizers import ReplicatedOptimizer
-from galax.framework.settings import RunSettings
 from galax.parallel.combine import Independent
 
 STEPS, ENVS = 8, 4
@@ -41,7 +40,7 @@ def _learner(epochs, minibatches, lr):
   c = base_config()
   c.ppo.epochs, c.ppo.minibatches = epochs, minibatches
   optimizer = ReplicatedOptimizer(optax.sgd(lr))
-  settings = ppo.ppo_settings(RunSettings.from_config(c), ppo.PPOSection.from_config(c))
+  settings = ppo.ppo_settings(run_settings(c), ppo.ppo_section(from_data(c)))
   return ppo.PPOLearner(_apply, settings, optimizer, Independent(), 1, STEPS, ENVS)
 
 

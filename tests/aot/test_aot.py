@@ -14,10 +14,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from galax.algorithms import make_algorithm
 from galax.aot import compile as aot
 from galax.aot import hlo_cost, targets
-from galax.config import load
+from galax.config import from_data, load, make_algorithm
 
 HAS_TPU = not targets.compiler_missing("tpu")
 HAS_CUDA = not targets.compiler_missing("gpu")
@@ -82,8 +81,8 @@ def test_bad_topologies_are_one_clear_error(topology, message):
 def test_envpool_ids_cannot_be_compiled_for_an_accelerator():
   target = targets.Target("v5e:2x2", targets.CHIPS["v5e"], tuple(jax.devices()[:4]))
   with pytest.raises(ValueError, match="steps on the host"):
-    aot.for_target(load("pong_paac"), target, 1)
-  config = aot.for_target(load("minatar_ppo"), target, 2)
+    aot.for_target(from_data(load("pong_paac")), target, 1)
+  config = aot.for_target(from_data(load("minatar_ppo")), target, 2)
   assert (config.num_learners, config.combine) == (8, "allreduce")
 
 

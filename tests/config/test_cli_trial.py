@@ -12,8 +12,9 @@ import pytest
 from run_helpers import header_lines_for, run_cli, tiny_config
 
 import galax.training.loop as train_lib
-from galax.config import base_config
+from galax.config import base_config, from_data
 from galax.training.loop import train
+from galax.training.settings import loop_settings
 
 quiet = lambda _: None
 
@@ -290,16 +291,15 @@ def test_readme_commands_name_configs_so_they_work_from_any_directory():
 
 def test_idle_devices_are_named_in_the_header():
   """4 learners on the suite's 8 virtual devices: the header says 4 are idle."""
-  from galax.algorithms import make_algorithm
+  from galax.config import make_algorithm
   from galax.training.header import header_lines
-  from galax.training.settings import LoopSettings
 
   config = tiny_config(num_learners=4, combine="allreduce")
   algorithm = make_algorithm(config)
   try:
     planned = dict(requested_env_steps=1, planned_env_steps=1)
     lines = header_lines(
-      algorithm, LoopSettings.from_config(config, algorithm.setup.settings), planned
+      algorithm, loop_settings(from_data(config), algorithm.setup.settings), planned
     )
   finally:
     algorithm.env.close()

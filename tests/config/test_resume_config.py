@@ -1,15 +1,17 @@
 """galax/config/resume.py: the saved config rebuilt, compared, and what a resume may change."""
 
-import json
-
 import ml_collections
 import pytest
 
-from galax.config import load, resume, validate
+from galax.config import from_data, load, resume, typed, validate
 
 
 def _saved(config):
-  return json.loads(config.to_json_best_effort(indent=2))  # as config.json holds it
+  return typed.json_data(from_data(config))  # as config.json holds it
+
+
+def load_typed(name, **fields):
+  return from_data(load(name, **fields))
 
 
 def test_a_saved_config_is_rebuilt_field_for_field():
@@ -19,7 +21,7 @@ def test_a_saved_config_is_rebuilt_field_for_field():
   validate(rebuilt)
   assert resume.changes(_saved(config), _saved(rebuilt)) == []
   assert rebuilt.network.mlp_hidden == config.network.mlp_hidden  # a tuple again, not a list
-  assert rebuilt.env.options.noop_max == 0
+  assert rebuilt.env.options["noop_max"] == 0
 
 
 def test_a_field_the_run_predates_takes_its_default():
@@ -79,7 +81,7 @@ def test_a_named_config_keeps_the_run_s_changeable_fields_unless_overridden():
 
 def test_a_longer_resume_keeps_the_lr_anneal_s_end_with_a_note():
   saved = _saved(load("minatar_a2c", total_env_steps=200_000))  # 10 calls of 20,480 steps
-  given = load("minatar_a2c", total_env_steps=400_000)
+  given = load_typed("minatar_a2c", total_env_steps=400_000)
   kept, notes = resume.kept_schedule(saved, given)
   assert kept.optimizer.anneal_steps == 204_800 and given.optimizer.anneal_steps is None
   found = resume.changes(saved, _saved(kept), notes)
@@ -93,16 +95,16 @@ def test_a_longer_resume_keeps_the_lr_anneal_s_end_with_a_note():
 def test_an_old_run_without_the_field_keeps_its_length_as_the_anneal_s_end():
   saved = _saved(load("minatar_a2c", total_env_steps=200_000))
   del saved["optimizer"]["anneal_steps"]
-  kept, _ = resume.kept_schedule(saved, load("minatar_a2c", total_env_steps=1_000_000))
+  kept, _ = resume.kept_schedule(saved, load_typed("minatar_a2c", total_env_steps=1_000_000))
   assert kept.optimizer.anneal_steps == 204_800
 
 
 def test_a_pinned_end_stays_and_a_named_one_moves_it():
   pinned = _saved(load("minatar_a2c", total_env_steps=400_000, optimizer__anneal_steps=204_800))
-  again, notes = resume.kept_schedule(pinned, load("minatar_a2c", total_env_steps=800_000))
+  again, notes = resume.kept_schedule(pinned, load_typed("minatar_a2c", total_env_steps=800_000))
   assert again.optimizer.anneal_steps == 204_800
   assert [c.field for c in resume.changes(pinned, _saved(again), notes)] == ["total_env_steps"]
-  named = load("minatar_a2c", total_env_steps=800_000, optimizer__anneal_steps=800_000)
+  named = load_typed("minatar_a2c", total_env_steps=800_000, optimizer__anneal_steps=800_000)
   assert resume.kept_schedule(pinned, named)[0] is named
   found = resume.changes(pinned, _saved(named))
   assert resume.check(found, "config.json") == found  # allowed: the command names it
@@ -111,10 +113,10 @@ def test_a_pinned_end_stays_and_a_named_one_moves_it():
 
 def test_nothing_is_pinned_where_nothing_moves():
   constant = _saved(load("cartpole_a2c"))
-  given = load("cartpole_a2c", total_env_steps=5_000_000)
+  given = load_typed("cartpole_a2c", total_env_steps=5_000_000)
   assert resume.kept_schedule(constant, given) == (given, {})  # no anneal
   saved = _saved(load("minatar_a2c", total_env_steps=200_000))
-  same_calls = load("minatar_a2c", total_env_steps=204_800)  # the same whole calls
+  same_calls = load_typed("minatar_a2c", total_env_steps=204_800)  # the same whole calls
   assert resume.kept_schedule(saved, same_calls) == (same_calls, {})
 
 

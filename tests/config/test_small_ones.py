@@ -10,7 +10,7 @@ import pytest
 from run_helpers import ROOT
 
 import galax
-from galax.config import cli
+from galax.config import cli, run_settings
 from galax.runtime import provenance
 
 
@@ -83,11 +83,11 @@ def test_a_cartpole_video_prints_no_gymnasium_warnings():
 
   import numpy as np
 
-  from galax.envs import EnvSettings, video
+  from galax.envs import video
 
   config = galax.load_config("cartpole_a2c")
   policy = lambda obs, key: np.zeros(len(obs), np.int32)
   with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    frames = video.record(EnvSettings.from_config(config), policy, episodes=1, seed=0)
+    frames = video.record(run_settings(config).env, policy, episodes=1, seed=0)
   assert frames and not [str(w.message) for w in caught], [str(w.message) for w in caught]

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 from algorithm_runs import cartpole_config, run_algorithm
 
+from galax.config import from_data
 from galax.core import returns
 from galax.core.rollout import rollout
 from galax.envs.pool import BatchedEnv
+from galax.training.settings import loop_settings
 
 GAMMA = 0.9
 ESTIMATORS = dict(
@@ -102,9 +104,8 @@ def test_async_runs_train_with_finite_metrics(algorithm):
 
 
 def test_the_header_says_an_async_run_is_not_bit_reproducible():
-  from galax.algorithms import make_algorithm
+  from galax.config import make_algorithm
   from galax.training.header import header_lines
-  from galax.training.settings import LoopSettings
 
   lines = {}
   for batch in (0, 4):
@@ -114,7 +115,7 @@ def test_the_header_says_an_async_run_is_not_bit_reproducible():
     try:
       planned = dict(planned_env_steps=1, requested_env_steps=1)
       lines[batch] = header_lines(
-        algorithm, LoopSettings.from_config(config, algorithm.setup.settings), planned
+        algorithm, loop_settings(from_data(config), algorithm.setup.settings), planned
       )
     finally:
       algorithm.env.close()

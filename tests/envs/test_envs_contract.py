@@ -16,11 +16,10 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 from galax.algorithms.registry import spec_for
-from galax.config import base_config, validate
+from galax.config import base_config, from_data, run_settings, validate
 from galax.core.rollout import rollout
-from galax.envs import EnvSettings, make_env
+from galax.envs import make_env
 from galax.framework.algorithm import initial_state
-from galax.framework.settings import RunSettings
 from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
@@ -38,9 +37,7 @@ def _config(env_id, **overrides):
 
 def _env(env_id, num_envs, seed=0, max_episode_steps=0, num_shards=1):
   config = _config(env_id, env=dict(max_episode_steps=max_episode_steps))
-  return make_env(
-    EnvSettings.from_config(config), num_envs=num_envs, seed=seed, num_shards=num_shards
-  )
+  return make_env(run_settings(config).env, num_envs=num_envs, seed=seed, num_shards=num_shards)
 
 
 def _run(env, actions: np.ndarray):
@@ -119,7 +116,7 @@ def _layout_rollout(env_id, num_learners, envs_per_learner, num_devices, steps=8
     seed=5,
   )
   spec = spec_for(config.algorithm)
-  setup = make_setup(RunSettings.from_config(config, spec), spec)
+  setup = make_setup(run_settings(config, spec), spec)
   state = initial_state(setup, optax.sgd(0.0))
   policy = block_policy(setup.network.apply, setup.layout.learners_per_device)
 
@@ -154,7 +151,7 @@ def test_env_j_gets_the_same_stream_whatever_the_layout(env_id):
 
 def test_gymnax_explicit_env_seeds_equal_contiguous_seeds():
   config = _config("gymnax/CartPole-v1", seed=2)
-  env = EnvSettings.from_config(config)
+  env = run_settings(config).env
   contiguous = make_env(env, num_envs=4, seed=config.seed)
   explicit = make_env(env, num_envs=2, seed=config.seed, num_shards=2, env_seeds=[[2, 3], [4, 5]])
   a, b = contiguous.reset(), explicit.reset()
@@ -258,7 +255,7 @@ def test_evaluator_plays_full_gymnax_episodes():
     jnp.zeros(obs.shape[:-1]),
   )
   evaluator = evaluation.Evaluator(
-    evaluation.EvalSettings.from_run_config(config), always_right, num_policies=1
+    evaluation.eval_settings(from_data(config)), always_right, num_policies=1
   )
   out = evaluator.evaluate({"w": np.zeros((1,))})
   assert out.completed.all() and out.returns.shape == (1, 6)

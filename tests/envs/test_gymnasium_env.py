@@ -13,7 +13,7 @@ import pytest
 from gymnasium import spaces
 from run_helpers import csv_rows, run_cli
 
-from galax.config import load, validate
+from galax.config import load, run_settings, validate
 
 LENGTH = 5  # cells: the walker starts in 0; reaching LENGTH - 1 ends the episode, reward 1
 LIMIT = 12  # the registration's time limit
@@ -121,7 +121,7 @@ def test_a_vector_env_steps_in_jitted_code_with_envpools_semantics():
 
   config = load("cartpole_a2c", env__id="gymnasium/GalaxVectorCorridor-v0")
   validate(config)
-  env = envs.make_env(envs.EnvSettings.from_config(config), num_envs=2, seed=0)
+  env = envs.make_env(run_settings(config).env, num_envs=2, seed=0)
   assert env.spec.obs_shape == (LENGTH,) and env.spec.num_actions == 2
   assert env.spec.max_episode_steps == LIMIT and not env.state_restorable
   actions = np.array([1, 0], np.int32)  # env 0 walks right to the end, env 1 into the wall
@@ -143,9 +143,9 @@ def test_a_vector_env_steps_in_jitted_code_with_envpools_semantics():
 
 
 def test_videos_of_a_registered_env_are_drawn_by_its_render():
-  from galax.envs import EnvSettings, video
+  from galax.envs import video
 
-  env = EnvSettings.from_config(load("cartpole_a2c", env__id="gymnasium/GalaxCorridor-v0"))
+  env = run_settings(load("cartpole_a2c", env__id="gymnasium/GalaxCorridor-v0")).env
   video.check_capture(env.id)
   frames = video.record(env, lambda obs, key: np.ones((1,), np.int32), 1, seed=0)
   assert len(frames) == LENGTH  # the first cell, then one frame per step to the last

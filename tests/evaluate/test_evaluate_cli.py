@@ -7,12 +7,12 @@ import shutil
 
 import numpy as np
 import pytest
-from ml_collections import ConfigDict
 from run_helpers import run_cli, tiny_config
 
 import galax
+from galax.config import Config, run_settings
 from galax.config import load as load_config
-from galax.envs import EnvSettings, frames, video
+from galax.envs import frames, video
 from galax.evaluate import cli as evaluate_lib
 from galax.training.loop import train
 
@@ -138,7 +138,7 @@ def test_damaged_checkpoints_fall_back_or_fail_with_step(cartpole_run, tmp_path)
 @pytest.mark.slow
 def test_load_policy_acts_greedily_and_samples(cartpole_run):
   policy_fn, config = galax.load_policy(cartpole_run)
-  assert isinstance(config, ConfigDict) and config.env.id == tiny_config().env.id
+  assert isinstance(config, Config) and config.env.id == tiny_config().env.id
   obs = np.zeros((7, 4), np.float32)
   import jax
 
@@ -171,7 +171,7 @@ def test_atari_video_frames_come_from_envpool(tmp_path):
   config = load_config("pong_paac")
   config.env.max_episode_steps = 30
   frames = video.record(
-    EnvSettings.from_config(config), lambda obs, key: np.zeros((1,), np.int32), 1, seed=0
+    run_settings(config).env, lambda obs, key: np.zeros((1,), np.int32), 1, seed=0
   )
   assert 20 <= len(frames) <= 40 and frames[0].shape == (240, 160, 3)
   path = str(tmp_path / "pong.mp4")

@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 from run_helpers import tiny_config
 
-from galax.algorithms import make_algorithm
+from galax.config import from_data, make_algorithm, run_settings
 from galax.config import load as load_config
 from galax.evaluate import evaluator as evaluation
 from galax.evaluate import periodic
-from galax.framework.settings import RunSettings
 from galax.parallel.layout import to_host
 from galax.training.loop import train
 
@@ -54,7 +53,7 @@ def test_greedy_episodes_match_envpool():
   config.eval.episodes = 6
   config.eval.num_envs = 3  # 2 episodes per env
   evaluator = evaluation.Evaluator(
-    evaluation.EvalSettings.from_run_config(config), _always(1), num_policies=1
+    evaluation.eval_settings(from_data(config)), _always(1), num_policies=1
   )
   out = evaluator.evaluate({"w": np.zeros((1,))})
   evaluator.close()
@@ -75,7 +74,7 @@ def test_sampled_evaluation_is_reproducible():
 
   runs = []
   for _ in range(2):
-    evaluator = evaluation.Evaluator(evaluation.EvalSettings.from_run_config(config), uniform)
+    evaluator = evaluation.Evaluator(evaluation.eval_settings(from_data(config)), uniform)
     runs.append([evaluator.evaluate(params).returns for _ in range(2)])
     evaluator.close()
   np.testing.assert_array_equal(runs[0][0], runs[1][0])
@@ -87,13 +86,13 @@ def test_sampled_evaluation_is_reproducible():
 def test_eval_envs_play_full_games_with_raw_rewards():
   config = load_config("breakout_a2c")  # trains with episodic life and clipped rewards
   config.eval.noop_max = 5
-  env = evaluation.eval_env(RunSettings.from_config(config).env, config.seed, num_envs=1)
+  env = evaluation.eval_env(run_settings(config).env, config.seed, num_envs=1)
   assert env.options["episodic_life"] is True  # lives as in training; scores are full games
   assert env.options["reward_clip"] is False
   assert env.options["noop_max"] == 5
   env.close()
-  assert evaluation.frames_per_step(RunSettings.from_config(config).env) == 4
-  assert evaluation.frames_per_step(RunSettings.from_config(load_config("cartpole_a2c")).env) == 1
+  assert evaluation.frames_per_step(run_settings(config).env) == 4
+  assert evaluation.frames_per_step(run_settings(load_config("cartpole_a2c")).env) == 1
 
 
 def test_a_greedy_policy_that_never_fires_finishes_its_breakout_games():
@@ -106,7 +105,7 @@ def test_a_greedy_policy_that_never_fires_finishes_its_breakout_games():
   config.eval.episodes = 2
   config.eval.max_episode_steps = 3000
   evaluator = evaluation.Evaluator(
-    evaluation.EvalSettings.from_run_config(config), _always(0, num_actions=4)
+    evaluation.eval_settings(from_data(config)), _always(0, num_actions=4)
   )
   out = evaluator.evaluate({"w": np.zeros((1,))})
   evaluator.close()

@@ -99,8 +99,8 @@ def export(step_dir: str) -> None:
   """Writes DATA from a pong_fast orbax checkpoint step directory."""
   import json
 
-  from galax.algorithms import make_algorithm
   from galax.config import load as load_config
+  from galax.config import make_algorithm
   from galax.parallel.layout import to_host
   from galax.runtime import checkpoint as ckpt_lib
 

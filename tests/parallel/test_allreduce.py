@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from algorithm_runs import jaxpr_primitives as _primitives
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.config import make_algorithm
 from galax.parallel.layout import to_host
 
 pytestmark = pytest.mark.slow  # every test compiles and runs multi-learner programs

@@ -7,7 +7,7 @@ without the wait, 0 of 6 with it)."""
 import jax
 from run_helpers import tiny_config
 
-from galax.algorithms import make_algorithm
+from galax.config import make_algorithm
 from galax.framework import update
 
 

@@ -386,7 +386,7 @@ def test_grad_cosine_similarity_matches_numpy():
 
 @pytest.mark.slow
 def test_gala_a2c_update_and_its_metrics():
-  from galax.algorithms import make_algorithm
+  from galax.config import make_algorithm
   from galax.parallel.layout import to_host
 
   config = load_config(
@@ -422,7 +422,7 @@ def test_gala_a2c_update_and_its_metrics():
 
 @pytest.mark.slow
 def test_gala_a2c_step_gossips_with_ppermute_only():
-  from galax.algorithms import make_algorithm
+  from galax.config import make_algorithm
 
   config = load_config(
     "cartpole_a2c",

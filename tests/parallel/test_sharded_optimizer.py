@@ -8,8 +8,8 @@ import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.config import make_algorithm
 from galax.core import optimizers
 from galax.core.optimizers import ReplicatedOptimizer
 from galax.parallel.combine import AllReduce

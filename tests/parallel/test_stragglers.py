@@ -10,10 +10,9 @@ from algorithm_runs import cartpole_config, run_algorithm
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from galax.config import base_config, validate
+from galax.config import base_config, run_settings, validate
 from galax.core import optimizers
 from galax.core.optimizers import ReplicatedOptimizer
-from galax.framework.settings import RunSettings
 from galax.parallel import stragglers
 from galax.parallel.combine import AllReduce
 from galax.parallel.layout import AXIS
@@ -116,7 +115,7 @@ def test_dropping_averages_each_kept_learners_clipped_gradient(sharded):
   params = jax.tree.map(lambda x: jnp.broadcast_to(x, (learners, *x.shape)), one)
   grads = {k: jnp.asarray(rng.normal(size=(learners, *s)), jnp.float32) for k, s in shapes.items()}
   cfg = dataclasses.replace(
-    RunSettings.from_config(base_config()).optimizer,
+    run_settings(base_config()).optimizer,
     name="sgd",
     learning_rate=1.0,
     max_grad_norm=0.0,

@@ -15,8 +15,9 @@ import sys
 import pytest
 
 from galax import config as config_lib
-from galax.algorithms import make_algorithm, spec_for, specs
 from galax.algorithms import registry as algorithm_registry
+from galax.algorithms import spec_for, specs
+from galax.config import make_algorithm, run_settings
 from galax.framework import spec as algorithm_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -188,20 +189,21 @@ def test_the_cycle_check_finds_a_planted_cycle():
 @pytest.mark.slow
 def test_a_toy_algorithm_needs_its_module_and_one_registration():
   """The recipe "add an algorithm" (docs/architecture.md): a builder, a spec with its own
-  config section and its reader (here in this file, standing for its module) and one
+  config section and its own settings (here in this file, standing for its module) and one
   registration. The config schema, config checks, the plan's rules and the header then know
   it; options it does not list are rejected."""
-  from ml_collections import ConfigDict
-
-  from galax.algorithms.a2c import A2CSettings, make_a2c
-  from galax.framework.settings import RunSettings
+  from galax.algorithms.a2c import make_a2c
 
   seen = []
 
-  def read_toy(config):  # its own section, read and checked beside its builder
+  @dataclasses.dataclass(frozen=True, kw_only=True)
+  class ToySection:  # its own section, beside its builder
+    temperature: float = 1.0  # the toy's own field
+
+  def own_toy(config):  # its own settings, checked beside its builder
     if config.toy.temperature <= 0:
       raise ValueError(f"config.toy.temperature must be > 0, got {config.toy.temperature}.")
-    return (A2CSettings.from_config(config), float(config.toy.temperature))
+    return (config.stragglers, config.toy.temperature)
 
   def make_toy(settings, devices=None):  # A2C under another name, e.g. a variant being tried
     a2c, temperature = settings.own
@@ -213,9 +215,9 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
     algorithm_spec.AlgorithmSpec(
       "toy_a2c",
       make_toy,
-      read=read_toy,
+      own=own_toy,
       features=frozenset({algorithm_spec.STRAGGLERS}),
-      config_sections=lambda: dict(toy=ConfigDict(dict(temperature=1.0))),
+      sections={"toy": ToySection},
     )
   )
   try:
@@ -234,7 +236,7 @@ def test_a_toy_algorithm_needs_its_module_and_one_registration():
     algorithm = make_algorithm(config)
     state, _ = algorithm.step(algorithm.init())
     assert int(state.update_count[0]) == 1 and seen == [0.5]
-    settings = RunSettings.from_config(config, spec_for("toy_a2c"))
+    settings = run_settings(config, spec_for("toy_a2c"))
     chunked = spec_for("toy_a2c").chunked_batch(settings)
     assert chunked[:2] == (config.envs_per_learner, config.t_max)
     with pytest.raises(ValueError, match="acts on A2C-family learners"):
@@ -325,8 +327,8 @@ def test_a_toy_env_backend_needs_its_module_and_one_registration(tmp_path):
     assert envs.env_family("toy/CartPole") == "toy" and "toy/CartPole" in envs.known_env_ids()
     result = train(config, workdir=str(tmp_path), log=lambda _: None)
     assert result.env_steps >= 2000 and calls.count("make") == 1 and "make_eval" in calls
-    assert evaluation.frames_per_step(envs.EnvSettings.from_config(config)) == 1
-    assert aot.for_target(config, _fake_target(), 1).env.id == "toy/CartPole"
+    assert evaluation.frames_per_step(run_settings(config).env) == 1
+    assert aot.for_target(config_lib.from_data(config), _fake_target(), 1).env.id == "toy/CartPole"
     with pytest.raises(ValueError, match="toy has only"):
       envs.check_env_id("toy/Pong")
     with pytest.raises(ValueError, match="the toy backend has none"):
@@ -383,13 +385,12 @@ def test_setup_carries_the_settings_not_the_config():
   `Setup` has no config field, and its settings are frozen dataclasses all the way down."""
   import dataclasses
 
-  from galax.framework.settings import RunSettings
   from galax.framework.update import Setup
 
   fields = {f.name: f.type for f in dataclasses.fields(Setup)}
   assert "config" not in fields and not any("ConfigDict" in str(t) for t in fields.values())
   assert fields["settings"] == "RunSettings"
-  settings = RunSettings.from_config(config_lib.load("cartpole_a2c"))
+  settings = run_settings(config_lib.load("cartpole_a2c"))
   views = [settings] + [
     getattr(settings, f.name)
     for f in dataclasses.fields(settings)
@@ -398,58 +399,65 @@ def test_setup_carries_the_settings_not_the_config():
   assert len(views) >= 7 and all(type(v).__dataclass_params__.frozen for v in views)
 
 
-# Where a ConfigDict may be a parameter: galax/config/ (the schema, its checks, the command
-# line, the presets), the typed settings readers beside their types (`from_*`, each
-# algorithm's beside its builder), the entry points of the public API, and the commands
-# whose subject is a config: they make variants of one (a sweep's points, seeds run as
-# learners, a config shaped for a TPU or GPU target) and hand each to an entry point.
-CONFIG_ENTRY_POINTS = {"train", "make_algorithm", "evaluate_params", "_eval_settings"}
-CONFIG_COMMANDS = {
-  os.path.join("galax", "aot", "compile.py"),
-  os.path.join("galax", "results", "experiment.py"),
-  os.path.join("galax", "results", "seed_runs.py"),
-  os.path.join("galax", "results", "sweep.py"),
+# Where a ConfigDict may be a parameter outside galax/config/ (the typed config, its
+# reader, checks, command line and presets): the entry points that take a config file's
+# ConfigDict as well as the typed config (the public API, and the commands whose subject
+# is a config: a sweep, an experiment, galax.aot's compiles), each reading it once.
+CONFIG_ENTRY_POINTS = {
+  "train",
+  "evaluate_params",
+  "_eval_settings",
+  "run_experiment",
+  "run_sweep",
+  "build",
+  "find_max_envs",
 }
+MOST_CONFIG_SIGNATURES = 8  # issue 76's bound (29 before it)
 
 
-def test_the_config_is_read_at_the_edge():
-  """Parameters annotated `ConfigDict` in galax/ sit only in galax/config/, in a settings
-  reader (`from_*`), an entry point or a config command: the builders, the setup, the
-  plan and the loop take typed settings (`RunSettings`, `LoopSettings`). Fails on a
-  builder that takes the config (as every builder did before issue 59)."""
+def _config_signatures() -> set[str]:
+  """Functions outside galax/config/ whose parameters or result are annotated ConfigDict."""
   hits = set()
   for path, tree in _galax_sources():
-    if path.startswith(os.path.join("galax", "config") + os.sep) or path in CONFIG_COMMANDS:
+    if path.startswith(os.path.join("galax", "config") + os.sep):
       continue
     for node in ast.walk(tree):
       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        if node.name.startswith("from_") or node.name in CONFIG_ENTRY_POINTS:
-          continue
         args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
-        typed = [a.annotation for a in args if a.annotation is not None]
-        if any("ConfigDict" in ast.unparse(t) for t in typed):
+        typed = [a.annotation for a in args if a.annotation is not None] + [node.returns]
+        if any(t is not None and "ConfigDict" in ast.unparse(t) for t in typed):
           hits.add(f"{path} {node.name}")
-  assert not hits, sorted(hits)
+  return hits
+
+
+def test_the_config_is_read_at_the_edge():
+  """Outside galax/config/, only the entry points take a ConfigDict (and at most
+  MOST_CONFIG_SIGNATURES of them): the builders, the setup, the plan, the loop and the
+  commands that edit a config take the typed config or typed settings (`RunSettings`,
+  `LoopSettings`). Fails on the 29 signatures before issue 76 (readers, commands)."""
+  hits = _config_signatures()
+  assert len(hits) <= MOST_CONFIG_SIGNATURES, sorted(hits)
+  assert {hit.split()[-1] for hit in hits} <= CONFIG_ENTRY_POINTS, sorted(hits)
 
 
 def test_an_algorithm_builds_from_settings():
-  """Every registered builder takes the run's `RunSettings` (its own section in `own`,
-  read by the spec's reader), never the config."""
+  """Every registered builder takes the run's `RunSettings` typed by its own settings
+  (`RunSettings[A2CSettings]`, ...), never the config, and no `Any` for them."""
   from galax.algorithms import specs
 
   for name, spec in specs().items():
     first = next(iter(inspect.signature(spec.build).parameters.values()))
-    assert first.annotation == "RunSettings", (name, first)
+    assert re.fullmatch(r"RunSettings\[\w+\]", first.annotation), (name, first)
+    assert "Any" not in first.annotation, (name, first)
 
 
-# The config's entry into training: `train` (the public entry point) and the loop's own
-# reader; the loop, its hooks, outputs and header take `LoopSettings` and the algorithm's
-# `RunSettings` instead.
-TRAINING_CONFIG_READERS = {"train", "from_config"}
+# The config's entry into training: `train` (the public entry point); the loop, its hooks,
+# outputs and header take `LoopSettings` and the algorithm's `RunSettings` instead.
+TRAINING_CONFIG_READERS = {"train"}
 
 
 def test_the_loop_takes_settings_not_the_config():
-  """No function in galax/training but `train` and `LoopSettings.from_config` takes a
+  """No function in galax/training but `train` takes a
   ConfigDict, and an `Algorithm` carries no config: the config is read once, at the entry."""
   hits = []
   for path, tree in _galax_sources():

@@ -30,7 +30,7 @@ from run_helpers import (
 )
 
 import galax.training.loop as train_lib
-from galax.algorithms import make_algorithm
+from galax.config import make_algorithm
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.training.loop import train

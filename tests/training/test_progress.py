@@ -41,7 +41,7 @@ def test_stop_reason(updates, returns, train_s, want):
 
 
 def test_no_target_or_limit_means_only_the_budget_stops():
-  rules = StopRules(total_updates=10)
+  rules = StopRules(total_updates=10, target_return=0.0, time_limit_s=0.0)
   assert _progress(5, [1e9]).stop_reason(rules, 1e9) is Stop.NONE
   assert _progress(10, [1e9]).stop_reason(rules, 1e9) is Stop.BUDGET
 

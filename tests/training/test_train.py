@@ -9,8 +9,8 @@ import jax
 import numpy as np
 import pytest
 
-from galax.algorithms import make_algorithm
 from galax.config import load as load_config
+from galax.config import make_algorithm
 from galax.parallel.layout import to_host
 from galax.runtime import checkpoint as ckpt_lib
 from galax.runtime import provenance
