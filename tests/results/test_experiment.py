@@ -8,6 +8,7 @@ import sys
 import pytest
 from run_helpers import tiny_config
 
+from galax.config import from_data
 from galax.config import load as load_config
 from galax.results import experiment, seed_runs
 from galax.runtime import provenance
@@ -58,7 +59,7 @@ def test_choose_mode():
 def test_learners_config_keeps_per_seed_budgets():
   config = load_config("cartpole_a2c")
   config.eval.every_steps = 1000
-  joint = seed_runs.learners_config(config, [3, 4, 5])
+  joint = seed_runs.learners_config(from_data(config), [3, 4, 5])
   assert (joint.seed, joint.num_learners, joint.initial_params) == (3, 3, "per_learner")
   assert joint.total_env_steps == 3 * config.total_env_steps
   assert joint.eval.every_steps == 3000 and joint.log_every_steps == 3 * config.log_every_steps

@@ -7,6 +7,7 @@ import os
 import pytest
 from run_helpers import run_cli
 
+from galax.config import from_data
 from galax.config import load as load_config
 from galax.results import sweep
 
@@ -14,7 +15,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_axes_take_the_fields_type_and_make_a_grid():
-  config = load_config("cartpole_a2c")
+  config = from_data(load_config("cartpole_a2c"))
   lr = sweep.parse_axis(config, "optimizer.learning_rate=1e-3,3e-3")
   envs = sweep.parse_axis(config, "envs_per_learner=8,16")
   assert lr == ("optimizer.learning_rate", [1e-3, 3e-3]) and envs == ("envs_per_learner", [8, 16])
