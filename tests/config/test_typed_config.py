@@ -144,6 +144,7 @@ def test_an_older_config_json_with_fewer_fields_reads_with_the_defaults():
   assert config.stragglers.num_kept == 0 and config.hts.microbatches == 0
 
 
+@pytest.mark.slow  # two short runs, about 36 s
 @pytest.mark.parametrize("trimmed", [False, True], ids=["as_written", "fewer_fields"])
 def test_a_run_with_a_d776273_config_json_resumes(tmp_path, trimmed):
   """A run whose config.json is the one run.py wrote at d776273 (or an older one's subset of
