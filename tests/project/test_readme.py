@@ -166,6 +166,24 @@ def test_the_readme_has_its_quickstart():
   assert len(README_COMMANDS) >= 8 and "pip" in programs and "python -m galax.evaluate" in programs
 
 
+def prose(text):
+  """A markdown page without its fenced code blocks."""
+  return re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+
+
+def test_the_readme_reads_in_five_minutes():
+  """Issue 73's bounds: at most 150 lines, 40 numerals outside code blocks and 2 dates (a
+  figure lives on the page that owns it; the README links there)."""
+  text = _read("README.md")
+  numerals = re.findall(r"\d+(?:[.,]\d+)*", prose(text))
+  dates = re.findall(r"\b20\d\d-\d\d-\d\d\b", text)
+  assert len(text.splitlines()) <= 150 and len(numerals) <= 40 and len(dates) <= 2, (
+    len(text.splitlines()),
+    numerals,
+    dates,
+  )
+
+
 @pytest.mark.parametrize(
   "env, words", README_COMMANDS, ids=[" ".join(w)[:60] for _, w in README_COMMANDS]
 )
