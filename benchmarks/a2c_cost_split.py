@@ -20,33 +20,50 @@ this machine; XLA fuses the whole update its own way, so the last increment can 
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 
 import jax
 import jax.numpy as jnp
-from absl import app, flags
 
 import galax
-from benchmarks import measure
+from benchmarks import cli, measure
 from galax import config as config_lib
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.registry import spec_for
-from galax.config import cli, run_settings
+from galax.config import run_settings
 from galax.core.rollout import init_action_keys, rollout, sample_actions
+from galax.envs import check_env_id
 from galax.framework.algorithm import initial_params
 from galax.framework.update import block_policy, make_setup
 from galax.parallel import layout as lx
 
-_CONFIG = flags.DEFINE_string("config", "cartpole_a2c", "A config of configs/.")
-_ENV = flags.DEFINE_string("env", "gymnax/CartPole-v1", "Env id.")
-_NUM_ENVS = flags.DEFINE_integer("num_envs", 1024, "Envs of the one learner.")
-_UPDATES = flags.DEFINE_integer("updates_per_call", 12, "Updates per timed call.")
-_ROUNDS = flags.DEFINE_integer("rounds", 9, "Timed calls of each piece (interleaved).")
-_JSON = flags.DEFINE_string("json", "", "Write the figures to this JSON file.")
-
 PIECES = ("raw", "+forward", "+sampling", "acting", "+gradient", "a2c")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("a2c_cost_split", __doc__)
+  p.add_argument("--config", default="cartpole_a2c", help="A config of configs/ (an A2C one).")
+  p.add_argument("--env", default="gymnax/CartPole-v1", help="Env id.")
+  p.add_argument("--num_envs", type=int, default=1024, help="Envs of the one learner.")
+  p.add_argument("--updates_per_call", type=int, default=12, help="Updates per timed call.")
+  p.add_argument("--rounds", type=int, default=9, help="Timed calls of each piece (interleaved).")
+  p.add_argument("--json", default="", help="Write the figures to this JSON file.")
+  args = p.parse_args(argv)
+  for flag in ("num_envs", "updates_per_call", "rounds"):
+    if getattr(args, flag) < 1:  # absl took them and failed later (--rounds=0: IndexError)
+      cli.fail(f"--{flag}={getattr(args, flag)}: give at least 1.")
+  try:
+    config_lib.config_path(args.config)
+  except FileNotFoundError as e:
+    cli.fail(f"--config: {e}")
+  try:
+    check_env_id(args.env)
+  except ValueError as e:
+    cli.fail(f"--env: {e}")
+  return args
 
 
 def _env_steps(env, t_max: int, updates: int, choose):
@@ -128,15 +145,17 @@ def _pieces(config) -> dict:
   }
 
 
-def main(argv):
-  del argv
-  config = config_lib.load(_CONFIG.value)
-  config.env.id, config.envs_per_learner = _ENV.value, _NUM_ENVS.value
-  config.updates_per_call = _UPDATES.value
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
+  config = config_lib.load(args.config)
+  if config.algorithm != "a2c":  # the pieces are A2C's (a2c_grads, one learner)
+    cli.fail(f"--config={args.config}: its algorithm is {config.algorithm!r}, not 'a2c'.")
+  config.env.id, config.envs_per_learner = args.env, args.num_envs
+  config.updates_per_call = args.updates_per_call
   pieces = _pieces(config)
   carries = {k: jax.block_until_ready(fn(c)) for k, (fn, c) in pieces.items()}  # compile
   seconds = {k: [] for k in pieces}
-  for _ in range(_ROUNDS.value):
+  for _ in range(args.rounds):
     for k, (fn, _) in pieces.items():
       t0 = time.perf_counter()
       carries[k] = jax.block_until_ready(fn(carries[k]))
@@ -144,10 +163,10 @@ def main(argv):
   per_update = {
     k: sorted(v)[len(v) // 2] / config.updates_per_call * 1e6 for k, v in seconds.items()
   }
-  steps = _NUM_ENVS.value * config.t_max
+  steps = args.num_envs * config.t_max
   info = measure.machine()
   print(
-    f"{_ENV.value}, {_NUM_ENVS.value} envs x t_max {config.t_max}, "
+    f"{args.env}, {args.num_envs} envs x t_max {config.t_max}, "
     f"{info['cpu']}, jax {info['jax']}, commit {info['commit']}"
   )
   print("| piece | us per update | increment | steps/s | / raw |")
@@ -160,13 +179,13 @@ def main(argv):
       f"{per_update['raw'] / us:.2f} |"
     )
     previous = us
-  if _JSON.value:
-    with open(_JSON.value, "w") as f:
+  if args.json:
+    with open(args.json, "w") as f:
       json.dump(
         dict(
           machine=info,
-          env=_ENV.value,
-          num_envs=_NUM_ENVS.value,
+          env=args.env,
+          num_envs=args.num_envs,
           t_max=config.t_max,
           us_per_update=per_update,
         ),
@@ -176,5 +195,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()

@@ -74,18 +74,16 @@ def _arm_summary(arm: str, f: dict[str, Any]) -> str:
 def hts_football_scaling(ctx: Context) -> dict[str, Any]:
   """HTS-PPO / PPO steps/s at each env count (benchmarks/hts.py's suite config and timing,
   compile apart, as the hts_vs_sync phase has them)."""
-  from absl import flags
-
   from benchmarks import hts
 
   small = bool(ctx.scale.envs)
   seconds = ctx.scale.measure_seconds if small else FOOTBALL_SECONDS
   rows = []
   for envs in FOOTBALL_ENVS["smoke" if small else "full"]:
-    flags.FLAGS(["hts", f"--football_env={FOOTBALL}", f"--num_envs={envs}"])
+    args = hts.parse([f"--football_env={FOOTBALL}", f"--num_envs={envs}"])
     row: dict[str, Any] = dict(env=FOOTBALL, num_envs=envs)
     for algorithm in ("ppo", "hts_ppo"):
-      config = hts_config("football", small)
+      config = hts_config(args, "football", small)
       config.algorithm = algorithm
       sps, first = hts.algorithm_steps_per_second(config, seconds)
       row.update({f"{algorithm}_sps": sps, f"{algorithm}_first_call_s": first})

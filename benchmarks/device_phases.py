@@ -13,6 +13,7 @@ against its synchronous baseline).
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import json
 import os
@@ -249,19 +250,18 @@ def smoke_run(config: str) -> Callable[[Context], dict[str, Any]]:
   return phase
 
 
-def hts_config(suite: str, small: bool) -> Any:
-  """hts.py's suite config (its flags parsed): updates per call as hts.py's main has them."""
-  from absl import flags
-
+def hts_config(args: argparse.Namespace, suite: str, small: bool) -> Any:
+  """hts.py's suite config under its flags `args` (`hts.parse`): updates per call as hts.py's
+  main has them."""
   from benchmarks import hts
   from galax import config as config_lib
 
   name, env_id, upc = (
-    ("hts_a2c_atari", flags.FLAGS.atari_env, 20)
+    ("hts_a2c_atari", args.atari_env, 20)
     if suite == "atari"
-    else ("hts_ppo_gfootball", flags.FLAGS.football_env, 1)
+    else ("hts_ppo_gfootball", args.football_env, 1)
   )
-  config = hts.suite_config(name, env_id, 2 if small and upc > 1 else upc)
+  config = hts.suite_config(args, name, env_id, 2 if small and upc > 1 else upc)
   if small:
     config.network.name = SCALES["smoke"].network
     if suite == "football":
@@ -272,21 +272,19 @@ def hts_config(suite: str, small: bool) -> Any:
 def hts_vs_sync(ctx: Context) -> dict[str, Any]:
   """HTS-RL's wall-clock claim on this machine: HTS-A2C vs A2C on Pong, HTS-PPO vs PPO on
   GFootball (benchmarks/hts.py's configs and timing), at hts_envs envs, with raw envpool."""
-  from absl import flags
-
   from benchmarks import hts
 
-  flags.FLAGS(["hts", f"--num_envs={ctx.scale.hts_envs}"])
+  args = hts.parse([f"--num_envs={ctx.scale.hts_envs}"])
   seconds, small = ctx.scale.measure_seconds, bool(ctx.scale.envs)
   for suite, sync in (("atari", "a2c"), ("football", "ppo")):
-    base = hts_config(suite, small)
+    base = hts_config(args, suite, small)
     row = dict(
       env=base.env.id,
       num_envs=base.envs_per_learner,
       raw_sps=hts.raw_steps_per_second(base, seconds, base.hts.alpha or base.t_max),
     )
     for label in ("sync", "hts"):
-      config = hts_config(suite, small)
+      config = hts_config(args, suite, small)
       if label == "sync":
         config.algorithm = sync
       row[f"{label}_sps"], row[f"{label}_first_call_s"] = hts.algorithm_steps_per_second(

@@ -15,6 +15,7 @@ is excluded (one warm-up call).
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
@@ -23,24 +24,48 @@ import time
 from typing import Any
 
 import jax
-from absl import app, flags
 
 import galax
-from galax.config import cli, run_settings
-from galax.envs import make_env
-
-_SUITES = flags.DEFINE_list("suites", ["atari", "football"], "Suites to run.")
-_ATARI = flags.DEFINE_string("atari_env", "Pong-v5", "Atari envpool id.")
-_FOOTBALL = flags.DEFINE_string(
-  "football_env", "gfootball/academy_3_vs_1_with_keeper-v1", "GFootball envpool id."
-)
-_SECONDS = flags.DEFINE_float("seconds", 20.0, "Minimum measuring time per figure.")
-_THREADS = flags.DEFINE_integer("env_threads", 0, "envpool worker threads (0: envpool's).")
-_ENVS = flags.DEFINE_integer("num_envs", 16, "Envs (the papers' 16).")
-_ACTORS = flags.DEFINE_integer("num_actors", -1, "HTS actor groups (-1: the config's).")
-_JSON = flags.DEFINE_string("json", "", "Also write the figures to this JSON file.")
+from benchmarks import cli
+from galax.config import run_settings
+from galax.envs import check_env_id, make_env
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+SUITES = ("atari", "football")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+  p = cli.parser("hts", __doc__)
+  p.add_argument("--suites", type=cli.strings, default=list(SUITES), help="Suites to run.")
+  p.add_argument("--atari_env", default="Pong-v5", help="Atari envpool id.")
+  p.add_argument(
+    "--football_env",
+    default="gfootball/academy_3_vs_1_with_keeper-v1",
+    help="GFootball envpool id.",
+  )
+  p.add_argument("--seconds", type=float, default=20.0, help="Minimum measuring time per figure.")
+  p.add_argument("--env_threads", type=int, default=0, help="envpool threads (0: envpool's).")
+  p.add_argument("--num_envs", type=int, default=16, help="Envs (the papers' 16).")
+  p.add_argument("--num_actors", type=int, default=-1, help="HTS actor groups (-1: the config's).")
+  p.add_argument("--json", default="", help="Also write the figures to this JSON file.")
+  args = p.parse_args(argv)
+  unknown = [s for s in args.suites if s not in SUITES]
+  if unknown:  # absl's hts ran nothing for them, silently
+    cli.fail(f"--suites: no suite {unknown}; choose from {list(SUITES)}.")
+  if args.num_envs < 1:
+    cli.fail(f"--num_envs={args.num_envs}: give at least 1.")
+  return args
+
+
+def check_envs(args: argparse.Namespace) -> None:
+  """An unknown env id of a suite to run: one `error:` line before any measuring (main's
+  check, not parse's: device_phases.py's phases build their envs as they go)."""
+  for suite, flag in (("atari", "atari_env"), ("football", "football_env")):
+    if suite in args.suites:
+      try:
+        check_env_id(getattr(args, flag))
+      except ValueError as e:
+        cli.fail(f"--{flag}: {e}")
 
 
 def load_config(name: str):
@@ -94,24 +119,31 @@ def algorithm_steps_per_second(config: Any, seconds: float) -> tuple[float, floa
     algorithm.env.close()
 
 
-def suite_config(config_name: str, env_id: str, updates_per_call: int) -> Any:
+def suite_config(
+  args: argparse.Namespace, config_name: str, env_id: str, updates_per_call: int
+) -> Any:
   config = load_config(config_name)
   config.env.id = env_id
-  config.envs_per_learner = _ENVS.value
-  config.env.num_threads = _THREADS.value
+  config.envs_per_learner = args.num_envs
+  config.env.num_threads = args.env_threads
   config.updates_per_call = updates_per_call
   config.checkpoint_every_steps = 0
-  if _ACTORS.value > 0:
-    config.hts.num_actors = _ACTORS.value
+  if args.num_actors > 0:
+    config.hts.num_actors = args.num_actors
   return config
 
 
 def run_suite(
-  name: str, config_name: str, env_id: str, sync_algorithm: str, updates_per_call: int
+  args: argparse.Namespace,
+  name: str,
+  config_name: str,
+  env_id: str,
+  sync_algorithm: str,
+  updates_per_call: int,
 ) -> dict[str, Any]:
-  base = suite_config(config_name, env_id, updates_per_call)
+  base = suite_config(args, config_name, env_id, updates_per_call)
   alpha = base.hts.alpha or base.t_max
-  seconds = _SECONDS.value
+  seconds = args.seconds
   row: dict[str, Any] = dict(
     suite=name,
     env=env_id,
@@ -123,7 +155,7 @@ def run_suite(
   row["raw_sps"] = raw_steps_per_second(base, seconds, alpha)
   print(f"  {name}: {'raw envpool':>12} {row['raw_sps']:8.0f} steps/s", flush=True)
   for label in ("sync", "hts", "hts_no_delay"):
-    config = suite_config(config_name, env_id, updates_per_call)
+    config = suite_config(args, config_name, env_id, updates_per_call)
     if label == "sync":
       config.algorithm = sync_algorithm
       if config.network.conv_impl == "auto":  # as the HTS run (one learner): like for like
@@ -138,15 +170,16 @@ def run_suite(
   return row
 
 
-def main(argv):
-  del argv
+def main(argv: list[str] | None = None) -> None:
+  args = parse(sys.argv[1:] if argv is None else argv)
+  check_envs(args)
   device = jax.devices()[0]
   print(f"device: {device.platform} ({device.device_kind}), {os.cpu_count()} CPU cores")
   rows = []
-  if "atari" in _SUITES.value:
-    rows.append(run_suite("atari", "hts_a2c_atari", _ATARI.value, "a2c", 20))
-  if "football" in _SUITES.value:
-    rows.append(run_suite("football", "hts_ppo_gfootball", _FOOTBALL.value, "ppo", 1))
+  if "atari" in args.suites:
+    rows.append(run_suite(args, "atari", "hts_a2c_atari", args.atari_env, "a2c", 20))
+  if "football" in args.suites:
+    rows.append(run_suite(args, "football", "hts_ppo_gfootball", args.football_env, "ppo", 1))
   print(
     f"\n{'suite':>9} {'envs':>5} {'raw':>8} {'sync':>8} {'hts':>8} {'hts nodelay':>11} "
     f"{'hts/sync':>9} {'hts/raw':>8} {'hts/nodelay':>11}"
@@ -157,11 +190,10 @@ def main(argv):
       f"{r['hts_sps']:>8.0f} {r['hts_no_delay_sps']:>11.0f} {r['hts_over_sync']:>9.2f} "
       f"{r['hts_over_raw']:>8.2f} {r['hts_over_no_delay']:>11.2f}"
     )
-  if _JSON.value:
-    with open(_JSON.value, "w") as f:
+  if args.json:
+    with open(args.json, "w") as f:
       json.dump(dict(device=str(device), rows=rows), f, indent=2)
 
 
 if __name__ == "__main__":
-  cli.answer_help(sys.argv, sys.modules[__name__])  # --help: exit 0, as galax's commands
-  app.run(main)
+  main()
