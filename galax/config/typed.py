@@ -90,10 +90,15 @@ def from_data(data: Any, cls: type | None = None, where: str = "") -> Any:
   hints = _hints(cls)
   for key in data:
     if key not in hints:
-      found = field_names.unknown_part({k: None for k in hints}, key)
-      close = f" Did you mean {', '.join(where + c for c in found[1])}?" if found[1] else ""
-      raise ValueError(f"config has no field {where + key!r}.{close}")
+      raise _no_field({k: None for k in hints}, key, where, key)
   return cls(**{key: _typed(hints[key], value, where + key) for key, value in data.items()})
+
+
+def _no_field(fields: Mapping[str, Any], asked: str, where: str, name: str) -> ValueError:
+  """One line for a field `name` the config lacks, naming the fields `asked` may mean."""
+  meant = field_names.unknown_part(fields, asked)[1]
+  close = f" Did you mean {', '.join(where + c for c in meant)}?" if meant else ""
+  return ValueError(f"config has no field {where + name!r}.{close}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -137,9 +142,7 @@ def with_fields(config: Any, values: Mapping[str, Any]) -> Any:
 def _with_field(node: Any, path: list[str], value: Any, where: str) -> Any:
   hints = _hints(type(node))
   if path[0] not in hints:
-    found = field_names.unknown_part(to_data(node), ".".join(path))
-    close = f" Did you mean {', '.join(where + c for c in found[1])}?" if found[1] else ""
-    raise ValueError(f"config has no field {where + path[0]!r}.{close}")
+    raise _no_field(to_data(node), ".".join(path), where, path[0])
   name = path[0]
   if len(path) > 1:
     value = _with_field(getattr(node, name), path[1:], value, f"{where}{name}.")
