@@ -52,17 +52,23 @@ def group_of(folder: str) -> str:
   return _ROLE.sub("", folder)
 
 
+def _galax_runs(root: str) -> Iterator[tuple[str, JsonDict]]:
+  """(path under `root`, record) of each galax run's seed*.json under `root`, in path order."""
+  for path in sorted(glob.glob(os.path.join(root, "**", "seed*.json"), recursive=True)):
+    with open(path) as f:
+      run = json.load(f)
+    if run.get("kind") == "galax-run":
+      yield os.path.relpath(path, root), run
+
+
 def seed_records(root: str) -> Iterator[tuple[str, str, float, JsonDict]]:
   """(top folder, game, learning rate, record) of each finished run's seed*.json under
   <root>/<folder>/."""
-  for path in glob.glob(os.path.join(root, "*", "**", "seed*.json"), recursive=True):
-    with open(path) as f:
-      run = json.load(f)
-    if run.get("kind") != "galax-run" or run.get("train_mean_return") is None:
+  for rel, run in _galax_runs(root):
+    if os.sep not in rel or run.get("train_mean_return") is None:
       continue
-    folder = os.path.relpath(path, root).split(os.sep)[0]
     lr = float(run["config"]["optimizer"]["learning_rate"])
-    yield folder, run["env_id"].split("/")[-1], lr, run
+    yield rel.split(os.sep)[0], run["env_id"].split("/")[-1], lr, run
 
 
 def read_runs(root: str) -> Runs:
@@ -94,12 +100,7 @@ def load_runs(path: str) -> Runs:
 def dump_runs(root: str, path: str) -> None:
   """Every run's (folder, game, rate, seed, final training return, galax commit) as JSON."""
   rows = []
-  for run_path in sorted(glob.glob(os.path.join(root, "**", "seed*.json"), recursive=True)):
-    with open(run_path) as f:
-      run = json.load(f)
-    if run.get("kind") != "galax-run":
-      continue
-    rel = os.path.relpath(run_path, root)
+  for rel, run in _galax_runs(root):
     folder = min((rel.split(f"/{key}")[0] for key in ("env.id=", "optimizer.")), key=len)
     git = run.get("git") or {}
     rows.append(
