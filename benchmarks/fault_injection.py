@@ -3,7 +3,7 @@
   python -m benchmarks.fault_injection                 # 20 kills (about 10 minutes on 2 cores)
   python -m benchmarks.fault_injection --kills=3 --total_env_steps=8000
   python -m benchmarks.fault_injection --env_id=gymnax/CartPole-v1   # gymnax's CartPole
-  python -m benchmarks.fault_injection --resume_scenarios   # what --resume does in 9 cases
+  python -m benchmarks.fault_injection --resume_scenarios   # what --resume does in 8 cases
   python -m benchmarks.fault_injection --ctrl_c      # 20 Ctrl-Cs under a pseudo-terminal
 
 The run checkpoints and logs a metrics row after every call (400 env steps), and each
@@ -21,8 +21,8 @@ run is restarted with `--resume` (or afresh when no checkpoint exists yet). At t
 
 and prints the counts: kills, resumes, kills inside a save (orbax tmp directories left),
 damaged checkpoints reported on resume, rows lost. `--resume_scenarios` runs
-benchmarks/resume_faults.py instead: a bare resume, safe and unsafe changes, another
-config, a shape mismatch, a truncated checkpoint, another directory, Ctrl-C during compile
+benchmarks/resume_faults.py instead: a bare resume from another directory, safe and unsafe
+changes, another config, a shape mismatch, a truncated checkpoint, Ctrl-C during compile
 and a failed tracking start, each against a real run. `--ctrl_c` runs
 benchmarks/terminal_interrupts.py instead: SIGINT at random times into runs whose output is a
 pseudo-terminal (the progress bar's path), on the host and scan update loops and gossip,

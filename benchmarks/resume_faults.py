@@ -1,11 +1,12 @@
-"""Resume fault injection: what `--resume` does to a real run in 9 scenarios.
+"""Resume fault injection: what `--resume` does to a real run in 8 scenarios.
 
   python -m benchmarks.resume_faults            # about a minute on 2 cores
   python -m benchmarks.fault_injection --resume_scenarios   # the same, from the kill benchmark
 
 A non-default CartPole run (seed 3, learning rate 1e-3, no target return, a budget of its
-own) is trained once through the command line; each scenario then acts on a fresh copy of
-its workdir and checks that the run's config.json, checkpoints and metrics.csv are byte for
+own) is trained once through the command line (the run that the Ctrl-C scenario starts
+afresh after interrupting its first launch); each other scenario then acts on a fresh copy
+of its workdir and checks that the run's config.json, checkpoints and metrics.csv are byte for
 byte what they were, except where the scenario is a documented safe change
 (galax/config/resume.py), and that the command ends in one line with its documented exit
 status (0 done, 2 refused, 130 interrupted). It prints one row per scenario and exits 1 if
@@ -95,13 +96,14 @@ def _refused(name: str, proc, before, workdir, **checks) -> Outcome:
 
 def bare_resume(workdir: str) -> Outcome:
   """The run's own config rules: its budget is spent, so nothing to do (not the default
-  config's target 475 or 1M steps)."""
+  config's target 475 or 1M steps). Run from another working directory than the run's
+  command, by absolute path: the run is found by its workdir alone."""
   before = snapshot(workdir)
-  proc = cli(f"--workdir={workdir}", "--resume")
+  proc = cli(f"--workdir={os.path.abspath(workdir)}", "--resume", cwd=tempfile.gettempdir())
   said = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
   finished = f"already finished ({STEPS // 80} of {STEPS // 80} updates done)" in said
   return Outcome(
-    "bare resume of a non-default run",
+    "bare resume of a non-default run, from another directory",
     proc.returncode,
     0,
     [said],
@@ -211,23 +213,11 @@ def truncated_checkpoint(workdir: str) -> Outcome:
   )
 
 
-def other_directory(workdir: str) -> Outcome:
-  """The same bare resume from another working directory, by absolute path."""
-  before = snapshot(workdir)
-  proc = cli(f"--workdir={os.path.abspath(workdir)}", "--resume", cwd=tempfile.gettempdir())
-  return Outcome(
-    "resume from another directory",
-    proc.returncode,
-    0,
-    proc.stdout.strip().splitlines()[-1:],
-    snapshot(workdir) == before,
-    dict(own_budget="already finished" in proc.stdout),
-  )
-
-
-def ctrl_c_in_compile(root: str) -> Outcome:
-  """Ctrl-C before the first call finishes: nothing left behind; `--resume` would say so."""
-  workdir = os.path.join(root, "interrupted", "run")
+def ctrl_c_in_compile(workdir: str) -> tuple[Outcome, subprocess.CompletedProcess]:
+  """Ctrl-C before the first call finishes: nothing left behind (`--resume` would say so),
+  and the same command again starts afresh and finishes: the run the other scenarios copy,
+  returned with the outcome."""
+  top = os.path.dirname(workdir)  # made by the run, as workdir itself
   proc = subprocess.Popen(
     [sys.executable, os.path.join(ROOT, "run.py"), *RUN, f"--workdir={workdir}"],
     stdout=subprocess.PIPE,
@@ -241,9 +231,9 @@ def ctrl_c_in_compile(root: str) -> Outcome:
     time.sleep(0.05)  # written after the build, before the first (compiling) call
   proc.send_signal(signal.SIGINT)
   _, err = proc.communicate(timeout=120)
-  left = os.path.exists(os.path.join(root, "interrupted"))
+  left = os.path.exists(top)
   fresh = cli(*RUN, f"--workdir={workdir}")
-  return Outcome(
+  outcome = Outcome(
     "Ctrl-C during compile",
     proc.returncode,
     130,
@@ -255,6 +245,7 @@ def ctrl_c_in_compile(root: str) -> Outcome:
       fresh_run_starts=fresh.returncode == 0,
     ),
   )
+  return outcome, fresh
 
 
 def failed_tracking(root: str) -> Outcome:
@@ -264,7 +255,7 @@ def failed_tracking(root: str) -> Outcome:
     os.environ,
     WANDB_API_KEY="x" * 40,
     WANDB_BASE_URL="http://127.0.0.1:9",
-    WANDB_INIT_TIMEOUT="5",
+    WANDB_INIT_TIMEOUT="1",  # wandb waits this long for its server whatever the failure
     WANDB_SILENT="true",
   )
   proc = cli(*RUN, "--config.track=True", f"--workdir={workdir}", env=env)
@@ -287,28 +278,29 @@ SCENARIOS: list[Callable[[str], Outcome]] = [
   other_config,
   shape_mismatch,
   truncated_checkpoint,
-  other_directory,
 ]
-FRESH_SCENARIOS: list[Callable[[str], Outcome]] = [ctrl_c_in_compile, failed_tracking]
 
 
 def run_all(root: str) -> list[Outcome]:
-  """Trains the run once under `root`, then every scenario on its own copy."""
-  base = os.path.join(root, "base")
-  made = cli(*RUN, f"--workdir={base}")
+  """Trains the run once under `root` (after a Ctrl-C in its first launch's compile), then
+  every scenario on its own copy, then a failed tracking start."""
+  base = os.path.join(root, "interrupted", "run")
+  interrupted, made = ctrl_c_in_compile(base)
   if made.returncode != 0:
     raise RuntimeError(f"the base run failed: {made.stderr[-500:]}")
-  outcomes = []
-  for scenario in SCENARIOS + FRESH_SCENARIOS:
-    workdir = root
-    if scenario in SCENARIOS:
-      workdir = os.path.join(root, scenario.__name__)
-      shutil.copytree(base, workdir)
-    try:
-      outcomes.append(scenario(workdir))
-    except Exception as e:  # a scenario that broke: failed
-      outcomes.append(Outcome(scenario.__name__, -1, 0, [repr(e)[:300]], False, {}))
-  return outcomes
+  outcomes = [interrupted]
+  for scenario in SCENARIOS:
+    workdir = os.path.join(root, scenario.__name__)
+    shutil.copytree(base, workdir)
+    outcomes.append(_guarded(scenario, workdir))
+  return outcomes + [_guarded(failed_tracking, root)]
+
+
+def _guarded(scenario: Callable[[str], Outcome], workdir: str) -> Outcome:
+  try:
+    return scenario(workdir)
+  except Exception as e:  # a scenario that broke: failed
+    return Outcome(scenario.__name__, -1, 0, [repr(e)[:300]], False, {})
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
-"""`--resume` never changes what a run is: benchmarks/resume_faults.py's 9 scenarios, each
+"""`--resume` never changes what a run is: benchmarks/resume_faults.py's 8 scenarios, each
 against a real checkpoint, each ending in one line and its documented exit status with the
 run's config.json, checkpoints and metrics byte for byte as before (or as a documented safe
-change says). At 9cdeee8, before the saved config ruled a resume, all 9 failed."""
+change says). At 9cdeee8, before the saved config ruled a resume, all failed (then 9
+scenarios: the bare resume and the one from another directory are now one launch)."""
 
 import pytest
 
