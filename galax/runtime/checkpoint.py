@@ -30,14 +30,17 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import jax
 import numpy as np
-import orbax.checkpoint as ocp
 from absl import logging
 from jax.experimental import multihost_utils
 
 from galax.core.types import JsonDict, PyTree
 from galax.runtime import workdir as workdirs
 
+# orbax.checkpoint is imported by the functions that save and restore: it took 0.23 s of
+# every command's start-up (this module comes with `import galax`), --help's too (issue 73).
 if TYPE_CHECKING:
+  import orbax.checkpoint as ocp
+
   from galax.framework.update import LearnerState
 
 COMMIT_MARKER = workdirs.COMMIT_MARKER
@@ -100,18 +103,25 @@ def _one_line(error: BaseException) -> str:
   return f"{type(error).__name__}: {text[:160]}" if text else type(error).__name__
 
 
-class _Manager(ocp.CheckpointManager):
-  """orbax's manager, minus its own look at JAX's preemption sync point.
+def _manager(directory: str, keep: int) -> ocp.CheckpointManager:
+  """orbax's manager of `directory`, minus its own look at JAX's preemption sync point.
 
   `save` asks `reached_preemption_sync_point(step)` with the env step: that would become
   the call counter the sync protocol reads, and the sync point (that counter + 1) would
   never be reached by galax's call numbers (galax/runtime/preemption.py). galax decides itself
   when a preemption saves.
   """
+  import orbax.checkpoint as ocp
 
-  def reached_preemption(self, step: int) -> bool:
-    del step
-    return False
+  class Manager(ocp.CheckpointManager):
+    def reached_preemption(self, step: int) -> bool:
+      del step
+      return False
+
+  options = ocp.CheckpointManagerOptions(
+    max_to_keep=keep, create=True, cleanup_tmp_directories=True
+  )
+  return Manager(directory, options=options)
 
 
 def _shapes_of_metadata(tree: PyTree) -> dict[str, object]:
@@ -137,16 +147,13 @@ class Checkpointer:
   def __init__(self, directory: str, keep: int = 3, with_envs: bool = False):
     self.directory = workdirs.absolute(directory)
     self.with_envs = with_envs
-    self._manager = _Manager(
-      self.directory,
-      options=ocp.CheckpointManagerOptions(
-        max_to_keep=keep, create=True, cleanup_tmp_directories=True
-      ),
-    )
+    self._manager = _manager(self.directory, keep)
 
   def save(self, env_steps: int, state: LearnerState, meta: JsonDict) -> None:
     """Saves `state` as step `env_steps`; ValueError, before anything is written, if its
     arrays were donated to a jitted call."""
+    import orbax.checkpoint as ocp
+
     if donated(state):
       raise ValueError(f"the state of step {env_steps} was handed to a jitted call (donated)")
     meta = dict(meta, checkpoint_format=FORMAT, env_state_saved=self.with_envs)
@@ -189,6 +196,8 @@ class Checkpointer:
     the directory if none restores, and `FormatError` (leaving it in place) for the newest
     whole checkpoint if another galax version's layout wrote it.
     """
+    import orbax.checkpoint as ocp
+
     steps = sorted(self._manager.all_steps(), reverse=True)
     if not steps:
       raise FileNotFoundError(f"No checkpoint found in {self.directory}.")
@@ -224,6 +233,8 @@ class Checkpointer:
   def _checked_meta(self, step: int) -> JsonDict:
     """The step's metadata, read before its state: `FormatError` for another layout (the
     state would not fit the template), ValueError if it names another env step."""
+    import orbax.checkpoint as ocp
+
     restored = self._manager.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
     meta = dict(restored["meta"])
     found = int(meta.get("checkpoint_format", 1))
@@ -240,6 +251,8 @@ class Checkpointer:
   def _check_shapes(self, step: int, template_state: LearnerState) -> None:
     """`MismatchError` if the step's arrays, read from its metadata, are not the shapes
     of `template_state`: a whole checkpoint of another program, not damage."""
+    import orbax.checkpoint as ocp
+
     path = workdirs.join(self.step_dir(step), "state")
     with quiet_orbax():  # it notes a metadata file that galax never writes
       tree = ocp.StandardCheckpointer().metadata(path)

@@ -11,8 +11,6 @@ import time
 from typing import Any, Mapping, Protocol
 
 import numpy as np
-from tensorboardX import SummaryWriter
-from tensorboardX.proto.summary_pb2 import Summary
 
 from galax.core.types import JsonDict, PyTree
 from galax.envs.video import gif_bytes
@@ -162,6 +160,10 @@ class MetricsWriter:
     self._file = open(self.path, "a" if append else "w", newline="")
     self._tb, self._tracker = None, tracker
     if tensorboard:
+      # Imported here: tensorboardX (and the google.cloud.storage it pulls in) took 0.24 s of
+      # every command's start-up, --help's too (issue 73).
+      from tensorboardX import SummaryWriter
+
       purge = None if resume_step is None else resume_step + 1
       # tensorboardX names an events file by the second and the host only: a writer opened
       # in the same second as the last one (a short run resumed at once) overwrote its file.
@@ -195,6 +197,8 @@ class MetricsWriter:
     """A video: to TensorBoard as an animated GIF image (tensorboardX's add_video needs
     moviepy), to the tracker as its file `path`."""
     if self._tb is not None:
+      from tensorboardX.proto.summary_pb2 import Summary  # loaded with the writer (__init__)
+
       height, width = frames[0].shape[:2]
       image = Summary.Image(
         height=height, width=width, colorspace=3, encoded_image_string=gif_bytes(frames)

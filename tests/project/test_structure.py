@@ -541,9 +541,14 @@ def test_the_public_api():
 
 # Packages a function may import on first use: those galax runs without (the extras' and
 # NVML's); an env backend's own package, which only its envs need (imported beside jax,
-# 2026-11-29 on the 2-core CPU under load: gymnax 1.53 s, envpool 0.64 s); and jax's
-# internals in the module that imports jax quietly.
+# 2026-11-29 on the 2-core CPU under load: gymnax 1.53 s, envpool 0.64 s); the slow imports
+# of one path only, kept out of every command's start-up (2026-12-07: tensorboardX 0.25 s,
+# orbax.checkpoint 0.28 s; tests/project/test_startup.py); and jax's internals in the module
+# that imports jax quietly.
 OPTIONAL_IMPORTS = {
+  "orbax.checkpoint",
+  "tensorboardX",
+  "tensorboardX.proto.summary_pb2",
   "envpool",
   "envpool.registration",
   "gymnasium",
@@ -561,9 +566,9 @@ QUIET_JAX = os.path.join("galax", "runtime", "jax_quiet.py")
 
 
 def test_imports_inside_functions_are_of_optional_packages():
-  """No import inside a galax function but of a package galax may lack: the lazy imports
-  that kept `import galax` free of jax are gone (issue 59). Fails on a function that
-  imports a galax module or jax."""
+  """No import inside a galax function but of a package galax may lack or of a slow one
+  that one path needs (OPTIONAL_IMPORTS): the lazy imports that kept `import galax` free
+  of jax are gone (issue 59). Fails on a function that imports a galax module or jax."""
   found = []
   for path, tree in _galax_sources():
     for function in ast.walk(tree):
