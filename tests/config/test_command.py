@@ -6,6 +6,7 @@ import subprocess
 import sys
 import tomllib
 
+import forked_runs
 import pytest
 from run_helpers import ROOT, run_cli
 
@@ -75,27 +76,37 @@ def test_an_integral_float_becomes_an_int_for_an_int_field():
   assert [cli._integral(config, a) for a in kept] == kept  # not integral, a float, a bool
 
 
+BAD_INPUT = [
+  (None, ["--seed=1"], "error: unknown flag --seed: did you mean --config.seed=1?"),
+  (
+    "from galax.config import base_config\ndef get_config():\n  c = base_config()\n"
+    "  c.envs_per_lerner = 3\n  return c\n",
+    [],
+    "line 4: no field 'envs_per_lerner'. Did you mean 'config.envs_per_learner'?",
+  ),
+  ("def get_config(:\n  pass\n", [], "line 1: invalid syntax"),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_answers(tmp_path_factory):
+  """run.py with each bad flag or config file, in forks of one interpreter."""
+  root = tmp_path_factory.mktemp("bad_input")
+  commands = {}
+  for i, (source, args, expected) in enumerate(BAD_INPUT):
+    if source is not None:
+      (root / f"bad{i}.py").write_text(source)
+      args = [f"--config={root / f'bad{i}.py'}"]
+    commands[expected] = [os.path.join(ROOT, "run.py"), *args, f"--workdir={root / f'run{i}'}"]
+  return forked_runs.run(commands, root, preload=forked_runs.CLI_PRELOAD)
+
+
 @pytest.mark.slow  # CLI subprocesses
-@pytest.mark.parametrize(
-  "source, args, expected",
-  [
-    (None, ["--seed=1"], "error: unknown flag --seed: did you mean --config.seed=1?"),
-    (
-      "from galax.config import base_config\ndef get_config():\n  c = base_config()\n"
-      "  c.envs_per_lerner = 3\n  return c\n",
-      [],
-      "line 4: no field 'envs_per_lerner'. Did you mean 'config.envs_per_learner'?",
-    ),
-    ("def get_config(:\n  pass\n", [], "line 1: invalid syntax"),
-  ],
-)
-def test_bad_flags_and_config_files_are_one_line(tmp_path, source, args, expected):
-  if source is not None:
-    (tmp_path / "bad.py").write_text(source)
-    args = [f"--config={tmp_path / 'bad.py'}"]
-  proc = run_cli(*args, f"--workdir={tmp_path / 'run'}")
-  lines = proc.stderr.strip().splitlines()
-  assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], proc.stderr[-1000:]
+@pytest.mark.parametrize("source, args, expected", BAD_INPUT)
+def test_bad_flags_and_config_files_are_one_line(bad_input_answers, source, args, expected):
+  proc = bad_input_answers[expected]
+  lines = proc["stderr"].strip().splitlines()
+  assert proc["returncode"] == 2 and len(lines) == 1 and expected in lines[0], proc["stderr"]
 
 
 @pytest.mark.slow  # a CLI subprocess

@@ -2,9 +2,8 @@
 spellings of the absl flags some benchmarks had, and bad input as one `error:` line."""
 
 import os
-import subprocess
-import sys
 
+import forked_runs
 import pytest
 
 from benchmarks import a2c_cost_split, gala_scaling, hts, suite
@@ -66,33 +65,34 @@ def test_the_device_phases_take_hts_flags_without_absl():
   assert hts_config(args, "atari", small=True).env.id == "Pong-v5"
 
 
+BAD_INPUT = [
+  (["suite", "--algorithms=raw,foo"], "foo"),
+  (["suite", "--num_envs=16,sixty"], "sixty"),
+  (["gala_scaling", "--total_envs=10", "--learners=4"], "--learners=4"),
+  (["learning_check", "--baselines=dqn"], "dqn"),
+  (["gymnax_throughput", "--kinds=a2c,sac"], "sac"),
+  (["sharded_optimizer", "--unknown=1"], "--unknown"),
+  (["hts", "--suites=pong"], "pong"),  # absl's ran nothing and exited 0
+  (["hts", "--num_envs=sixteen"], "sixteen"),
+  (["hts", "--suites=atari", "--atari_env=Pongg-v5"], "Pongg-v5"),
+  (["a2c_cost_split", "--config=nosuch"], "nosuch"),
+  (["a2c_cost_split", "--env=gymnax/NoSuch-v1"], "NoSuch"),
+  (["a2c_cost_split", "--rounds=0", "--num_envs=4", "--updates_per_call=1"], "--rounds=0"),
+  (["a2c_cost_split", "--config=minatar_ppo"], "'ppo'"),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_answers(tmp_path_factory):
+  """Each bad command as `python -m benchmarks.<name> ...`, in forks of one interpreter."""
+  commands = {" ".join(c): ["-m", f"benchmarks.{c[0]}", *c[1:]] for c, _ in BAD_INPUT}
+  return forked_runs.run(commands, tmp_path_factory.mktemp("bad_input"))
+
+
 @pytest.mark.slow  # subprocesses
-@pytest.mark.parametrize(
-  "command, named",
-  [
-    (["suite", "--algorithms=raw,foo"], "foo"),
-    (["suite", "--num_envs=16,sixty"], "sixty"),
-    (["gala_scaling", "--total_envs=10", "--learners=4"], "--learners=4"),
-    (["learning_check", "--baselines=dqn"], "dqn"),
-    (["gymnax_throughput", "--kinds=a2c,sac"], "sac"),
-    (["sharded_optimizer", "--unknown=1"], "--unknown"),
-    (["hts", "--suites=pong"], "pong"),  # absl's ran nothing and exited 0
-    (["hts", "--num_envs=sixteen"], "sixteen"),
-    (["hts", "--suites=atari", "--atari_env=Pongg-v5"], "Pongg-v5"),
-    (["a2c_cost_split", "--config=nosuch"], "nosuch"),
-    (["a2c_cost_split", "--env=gymnax/NoSuch-v1"], "NoSuch"),
-    (["a2c_cost_split", "--rounds=0", "--num_envs=4", "--updates_per_call=1"], "--rounds=0"),
-    (["a2c_cost_split", "--config=minatar_ppo"], "'ppo'"),
-  ],
-)
-def test_bad_input_is_one_line(command, named):
-  proc = subprocess.run(
-    [sys.executable, "-m", f"benchmarks.{command[0]}", *command[1:]],
-    capture_output=True,
-    text=True,
-    cwd=ROOT,
-    timeout=120,
-  )
-  err = proc.stderr.strip()
-  assert proc.returncode == 2, err[-1000:]
+@pytest.mark.parametrize("command, named", BAD_INPUT)
+def test_bad_input_is_one_line(bad_input_answers, command, named):
+  proc = bad_input_answers[" ".join(command)]
+  err = proc["stderr"].strip()
+  assert proc["returncode"] == 2, err[-1000:]
   assert err.startswith("error: ") and named in err and "\n" not in err, err[-1000:]

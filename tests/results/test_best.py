@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import forked_runs
 import numpy as np
 import pytest
 
@@ -96,23 +97,30 @@ def test_group_of_strips_extra_rates_and_seeds():
   ]
 
 
-@pytest.mark.parametrize(
-  "args, says",
-  [
-    (["--runs=/nonexistent"], "does not exist"),
-    (["--runs=RUNS", "--groups=adam,nope"], "no runs of group 'nope'"),
-    (["--runs=RUNS", "--claim=bigger"], "--claim='bigger'"),
-    (["--runs=RUNS", "--sweep_seeds=a-b"], "--sweep_seeds='a-b'"),
-  ],
-)
-def test_bad_input_is_one_line(args, says):
+BAD_INPUT = [
+  (["--runs=/nonexistent"], "does not exist"),
+  (["--runs=RUNS", "--groups=adam,nope"], "no runs of group 'nope'"),
+  (["--runs=RUNS", "--claim=bigger"], "--claim='bigger'"),
+  (["--runs=RUNS", "--sweep_seeds=a-b"], "--sweep_seeds='a-b'"),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_answers(tmp_path_factory):
+  """`python -m galax.results.best` with each bad input, in forks of one interpreter."""
   runs = os.path.join(RESULTS, "ba3c_best", "runs.json")
-  args = [a.replace("RUNS", runs) for a in args]
-  p = subprocess.run(
-    [sys.executable, "-m", "galax.results.best", *args], capture_output=True, text=True
-  )
-  assert p.returncode == 2 and "Traceback" not in p.stderr
-  assert says in p.stderr.strip().splitlines()[-1]
+  commands = {
+    " ".join(args): ["-m", "galax.results.best", *(a.replace("RUNS", runs) for a in args)]
+    for args, _ in BAD_INPUT
+  }
+  return forked_runs.run(commands, tmp_path_factory.mktemp("bad_input"))
+
+
+@pytest.mark.parametrize("args, says", BAD_INPUT)
+def test_bad_input_is_one_line(bad_input_answers, args, says):
+  p = bad_input_answers[" ".join(args)]
+  assert p["returncode"] == 2 and "Traceback" not in p["stderr"]
+  assert says in p["stderr"].strip().splitlines()[-1]
 
 
 def _section(text: str, head: str) -> str:

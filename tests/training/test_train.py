@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import forked_runs
 import jax
 import numpy as np
 import pytest
@@ -77,25 +78,33 @@ def _run_cli(*args):
 
 # An unknown key's whole line (the same command): test_reliability's
 # test_cli_bad_config_is_one_line.
+BAD_CONFIGS = [
+  (["--config.optimizer.learning_rat=1"], "Did you mean 'config.optimizer.learning_rate'"),
+  (["--config.envs_per_learner=abc"], "--config.envs_per_learner=abc"),
+  (["--config.env.id=Pongg-v5"], "Unknown env id 'Pongg-v5'"),
+  (["--config.optimizer.name=adagrad"], "config.optimizer.name='adagrad' is not one of"),
+  (
+    ["--config=cartpole_a2c", "--config.network.name=archnature"],
+    "network 'archnature' is convolutional and expects image observations",
+  ),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_config_answers(tmp_path_factory):
+  """run.py with each bad config, in forks of one interpreter (tests/forked_runs.py)."""
+  commands = {" ".join(args): [os.path.join(ROOT, "run.py"), *args] for args, _ in BAD_CONFIGS}
+  out = tmp_path_factory.mktemp("bad_configs")
+  return forked_runs.run(commands, out, preload=forked_runs.CLI_PRELOAD)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-  "args,message",
-  [
-    (["--config.optimizer.learning_rat=1"], "Did you mean 'config.optimizer.learning_rate'"),
-    (["--config.envs_per_learner=abc"], "--config.envs_per_learner=abc"),
-    (["--config.env.id=Pongg-v5"], "Unknown env id 'Pongg-v5'"),
-    (["--config.optimizer.name=adagrad"], "config.optimizer.name='adagrad' is not one of"),
-    (
-      ["--config=cartpole_a2c", "--config.network.name=archnature"],
-      "network 'archnature' is convolutional and expects image observations",
-    ),
-  ],
-)
-def test_cli_rejects_bad_config(args, message):
-  proc = _run_cli(*args)
-  assert proc.returncode != 0
-  assert message in proc.stderr + proc.stdout
-  assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+@pytest.mark.parametrize("args,message", BAD_CONFIGS)
+def test_cli_rejects_bad_config(bad_config_answers, args, message):
+  proc = bad_config_answers[" ".join(args)]
+  assert proc["returncode"] != 0
+  assert message in proc["stderr"] + proc["stdout"]
+  assert "Traceback" not in proc["stderr"] and len(proc["stderr"].strip().splitlines()) == 1
 
 
 @pytest.mark.slow
