@@ -9,6 +9,7 @@ import subprocess
 import sys
 import sysconfig
 
+import forked_runs
 import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -26,13 +27,21 @@ _IMPORTING = sorted(
 )
 
 
-def _uninstalled(args: list[str], cwd: str) -> subprocess.CompletedProcess:
+def _uninstalled_env() -> dict[str, str]:
   """Python without site (-S): the dependencies on PYTHONPATH but no .pth files, so an
   editable install's finder for galax.configs is not there; galax comes from ROOT."""
   paths = sysconfig.get_paths()
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, paths["purelib"], paths["platlib"]]))
+  return dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, paths["purelib"], paths["platlib"]]))
+
+
+def _uninstalled(args: list[str], cwd: str) -> subprocess.CompletedProcess:
   return subprocess.run(
-    [sys.executable, "-S", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    [sys.executable, "-S", *args],
+    capture_output=True,
+    text=True,
+    cwd=cwd,
+    env=_uninstalled_env(),
+    timeout=120,
   )
 
 
@@ -46,23 +55,38 @@ def test_the_checkout_sees_no_installed_galax_configs(tmp_path):
   assert out == [os.path.join(ROOT, "galax", "__init__.py"), "None"]
 
 
-@pytest.mark.parametrize("name", _IMPORTING)
-def test_a_config_importing_a_config_runs_from_a_checkout(name, tmp_path):
-  """The CLI loads the config (ml_collections' loader) and reaches validation: a bad
-  total_env_steps is the one error, not ModuleNotFoundError."""
-  proc = _uninstalled(
-    [
+@pytest.fixture(scope="module")
+def checkout_runs(tmp_path_factory):
+  """run.py with each config and a bad budget, in forks of one -S interpreter."""
+  out = tmp_path_factory.mktemp("checkout")
+  commands = {
+    name: [
       os.path.join(ROOT, "run.py"),
       f"--config={name}",
       "--config.total_env_steps=0",
-      f"--workdir={tmp_path / 'run'}",
-    ],
-    str(tmp_path),
+      f"--workdir={out / name}",
+    ]
+    for name in _IMPORTING
+  }
+  return forked_runs.run(
+    commands,
+    out,
+    env=_uninstalled_env(),
+    cwd=str(out),
+    preload=forked_runs.CLI_PRELOAD,
+    python_flags=["-S"],
   )
-  assert proc.returncode == 2, proc.stderr[-2000:]
-  assert proc.stderr.strip().splitlines()[-1] == (
+
+
+@pytest.mark.parametrize("name", _IMPORTING)
+def test_a_config_importing_a_config_runs_from_a_checkout(checkout_runs, name):
+  """The CLI loads the config (ml_collections' loader) and reaches validation: a bad
+  total_env_steps is the one error, not ModuleNotFoundError."""
+  proc = checkout_runs[name]
+  assert proc["returncode"] == 2, proc["stderr"][-2000:]
+  assert proc["stderr"].strip().splitlines()[-1] == (
     "error: config.total_env_steps must be > 0, got 0."
-  ), proc.stderr[-2000:]
+  ), proc["stderr"][-2000:]
 
 
 def test_configs_importing_configs_are_found():
