@@ -26,7 +26,6 @@ import json
 import time
 
 import flax.linen as nn
-import gymnax
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -112,6 +111,10 @@ def make_act(net: MinAtarNet, env, params, n: int):
 
 
 def make_train(args: argparse.Namespace):
+  # Imported here: gymnax (with the seaborn, pandas and matplotlib it pulls in) is most of
+  # this script's start-up, which --help need not pay (issue 73).
+  import gymnax
+
   env, params = gymnax.make(args.env)
   net = MinAtarNet(env.action_space(params).n)
   n, t = args.envs, args.t_max
