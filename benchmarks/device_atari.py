@@ -13,8 +13,8 @@
                         GFootball's step times vary), each count recorded as it finishes
 
 A phase takes device_context.py's `Context` and returns its figures, as every phase does.
-The smoke scale runs each on the CPU in seconds (4 envs a learner and the MLP for
-Breakout; 2 envs and device_context's SMALL_PPO for GFootball).
+The smoke scale runs each on the CPU in seconds (4 envs a learner, the MLP and a smoke
+run's time limit for each Breakout arm; 2 envs and device_context's SMALL_PPO for GFootball).
 """
 
 from __future__ import annotations
@@ -46,7 +46,9 @@ def _gala_args(ctx: Context, config: str, seconds: float) -> argparse.Namespace:
 
 def gala_breakout(ctx: Context) -> dict[str, Any]:
   """GALA-A2C and all-reduce A2C on Breakout, one after the other, the same seconds each."""
-  seconds = max(ctx.scale.smoke_seconds, (ctx.seconds - 2 * ctx.scale.startup_s) / 2)
+  seconds = ctx.scale.smoke_seconds  # the smoke: each arm for a smoke run's time limit
+  if not ctx.scale.envs:  # else half of what the time box leaves after two start-ups
+    seconds = max(seconds, (ctx.seconds - 2 * ctx.scale.startup_s) / 2)
   ctx.record(seconds_each=seconds, fields=ACODE)
   for arm in ARMS:
     run = atari_peer.galax_run(0, _gala_args(ctx, arm, seconds), ctx.workdir(arm))
