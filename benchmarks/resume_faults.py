@@ -4,9 +4,9 @@
   python -m benchmarks.fault_injection --resume_scenarios   # the same, from the kill benchmark
 
 A non-default CartPole run (seed 3, learning rate 1e-3, no target return, a budget of its
-own) is trained once through the command line (the run that the Ctrl-C scenario starts
-afresh after interrupting its first launch); each other scenario then acts on a fresh copy
-of its workdir and checks that the run's config.json, checkpoints and metrics.csv are byte for
+own) is trained once through the command line; each scenario then acts on a fresh copy of
+its workdir (or, for a Ctrl-C in the compile and a failed tracking start, starts afresh) and
+checks that the run's config.json, checkpoints and metrics.csv are byte for
 byte what they were, except where the scenario is a documented safe change
 (galax/config/resume.py), and that the command ends in one line with its documented exit
 status (0 done, 2 refused, 130 interrupted). It prints one row per scenario and exits 1 if
@@ -213,11 +213,9 @@ def truncated_checkpoint(workdir: str) -> Outcome:
   )
 
 
-def ctrl_c_in_compile(workdir: str) -> tuple[Outcome, subprocess.CompletedProcess]:
-  """Ctrl-C before the first call finishes: nothing left behind (`--resume` would say so),
-  and the same command again starts afresh and finishes: the run the other scenarios copy,
-  returned with the outcome."""
-  top = os.path.dirname(workdir)  # made by the run, as workdir itself
+def ctrl_c_in_compile(root: str) -> Outcome:
+  """Ctrl-C before the first call finishes: nothing left behind; `--resume` would say so."""
+  workdir = os.path.join(root, "interrupted", "run")
   proc = subprocess.Popen(
     [sys.executable, os.path.join(ROOT, "run.py"), *RUN, f"--workdir={workdir}"],
     stdout=subprocess.PIPE,
@@ -231,9 +229,9 @@ def ctrl_c_in_compile(workdir: str) -> tuple[Outcome, subprocess.CompletedProces
     time.sleep(0.05)  # written after the build, before the first (compiling) call
   proc.send_signal(signal.SIGINT)
   _, err = proc.communicate(timeout=120)
-  left = os.path.exists(top)
+  left = os.path.exists(os.path.join(root, "interrupted"))
   fresh = cli(*RUN, f"--workdir={workdir}")
-  outcome = Outcome(
+  return Outcome(
     "Ctrl-C during compile",
     proc.returncode,
     130,
@@ -245,7 +243,6 @@ def ctrl_c_in_compile(workdir: str) -> tuple[Outcome, subprocess.CompletedProces
       fresh_run_starts=fresh.returncode == 0,
     ),
   )
-  return outcome, fresh
 
 
 def failed_tracking(root: str) -> Outcome:
@@ -279,21 +276,22 @@ SCENARIOS: list[Callable[[str], Outcome]] = [
   shape_mismatch,
   truncated_checkpoint,
 ]
+FRESH_SCENARIOS: list[Callable[[str], Outcome]] = [ctrl_c_in_compile, failed_tracking]
 
 
 def run_all(root: str) -> list[Outcome]:
-  """Trains the run once under `root` (after a Ctrl-C in its first launch's compile), then
-  every scenario on its own copy, then a failed tracking start."""
-  base = os.path.join(root, "interrupted", "run")
-  interrupted, made = ctrl_c_in_compile(base)
+  """Trains the run once under `root`, then every scenario on its own copy, then the
+  scenarios that start afresh."""
+  base = os.path.join(root, "base")
+  made = cli(*RUN, f"--workdir={base}")
   if made.returncode != 0:
     raise RuntimeError(f"the base run failed: {made.stderr[-500:]}")
-  outcomes = [interrupted]
+  outcomes = []
   for scenario in SCENARIOS:
     workdir = os.path.join(root, scenario.__name__)
     shutil.copytree(base, workdir)
     outcomes.append(_guarded(scenario, workdir))
-  return outcomes + [_guarded(failed_tracking, root)]
+  return outcomes + [_guarded(scenario, root) for scenario in FRESH_SCENARIOS]
 
 
 def _guarded(scenario: Callable[[str], Outcome], workdir: str) -> Outcome:
