@@ -29,6 +29,11 @@ PRELOAD = ("numpy", "scipy.stats", "jax", "jax.numpy", "flax.linen", "galax.conf
 CLI_PRELOAD = (*PRELOAD, "galax.__main__")  # run.py's and `python -m galax`'s
 
 
+def answer_of(proc: subprocess.CompletedProcess) -> dict[str, Any]:
+  """A subprocess's result in the shape of a forked run's answer."""
+  return dict(returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
+
+
 class RunnerStopped(AssertionError):
   """The runner died before it answered a command."""
 

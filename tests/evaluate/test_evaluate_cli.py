@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 
+import forked_runs
 import numpy as np
 import pytest
 from run_helpers import run_cli, tiny_config
@@ -16,41 +17,55 @@ from galax.envs import frames, video
 from galax.evaluate import cli as evaluate_lib
 from galax.training.loop import train
 
+BAD_VIDEO_PATHS = [
+  ("out.avi", "unknown extension '.avi'"),
+  ("out", "unknown extension '(none)'"),
+  ("missing/out.mp4", "does not exist"),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_input_answers(tmp_path_factory):
+  """`python -m galax.evaluate` on each bad input, in forks of one interpreter: a folder
+  that is no run, a run's config.json without checkpoints, and bad --video paths."""
+  root = tmp_path_factory.mktemp("bad_input")
+  config = load_config("cartpole_a2c").to_json()
+  for folder in ("not_a_run", "no_checkpoints", "video"):
+    (root / folder).mkdir()
+  (root / "no_checkpoints" / "config.json").write_text(config)
+  (root / "video" / "config.json").write_text(config)
+  commands = {
+    "not_a_run": [f"--workdir={root / 'not_a_run'}"],
+    "no_checkpoints": [f"--workdir={root / 'no_checkpoints'}"],
+  }
+  for path, _ in BAD_VIDEO_PATHS:
+    commands[path] = [f"--workdir={root / 'video'}", f"--video={root / 'video' / path}"]
+  commands = {name: ["-m", "galax.evaluate", *args] for name, args in commands.items()}
+  preload = (*forked_runs.PRELOAD, "galax.evaluate.cli")
+  return forked_runs.run(commands, root, preload=preload)
+
 
 def _one_error_line(proc, needle):
-  assert proc.returncode == 2, (proc.stdout, proc.stderr)
-  lines = proc.stderr.strip().splitlines()
-  assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc.stderr
-  assert "Traceback" not in proc.stderr
+  assert proc["returncode"] == 2, (proc["stdout"], proc["stderr"])
+  lines = proc["stderr"].strip().splitlines()
+  assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0], proc["stderr"]
+  assert "Traceback" not in proc["stderr"]
 
 
 @pytest.mark.slow
-def test_not_a_run_directory_is_one_line(tmp_path):
-  _one_error_line(run_cli(f"--workdir={tmp_path}", module="galax.evaluate"), "no config.json")
+def test_not_a_run_directory_is_one_line(bad_input_answers):
+  _one_error_line(bad_input_answers["not_a_run"], "no config.json")
 
 
 @pytest.mark.slow
-def test_run_without_checkpoints_is_one_line(tmp_path):
-  (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
-  _one_error_line(
-    run_cli(f"--workdir={tmp_path}", module="galax.evaluate"), "holds no complete checkpoint"
-  )
+def test_run_without_checkpoints_is_one_line(bad_input_answers):
+  _one_error_line(bad_input_answers["no_checkpoints"], "holds no complete checkpoint")
 
 
-@pytest.mark.parametrize(
-  "path,needle",
-  [
-    ("out.avi", "unknown extension '.avi'"),
-    ("out", "unknown extension '(none)'"),
-    ("missing/out.mp4", "does not exist"),
-  ],
-)
+@pytest.mark.parametrize("path,needle", BAD_VIDEO_PATHS)
 @pytest.mark.slow
-def test_bad_video_path_is_one_line(tmp_path, path, needle):
-  (tmp_path / "config.json").write_text(load_config("cartpole_a2c").to_json())
-  _one_error_line(
-    run_cli(f"--workdir={tmp_path}", f"--video={tmp_path / path}", module="galax.evaluate"), needle
-  )
+def test_bad_video_path_is_one_line(bad_input_answers, path, needle):
+  _one_error_line(bad_input_answers[path], needle)
 
 
 def test_unwritable_video_directory_is_rejected(tmp_path, monkeypatch):
@@ -129,10 +144,8 @@ def test_damaged_checkpoints_fall_back_or_fail_with_step(cartpole_run, tmp_path)
   said = []
   _, step = evaluate_lib.restore_params(workdir, warn=said.append)
   assert step == older and f"checkpoint {newest} does not restore" in said[0]
-  _one_error_line(
-    run_cli(f"--workdir={workdir}", f"--step={newest}", "--episodes=2", module="galax.evaluate"),
-    "is damaged",
-  )
+  args = [f"--workdir={workdir}", f"--step={newest}", "--episodes=2"]
+  _one_error_line(forked_runs.answer_of(run_cli(*args, module="galax.evaluate")), "is damaged")
 
 
 @pytest.mark.slow
@@ -207,6 +220,6 @@ def test_the_best_evaluation_is_kept_and_evaluate_best_reads_it(tmp_path):
   assert proc.returncode == 0, proc.stderr
   assert f"step {best_step}:" in proc.stdout
   _one_error_line(
-    run_cli(f"--workdir={tmp_path}", "--step=last", module="galax.evaluate"),
+    forked_runs.answer_of(run_cli(f"--workdir={tmp_path}", "--step=last", module="galax.evaluate")),
     "--step=last: give a step number or 'best'",
   )
