@@ -49,9 +49,8 @@ def run(
 ) -> dict[str, dict[str, Any]]:
   """Runs every command (python's arguments, e.g. ["-m", "galax.results.best", "--x"]) in
   a fork of one runner (`python *python_flags`, e.g. -S) started in `cwd` with `env`, which
-  first imports `preload`; name ->
-  {returncode, stdout, stderr}. A command the runner did not answer (it died first) raises
-  RunnerStopped on access."""
+  first imports `preload`; name -> {returncode, stdout, stderr}. A command the runner did
+  not answer (it died first) raises RunnerStopped on access."""
   out = os.fspath(out)
   with open(os.path.join(out, "commands.json"), "w") as f:
     json.dump(dict(preload=list(preload), commands={k: list(v) for k, v in commands.items()}), f)
