@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import functools
 import re
+import signal
 import sys
+import threading
 import traceback
 from types import ModuleType
 from typing import Any, Callable, Mapping, NoReturn, Sequence
@@ -241,7 +243,8 @@ def guarded(
   main: Callable[[Sequence[str]], Any], terms: Mapping[str, str] | None = None
 ) -> Callable[[Sequence[str]], Any]:
   """`main` with expected failures as one line: bad input (2), divergence (3), Ctrl-C (130).
-  `terms`: the command's own flags for galax's (experiment's --out for --workdir).
+  `terms`: the command's own flags for galax's (experiment's --out for --workdir). For a
+  command's entry point: once `main` returns, Ctrl-C ends the process (`_ctrl_c_ends_quietly`).
 
   The training loop has already said what it saved when it was interrupted or diverged.
   """
@@ -250,7 +253,9 @@ def guarded(
     global _command_line
     before, _command_line = _command_line, True
     try:
-      return main(argv)
+      result = main(argv)
+      _ctrl_c_ends_quietly()
+      return result
     except (ValueError, FileNotFoundError) as e:
       fail(in_terms(str(e), terms or {}))
     except Diverged as e:
@@ -261,3 +266,13 @@ def guarded(
       _command_line = before
 
   return run
+
+
+def _ctrl_c_ends_quietly() -> None:
+  """After the command's work (its files written): Ctrl-C ends the process at once, as the
+  signal's default does, not as a KeyboardInterrupt in jax's exit handlers, which Python
+  prints as a traceback ("Exception ignored in atexit callback")."""
+  if threading.current_thread() is threading.main_thread():
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -119,3 +119,25 @@ def test_a_step_count_written_1e3_runs(tmp_path):
     f"--workdir={tmp_path}",
   )
   assert proc.returncode == 0 and "done: 1600 steps" in proc.stdout, proc.stderr[-1000:]
+
+
+_CTRL_C_AT_EXIT = """
+import atexit, os, signal, time
+from absl import app
+from galax.config import cli
+
+def main(argv):  # the command's work done; jax's own exit handlers run after this one
+  atexit.register(lambda: (os.kill(os.getpid(), signal.SIGINT), time.sleep(5)))
+
+app.run(cli.guarded(main))
+"""
+
+
+def test_a_ctrl_c_after_the_command_ends_the_process_without_a_traceback():
+  """Ctrl-C just after a run's `done:` line landed in an exit handler: Python printed
+  "Exception ignored in atexit callback" and a KeyboardInterrupt traceback (at 6f91954)."""
+  proc = subprocess.run(
+    [sys.executable, "-c", _CTRL_C_AT_EXIT], capture_output=True, text=True, timeout=60
+  )
+  assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+  assert proc.returncode == -2  # ended by the signal, as a shell's Ctrl-C ends a program
