@@ -21,13 +21,11 @@ def make_config(**overrides):
   return validate(c)
 
 
+# A2C, gossip and PPO train as the MinAtar configs (MINATAR_CONFIGS below): one training
+# serves both those configs' claim and this one's.
 CASES = {
-  "a2c": {},
   "allreduce": {"num_learners": 2, "combine": "allreduce"},
-  "gossip": {"num_learners": 4, "num_devices": 2, "combine": "gossip"},
-  "ppo": {"algorithm": "ppo"},
-  # The config of `_hts_run(num_actors=2)` below, which compiles it with XLA's fusion
-  # emitters (the bitwise check), so the compile cache does not serve one from the other.
+  # The config of `_hts_run(num_actors=2)` below: the compile cache serves one to the other.
   "hts_a2c": {
     "algorithm": "hts_a2c",
     "updates_per_call": 1,
@@ -47,6 +45,22 @@ CASES = {
 }
 
 
+MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo"]
+
+
+def minatar_config(name):
+  """configs/<name>.py at a test's scale: 4 envs x t_max 4, two updates a call (HTS's first
+  segment only collects: it has no previous storage to learn from)."""
+  config = load_config(name, envs_per_learner=4, t_max=4, updates_per_call=2)
+  if config.algorithm == "hts_a2c":
+    config.hts.alpha = 4
+  if config.algorithm == "ppo":
+    config.ppo.minibatches = 2
+  if config.combine == "gossip":  # two learners per device, as well as across devices
+    config.num_devices = 2
+  return validate(config)
+
+
 def _train(algorithm, calls):
   state = algorithm.init()
   metrics = []
@@ -56,21 +70,21 @@ def _train(algorithm, calls):
   return to_host(state), metrics
 
 
-@pytest.mark.parametrize(
-  "name",
-  [
-    pytest.param(name, marks=pytest.mark.slow) if name.startswith("hts") else name for name in CASES
-  ],
-)
+@pytest.mark.parametrize("name", [*CASES, *MINATAR_CONFIGS])
 @pytest.mark.slow  # every case: a whole training program to compile
 def test_algorithm_trains_on_gymnax(name):
-  algorithm = make_algorithm(make_config(**CASES[name]))
+  """The CartPole cases, and the MinAtar configs at a test's scale."""
+  config = minatar_config(name) if name in MINATAR_CONFIGS else make_config(**CASES[name])
+  algorithm = make_algorithm(config)
   initial = to_host(algorithm.init().params)
   state, metrics = _train(algorithm, 2)
   carries = jax.tree.leaves(state.env_state, is_leaf=lambda x: isinstance(x, GymnaxCarry))
   assert any(isinstance(x, GymnaxCarry) for x in carries)
   for m in metrics:
     assert np.all(np.isfinite(m["loss"]["total"]))
+  assert np.all(metrics[-1]["grad_norm"][-1] > 0)  # HTS's first update only collects
+  if name in MINATAR_CONFIGS:  # 'mlp' on the flattened 10x10x4 image
+    assert state.params["params"]["torso"]["Dense_0"]["kernel"].shape[-2:] == (400, 64)
   moved = max(
     float(np.max(np.abs(a - b)))
     for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(initial))
@@ -127,9 +141,6 @@ def test_hts_auto_microbatches_is_one_piece_on_gymnax(env_id, expected):
   assert f"microbatches={expected}" in algorithm.plan.describe()
 
 
-MINATAR_CONFIGS = ["minatar_a2c", "minatar_gala", "minatar_hts_a2c", "minatar_ppo"]
-
-
 # Parameters on Breakout-MinAtar (10x10x4 images, 3 actions) of each config's network.
 MINATAR_PARAMS = {
   # the MinAtar paper's: conv 16 3x3 on 4 channels, fc 128 on 8x8x16, policy and value heads
@@ -150,34 +161,25 @@ def test_minatar_configs_validate_with_their_network(name):
   assert sum(int(np.prod(x.shape)) for x in jax.tree.leaves(shapes)) == expected
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", MINATAR_CONFIGS)
-def test_minatar_config_trains_one_call(name):
-  # Two updates: HTS's first segment only collects (it has no previous storage to learn from).
-  config = load_config(name, envs_per_learner=4, t_max=4, updates_per_call=2)
-  if config.algorithm == "hts_a2c":
-    config.hts.alpha = 4
-  if config.algorithm == "ppo":
-    config.ppo.minibatches = 2
-  algorithm = make_algorithm(config)
-  _, metrics = algorithm.step(algorithm.init())
-  metrics = to_host(metrics)
-  assert np.all(np.isfinite(metrics["loss"]["total"]))
-  assert np.all(metrics["grad_norm"][-1] > 0)
+# (conv_impl, grad_chunks, learner_map, update_loop) of the MinAtar paper's conv network with
+# 2 learners on a device: patches for PPO's 32 gradient steps per update; A2C's gradient in
+# chunks, its learners unrolled and a host update loop.
+CONV_WORKAROUNDS = {
+  "minatar_ppo": ("patches", 1, "vmap", "scan"),
+  "minatar_a2c": ("xla", 8, "unroll", "host"),
+}
 
 
-@pytest.mark.slow  # a training call of MinAtar PPO
-def test_mlp_on_minatar_images_trains_without_conv_workarounds():
-  """network 'mlp' on a MinAtar id (PureJaxRL's shape) builds and trains; the CPU's
-  convolution workarounds (patches, gradient chunks, unrolled learners) stay off."""
-  c = small_mlp_config("gymnax/Breakout-MinAtar", (64, 64), envs_per_learner=8, updates_per_call=2)
-  c.algorithm, c.num_learners, c.combine = "ppo", 2, "allreduce"
-  c.network.activation = "relu"
-  algorithm = make_algorithm(validate(c))
-  choices = algorithm.plan.describe()
-  assert "conv_impl=xla" in choices and "grad_chunks=1" in choices, choices
-  assert "learner_map=vmap" in choices, choices
-  state, metrics = _train(algorithm, 1)
-  kernel = state.params["params"]["torso"]["Dense_0"]["kernel"]
-  assert kernel.shape[-2:] == (400, 64)
-  assert np.all(np.isfinite(metrics[0]["loss"]["total"]))
+@pytest.mark.parametrize("name", CONV_WORKAROUNDS)
+def test_mlp_on_minatar_images_keeps_the_conv_workarounds_off(name):
+  """network 'mlp' on a MinAtar id (PureJaxRL's shape) takes none of the CPU's convolution
+  workarounds where a conv network takes them. (Both train: test_algorithm_trains_on_gymnax.)"""
+
+  def workarounds(network):
+    config = load_config(name, num_learners=2, num_devices=1, combine="allreduce")
+    config.network.name = network
+    p = make_algorithm(validate(config)).plan
+    return p.conv_impl, p.grad_chunks, p.learner_map, p.update_loop
+
+  assert workarounds("minatar") == CONV_WORKAROUNDS[name]
+  assert workarounds("mlp") == ("xla", 1, "vmap", "scan")
