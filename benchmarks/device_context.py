@@ -56,8 +56,8 @@ SCALES = {
   "smoke": Scale(
     budget_s=170,
     pong_seconds=8,
-    raw_envs=(4, 8),
-    raw_seconds=0.5,
+    raw_envs=(4,),  # one count runs the loop; 4 = envs, the count the ratios look up
+    raw_seconds=0.25,
     minatar_envs=(8,),
     measure_seconds=0.3,
     smoke_seconds=1,

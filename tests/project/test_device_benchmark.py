@@ -18,17 +18,23 @@ from benchmarks import device
 from benchmarks import device_phases as dp
 
 STATUSES = {"ok", "skipped", "failed", "timeout", "out of budget"}
+DEVICE_COUNT = "--xla_force_host_platform_device_count"  # tests/conftest.py sets it to 8
 
 
 def _run(tmp_path, *flags, timeout=300, fresh=False):
-  """benchmarks/device.py with `flags`, in the suite's environment; `fresh=True` leaves out
-  the suite's compile cache and its compile flags, so that a phase compiles in full at
-  XLA's defaults whatever the suite compiled before."""
+  """benchmarks/device.py with `flags`, in the suite's environment but on one CPU device, as
+  on the one-accelerator box it is for: the suite's 8 virtual devices would put
+  gala_breakout's 4 learners on 4 devices, a layout that box never runs, which costs each arm
+  a supervising process and cross-device collectives. `fresh=True` also leaves out the
+  suite's compile cache and its compile flags, so that a phase compiles in full at XLA's
+  defaults whatever the suite compiled before."""
   env = dict(os.environ)
+  xla = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith(DEVICE_COUNT)]
   if fresh:
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     suite = fast_compile_flags(env.get("XLA_FLAGS", ""))
-    env["XLA_FLAGS"] = " ".join(f for f in env.get("XLA_FLAGS", "").split() if f not in suite)
+    xla = [f for f in xla if f not in suite]
+  env["XLA_FLAGS"] = " ".join(xla)
   return subprocess.run(
     [sys.executable, *SCRIPT, f"--out={tmp_path}", *flags],
     capture_output=True,
@@ -44,7 +50,7 @@ def _summary(tmp_path):
     return json.load(f)
 
 
-# The smoke scale in the suite: each phase's code once, in three calls that the two workers
+# The smoke scale in the suite: each phase's code once, in four calls that the two workers
 # share, every phase there ok or skipped (none cut by the budget). One call of the whole
 # smoke, as docs/benchmarks.md runs it, takes about 170 s of one core and spends what its
 # budget has left on its last phase; here that phase runs alone in a box that holds its
@@ -55,7 +61,11 @@ def _summary(tmp_path):
 # test_the_smoke_runs_left_out_validate checks with the smoke's fields, and which trains in
 # test_gymnax_algorithms (minatar_gala, minatar_hts_a2c), test_baseline_configs
 # (impala_atari) and test_a3c (A3C on CartPole; a3c_atari's network and env are
-# breakout_a2c's). The budget itself (phases out of budget, time boxes) is
+# breakout_a2c's). hts_football_scaling times PPO and HTS-PPO on GFootball at 2 envs with
+# hts_vs_sync's hts_config and hts.algorithm_steps_per_second, as hts_vs_sync's football
+# suite does (compiling them again took some 17 s of CPU);
+# test_hts_football_scaling_builds_both_algorithms_at_each_count runs its own code. The
+# budget itself (phases out of budget, time boxes) is
 # test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on's.
 SMOKE_PARTS = {
   "measurements": [
@@ -68,7 +78,7 @@ SMOKE_PARTS = {
   ],
   "hts_vs_sync": ["hts_vs_sync"],
   device.FINAL: [device.FINAL],
-  "own_call": list(device.OWN_CALL),
+  "gala_breakout": ["gala_breakout"],
 }
 LEFT_OUT = {
   "pong_fast": device.FINAL,
@@ -76,6 +86,7 @@ LEFT_OUT = {
   "smoke_hts_a2c": "smoke_hts_ppo",
   "smoke_impala": "smoke_hts_ppo",
   "smoke_a3c": "smoke_hts_ppo",
+  "hts_football_scaling": "hts_vs_sync",
 }  # phase -> the phase that runs its code
 # Skipped where their peer is missing (CleanRL's wheel, rejax); every other phase must be ok.
 MAY_SKIP = {"pong_cleanrl", "minatar_rejax"}
@@ -182,6 +193,43 @@ def test_a_smoke_run_that_fails_otherwise_is_not_run_again(tmp_path, monkeypatch
   assert len(calls) == 1
 
 
+def test_hts_football_scaling_builds_both_algorithms_at_each_count(tmp_path, monkeypatch):
+  """The phase's own code at the smoke scale: its configs (each algorithm built for real, its
+  GFootball envs started and closed), rows, ratio and summary; only the timing is faked,
+  which the hts_vs_sync smoke part runs for the same configs on another scenario."""
+  import galax
+  from benchmarks import device_atari as da
+  from benchmarks import hts
+
+  timed = []
+
+  def algorithm_steps_per_second(config, seconds):
+    algorithm = galax.make_algorithm(config)
+    algorithm.env.close()
+    timed.append((config.algorithm, config.env.id, config.envs_per_learner, seconds))
+    return {"ppo": 40.0, "hts_ppo": 60.0}[config.algorithm], 9.0
+
+  monkeypatch.setattr(hts, "algorithm_steps_per_second", algorithm_steps_per_second)
+  args = device._args([f"--out={tmp_path}", "--scale=smoke"])
+  ctx = dp.Context("hts_football_scaling", dp.SCALES["smoke"], str(tmp_path), args, 60.0)
+  summary = device.PHASES["hts_football_scaling"][0](ctx)["summary"]
+  seconds = dp.SCALES["smoke"].measure_seconds
+  assert timed == [(a, da.FOOTBALL, 2, seconds) for a in ("ppo", "hts_ppo")]
+  assert summary == "2 envs 1.50x (HTS-PPO / PPO)"
+  row = json.loads((tmp_path / "phases" / "hts_football_scaling.json").read_text())
+  assert row["result"]["rows"] == [
+    dict(
+      env=da.FOOTBALL,
+      num_envs=2,
+      ppo_sps=40.0,
+      ppo_first_call_s=9.0,
+      hts_ppo_sps=60.0,
+      hts_ppo_first_call_s=9.0,
+      hts_over_ppo=1.5,
+    )
+  ]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("part", SMOKE_PARTS)
 def test_every_phase_of_the_smoke_scale_runs(tmp_path, part):
@@ -227,13 +275,13 @@ def test_a_failing_or_timed_out_phase_is_recorded_and_the_rest_go_on(tmp_path):
   phases = _summary(tmp_path / "a")["phases"]
   assert phases["pong_many_to_18"]["status"] == "failed"
   assert "galax exited with 2" in phases["pong_many_to_18"]["note"]
-  # A 6 s box cannot hold MinAtar PPO (imports, compile, 64 updates a call): it is stopped,
-  # and nothing is left for env.
+  # A 5.5 s box (the least a phase is given is 5 s) cannot hold MinAtar PPO's imports and
+  # its compile at XLA's defaults: it is stopped, and nothing is left for env.
   proc = _run(
     tmp_path / "b",
     "--scale=smoke",
     "--phases=minatar_galax,env",
-    "--budget_s=11",
+    "--budget_s=10.5",
     fresh=True,
   )
   assert proc.returncode == 0, proc.stderr[-3000:]
