@@ -65,13 +65,18 @@ def _entry(words):
   return words[0], words[1:]
 
 
-@functools.cache
 def _help(program):
   """The flags `program --help` lists (absl: `--name:` and `--[no]name:`)."""
-  command = [sys.executable, "-m", program.split()[-1]] if program.startswith("python -m") else None
-  if program in GALAX:
-    command = [sys.executable, "-m", "galax"]
-  out = subprocess.run([*command, "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+  return _module_flags("galax" if program in GALAX else program.split()[-1])
+
+
+@functools.cache
+def _module_flags(module):
+  """The flags `python -m module --help` lists: one subprocess per module, however the
+  README spells the command (GALAX's three spellings are one)."""
+  out = subprocess.run(
+    [sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=ROOT, timeout=120
+  )
   assert out.returncode == 0, out.stderr[-2000:]
   return set(re.findall(r"^\s+--(?:\[no\])?([\w.]+):", out.stdout, re.M))
 
