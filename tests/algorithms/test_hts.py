@@ -138,15 +138,23 @@ def test_updates_follow_eq6(a2c_sgd_run):
       assert diff > 1e-5
 
 
-@pytest.fixture(scope="module")
+def ppo_config(**overrides):
+  """HTS-PPO at lr 3e-3 and clip 1e-3: where its epochs start off the behaviour policy
+  (the "current" point, the default), the first minibatch's clip fraction shows it."""
+  return make_config("hts_ppo", **{"optimizer.learning_rate": 3e-3, "ppo.clip": 1e-3, **overrides})
+
+
+@functools.lru_cache(maxsize=None)
 def ppo_run():
-  # 16 envs, 1 env thread, one PPO minibatch update per env step (4 micro-batches), 1 actor.
-  return run(make_config("hts_ppo"), SEGMENTS)
+  """`SEGMENTS` segments of `ppo_config()` (host copies), built once per process: also
+  test_hts_gradient_point's "current" run. 16 envs, 1 env thread, one PPO minibatch
+  update per env step (4 micro-batches), 1 actor."""
+  return run(ppo_config(), SEGMENTS)
 
 
 @pytest.mark.slow
-def test_hts_ppo_versions(ppo_run):
-  _, states, metrics = ppo_run
+def test_hts_ppo_versions():
+  _, states, metrics = ppo_run()
   assert_trees_equal(states[1].params, states[0].params)
   for k, m in enumerate(metrics):
     v = {key: int(x[0, 0]) for key, x in m["hts"].items()}
@@ -166,15 +174,15 @@ VARIANT = {"env.num_threads": 2, "hts.microbatches": 1, "hts.num_actors": 2}
 
 
 @pytest.mark.slow
-def test_bitwise_determinism_hts_ppo_repeat(ppo_run):
-  final = run(make_config("hts_ppo"), SEGMENTS)[1][-1]
-  assert_trees_equal(final.params, ppo_run[1][-1].params)
+def test_bitwise_determinism_hts_ppo_repeat():
+  final = run(ppo_config(), SEGMENTS)[1][-1]
+  assert_trees_equal(final.params, ppo_run()[1][-1].params)
 
 
 @pytest.mark.slow
-def test_bitwise_determinism_hts_ppo_threads_microbatches_actors(ppo_run):
-  final = run(make_config("hts_ppo", **VARIANT), SEGMENTS)[1][-1]
-  baseline = ppo_run[1][-1]
+def test_bitwise_determinism_hts_ppo_threads_microbatches_actors():
+  final = run(ppo_config(**VARIANT), SEGMENTS)[1][-1]
+  baseline = ppo_run()[1][-1]
   assert_trees_equal(final.params, baseline.params)
   assert_trees_equal(final.opt_state, baseline.opt_state)
   assert_trees_equal(final.extra.storage, baseline.extra.storage)

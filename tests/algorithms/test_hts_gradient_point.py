@@ -9,7 +9,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_hts import SEGMENTS, delay_off_run, make_config, run, sgd_a2c_config, time_major_storage
+from test_hts import (
+  SEGMENTS,
+  delay_off_run,
+  make_config,
+  ppo_config,
+  ppo_run,
+  run,
+  sgd_a2c_config,
+  time_major_storage,
+)
 
 from galax.algorithms.a2c import a2c_grads
 from galax.algorithms.hts.build import hts_settings
@@ -129,11 +138,9 @@ def test_with_the_delay_off_both_points_are_the_same_ppo_bit_for_bit():
 def test_stale_epochs_start_on_policy_and_current_ones_do_not():
   """The first minibatch's clip fraction: 0 where the epochs start at the behaviour
   parameters theta_{k-1} (ratio 1 up to rounding), above 0 where they start at theta_k
-  (one update of lag)."""
-  config = lambda point: make_config(
-    "hts_ppo", **{"hts.gradient_point": point, "optimizer.learning_rate": 3e-3, "ppo.clip": 1e-3}
-  )  # any lag shows
-  stale, current = run(config("stale"), 4), run(config("current"), 4)
+  (one update of lag). At clip 1e-3 any lag shows; "current" is HTS-PPO's default
+  (test_auto_is_eq6_for_a2c_and_the_authors_code_for_ppo): test_hts's run."""
+  stale, current = run(ppo_config(**{"hts.gradient_point": "stale"}), SEGMENTS), ppo_run()
   first = lambda r, k: float(np.mean(r[2][k]["first_clip_fraction"]))
   for k in range(1, 4):  # k = 0 learns nothing (no D_{-1})
     assert first(stale, k) == 0.0
