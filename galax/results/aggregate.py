@@ -198,13 +198,8 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
   """performance_profile.png (none without an aggregate); returns the files written."""
   if data is None or len(data.games) < 2 or not data.scores:
     return []
-  import matplotlib
-
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-
   taus = profile_taus(data)
-  fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
+  fig, ax = new_plot(figsize=(5.5, 3.6))
   for label, scores in data.scores.items():
     frac, lo, hi = across_games.performance_profile(
       scores, data.low, data.high, taus, resamples=resamples
@@ -221,17 +216,23 @@ def plot_profile(data: GameScores | None, out_dir: str, resamples: int) -> list[
   ]
 
 
-def save_plot(fig, ax, title: str, out_dir: str, file: str) -> str:
-  """The reports' finish of a plot: title, legend and grid, saved as `out_dir/file`, closed.
-  Returns `file`."""
-  import matplotlib.pyplot as plt
+def new_plot(figsize: tuple[float, float], dpi: int = 100):
+  """(figure, axes) of a plot drawn to a file: a matplotlib Figure outside pyplot, so that
+  neither pyplot's backend (a notebook's inline one) nor its list of open figures changes."""
+  from matplotlib.figure import Figure
 
+  fig = Figure(figsize=figsize, dpi=dpi)
+  return fig, fig.subplots()
+
+
+def save_plot(fig, ax, title: str, out_dir: str, file: str) -> str:
+  """The reports' finish of a plot: title, legend and grid, saved as `out_dir/file`.
+  Returns `file`."""
   ax.set_title(title, fontsize=9)
   ax.legend(fontsize=7)
   ax.grid(alpha=0.3)
   fig.tight_layout()
   fig.savefig(os.path.join(out_dir, file))
-  plt.close(fig)
   return file
 
 

@@ -118,18 +118,13 @@ def _write_markdown(out_dir: str, lines: list[str]) -> str:
 
 
 def plot_all(groups: Groups, by_env: dict[str, list[str]], sweep: Sweep, out_dir: str) -> list[str]:
-  import matplotlib
-
-  matplotlib.use("Agg")
-  import matplotlib.pyplot as plt
-
   files = []
   for env, names in by_env.items():
     for x_key, x_label, suffix, scale in (
       ("env_steps", "env steps", "steps", 1.0),
       ("train_time_s", "training time (min)", "time", 60.0),
     ):
-      fig, ax = plt.subplots(figsize=(5.5, 3.6), dpi=100)
+      fig, ax = report_aggregate.new_plot(figsize=(5.5, 3.6))
       y_label, banded = _plot_curves(ax, groups, names, x_key, scale)
       ax.set_xlabel(x_label)
       ax.set_ylabel(y_label)
@@ -143,7 +138,7 @@ def plot_all(groups: Groups, by_env: dict[str, list[str]], sweep: Sweep, out_dir
         report_aggregate.save_plot(fig, ax, title, out_dir, f"{_slug(env)}_{suffix}.png")
       )
   for env, (reference, table) in sweep.items():
-    fig, ax = plt.subplots(figsize=(4.5, 3.2), dpi=100)
+    fig, ax = report_aggregate.new_plot(figsize=(4.5, 3.2))
     for method, rows in table.items():
       sims = sorted(rows)
       ax.plot(sims, [rows[s][0] * 100 for s in sims], marker="o", label=method)

@@ -33,7 +33,7 @@ from ml_collections import ConfigDict, config_flags
 
 import galax.config as config_lib
 from galax.config import CONFIGS_DIR, Config, cli
-from galax.results import experiment, paper_protocols
+from galax.results import aggregate, experiment, paper_protocols
 from galax.results.experiment import parse_seeds
 from galax.results.paper_protocols import MIN_SEEDS_FOR_CI
 from galax.results.tables import NO_INTERVAL
@@ -195,10 +195,7 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   """The final training return per point (with its CI from 3 seeds up): against the value
   for one numeric axis, one horizontal bar per point otherwise (labels one per line)."""
   try:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib  # noqa: F401  (an optional dependency: no plot without it)
   except ImportError:
     return None
   stats = [r["train_return"] for r in rows]
@@ -216,7 +213,7 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   if len(keys) == 1 and all(
     isinstance(v, (int, float)) and not isinstance(v, bool) for v in values
   ):
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = aggregate.new_plot(figsize=(6, 4))
     ax.plot(values, means, marker="o")
     x = np.asarray(values, float)
     ax.errorbar(x[has_ci], means[has_ci], yerr=errors[:, has_ci], fmt="none", capsize=3)
@@ -226,7 +223,7 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
     ax.set_ylabel(label)
   else:
     y = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(7, 1.2 + 0.45 * len(rows)))
+    fig, ax = aggregate.new_plot(figsize=(7, 1.2 + 0.45 * len(rows)))
     ax.barh(y, means)
     ax.errorbar(means[has_ci], y[has_ci], xerr=errors[:, has_ci], fmt="none", capsize=3, color="k")
     ax.set_yticks(y, [", ".join(_value(v) for v in r["point"].values()) for r in rows], fontsize=8)
@@ -248,7 +245,6 @@ def write_plot(out_dir: str, rows: Sequence[dict[str, Any]]) -> str | None:
   fig.tight_layout()
   path = os.path.join(out_dir, "sweep.png")
   fig.savefig(path, dpi=100)
-  plt.close(fig)
   return path
 
 

@@ -556,7 +556,7 @@ OPTIONAL_IMPORTS = {
   "imageio",
   "imageio_ffmpeg",
   "matplotlib",
-  "matplotlib.pyplot",
+  "matplotlib.figure",
   "imageio.v2",
   "pynvml",
   "wandb",

@@ -140,3 +140,21 @@ def test_sweep_writes_table_and_plot_and_skips_done_points(tmp_path):
   assert "(n=2, no interval below 3 seeds)" in table
   again = run_cli(*args, module="galax.results.sweep", timeout=300)
   assert again.returncode == 0 and again.stdout.count("done already; skipped") == 2
+
+
+def test_a_plot_leaves_pyplot_and_its_backend_as_they_were(tmp_path):
+  """A notebook's inline backend stays: galax's plots switched pyplot to Agg
+  (`matplotlib.use`), and a quickstart's second Run all in one kernel drew no figure."""
+  import matplotlib
+  import matplotlib.pyplot as plt
+
+  backend = matplotlib.get_backend()
+  matplotlib.use("svg")  # stands in for the kernel's own backend
+  try:
+    figures = plt.get_fignums()
+    _point(tmp_path, 1e-3, [1.0, 3.0])
+    rows = sweep.summarize(str(tmp_path), [{"optimizer.learning_rate": 1e-3}])
+    assert sweep.write_plot(str(tmp_path), rows).endswith("sweep.png")
+    assert matplotlib.get_backend() == "svg" and plt.get_fignums() == figures
+  finally:
+    matplotlib.use(backend)
