@@ -15,19 +15,33 @@ from galax.parallel.layout import to_host
 _config = functools.partial(cartpole_config, updates_per_call=4)
 
 
+@pytest.fixture(scope="module")
+def a3c_run():
+  """One learner's 4 updates, staleness 0: host copies of the initial parameters, and of
+  the state and metrics after the call. One build for both tests that read it (envpool
+  programs hold the pool's handle, so no compile cache serves a second build)."""
+  algorithm = make_algorithm(_config("a3c"))
+  try:
+    state = algorithm.init()
+    initial = to_host(state.params)
+    state, metrics = algorithm.step(state)
+    return initial, to_host(state), to_host(metrics)
+  finally:
+    algorithm.env.close()
+
+
 @pytest.mark.slow
-def test_one_learner_without_staleness_is_a2c():
+def test_one_learner_without_staleness_is_a2c(a3c_run):
   # RMSProp with global-norm clipping: any optimizer works for n = 1.
   a2c, a2c_metrics = _run(_config("a2c"))
-  a3c, a3c_metrics = _run(_config("a3c"))
+  initial, a3c, a3c_metrics = a3c_run
   chex.assert_trees_all_close(a3c.params, a2c.params, rtol=1e-6, atol=1e-7)
   np.testing.assert_allclose(a3c_metrics["loss"]["total"], a2c_metrics["loss"]["total"], rtol=1e-6)
   np.testing.assert_array_equal(a3c_metrics["staleness"], np.zeros((4, 1)))
   # The run moved the parameters.
-  initial, _ = _run(_config("a3c"), calls=0)
   assert any(
     np.any(np.abs(a - b) > 1e-3)
-    for a, b in zip(jax.tree.leaves(a3c.params), jax.tree.leaves(initial.params))
+    for a, b in zip(jax.tree.leaves(a3c.params), jax.tree.leaves(initial))
   )
 
 
@@ -48,7 +62,7 @@ def test_n_learners_without_staleness_under_sgd_is_allreduce_a2c_with_n_times_th
 
 
 @pytest.mark.slow
-def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameters():
+def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameters(a3c_run):
   algorithm = make_algorithm(
     _config("a3c", updates_per_call=1, a3c=dict(max_staleness=1, staleness="fixed"))
   )
@@ -56,17 +70,20 @@ def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameter
   state, _ = algorithm.step(state)
   theta_1 = to_host(state.params)
   state, metrics = algorithm.step(state)
-  state = to_host(state)
-  algorithm.env.close()
   np.testing.assert_array_equal(to_host(metrics)["staleness"], [[1]])
   # [D = 1, 2 slots, ...]: theta_2 in slot 2 mod 2 = 0, theta_1 in slot 1.
+  history, theta_2 = to_host((state.extra.history, state.params))
   for h, p2, p1 in zip(
-    jax.tree.leaves(state.extra.history), jax.tree.leaves(state.params), jax.tree.leaves(theta_1)
+    jax.tree.leaves(history), jax.tree.leaves(theta_2), jax.tree.leaves(theta_1)
   ):
     np.testing.assert_array_equal(h[0, 0], p2[0])
     np.testing.assert_array_equal(h[0, 1], p1[0])
+  for _ in range(2):  # to a3c_run's 4 updates
+    state, _ = algorithm.step(state)
+  state = to_host(state)
+  algorithm.env.close()
   # Round 1 read theta_0 instead of theta_1, so the run differs from staleness 0.
-  no_staleness, _ = _run(_config("a3c", updates_per_call=2))
+  _, no_staleness, _ = a3c_run
   assert any(
     np.any(a != b)
     for a, b in zip(jax.tree.leaves(state.params), jax.tree.leaves(no_staleness.params))
@@ -75,8 +92,14 @@ def test_history_holds_the_last_versions_and_fixed_staleness_reads_old_parameter
 
 @pytest.mark.slow
 def test_uniform_staleness_is_bounded_and_runs_are_reproducible():
+  # CartPole on gymnax: the second build's program comes from the compile cache (an
+  # envpool program carries its pool's handle, so the second compiled afresh).
   config = _config(
-    "a3c", num_learners=4, num_devices=2, a3c=dict(max_staleness=3, staleness="uniform")
+    "a3c",
+    num_learners=4,
+    num_devices=2,
+    a3c=dict(max_staleness=3, staleness="uniform"),
+    env=dict(id="gymnax/CartPole-v1"),
   )
   first, metrics = _run(config)
   second, _ = _run(config)
